@@ -1,0 +1,98 @@
+# The profiler toolkit: one readable GNU Makefile.
+#
+#   make                      build everything into build/
+#   make demo                 install missing packages, build, profile the example
+#   make check                install missing packages, build, run every test
+#   make install PREFIX=DIR   install (default PREFIX=/usr/local)
+#   make SANITIZE=address,undefined check   tools and tests under sanitizers
+#
+# Layout: runtime/ runs inside the profiled program (libmprof.so/.a);
+# lib/ is shared by the tools (reader, symbols, call graph, tables);
+# lib/format.c, the file encoder, is compiled into both.
+
+PREFIX ?= /usr/local
+CC ?= cc
+B := build
+
+CFLAGS ?= -O2 -g
+WARN := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
+BASE_CFLAGS := -std=gnu11 $(WARN) -Ilib -Iinclude -D_GNU_SOURCE
+
+# The runtime lives in someone else's process: hidden symbols except the API,
+# initial-exec TLS (no allocation on first touch), no sanitizers ever.
+RT_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden \
+	-ftls-model=initial-exec -fno-strict-aliasing -pthread
+
+TOOL_CFLAGS := $(BASE_CFLAGS) $(CFLAGS)
+TOOL_LDLIBS := -ldw -lelf -lm
+ifneq ($(SANITIZE),)
+TOOL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+TOOL_LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+
+RT_SRC := $(wildcard runtime/*.c) lib/format.c
+RT_OBJ := $(patsubst %.c,$(B)/rt/%.o,$(RT_SRC))
+LIB_SRC := $(wildcard lib/*.c)
+LIB_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC))
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
+
+RUNTIME := $(B)/lib/libmprof.so $(B)/lib/libmprof.a
+TOOLS := $(B)/bin/mprof
+
+.PHONY: all demo check test install clean deps fuzz
+
+all: $(RUNTIME) $(TOOLS) $(UNIT_BIN)
+
+deps:
+	@sh scripts/install-deps.sh
+
+$(B)/rt/%.o: %.c $(wildcard lib/*.h runtime/*.h include/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(RT_CFLAGS) -c -o $@ $<
+
+$(B)/obj/%.o: %.c $(wildcard lib/*.h include/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOL_CFLAGS) -c -o $@ $<
+
+$(B)/lib/libmprof.so: $(RT_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -pthread -Wl,-z,nodelete -Wl,-soname,libmprof.so -o $@ $^ -ldl
+
+$(B)/lib/libmprof.a: $(RT_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/lib/libtools.a: $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/bin/mprof: $(B)/obj/cmd/mprof.o $(B)/lib/libtools.a
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOL_LDFLAGS) -o $@ $^ $(TOOL_LDLIBS)
+
+$(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/lib/libtools.a
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOL_LDFLAGS) -o $@ $^ $(TOOL_LDLIBS)
+
+# Every test: unit tests (TAP from C) and end-to-end scripts (TAP from sh),
+# summarised by prove.  The last line is prove's "Result: PASS/FAIL".
+check: deps all
+	MPROF_BUILD=$(CURDIR)/$(B) prove -j2 --exec sh tests/run-unit.t tests/e2e/*.t
+
+test: check
+
+demo: deps all
+	@sh examples/demo.sh $(B)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
+		$(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(B)/bin/mprof $(DESTDIR)$(PREFIX)/bin/mprof
+	install -m 755 $(B)/lib/libmprof.so $(DESTDIR)$(PREFIX)/lib/libmprof.so
+	install -m 644 $(B)/lib/libmprof.a $(DESTDIR)$(PREFIX)/lib/libmprof.a
+	install -m 644 include/mprof.h $(DESTDIR)$(PREFIX)/include/mprof.h
+	install -m 644 doc/mprof.1 $(DESTDIR)$(PREFIX)/share/man/man1/mprof.1
+
+clean:
+	rm -rf $(B)

@@ -1,0 +1,142 @@
+/*
+ * format.h - the profile data file: layout constants and the encoder.
+ *
+ * One codec for every producer (the mprof monitor, later the cpprof sampler)
+ * and every reader (lib/reader.c).  The layout is specified in doc/format.md;
+ * keep the two in step.
+ *
+ * A file is a header followed by sections.  Every integer is little-endian.
+ *
+ *   header (32 bytes)
+ *     magic[8]      FORMAT_MAGIC
+ *     u32 version   FORMAT_VERSION
+ *     u32 kind      enum format_kind
+ *     u32 nsections
+ *     u32 reserved  0
+ *     u64 length    total file length in bytes, header included
+ *   section (24-byte header, then payload)
+ *     u32 type      enum format_section
+ *     u32 reserved  0
+ *     u64 length    payload length in bytes
+ *     u32 crc       CRC-32 (IEEE) of the payload
+ *     u32 reserved  0
+ *
+ * The encoder streams into a caller-provided buffer and flushes with write(2);
+ * it never allocates and never uses stdio, so the runtime can call it from
+ * inside a program's malloc.  Section lengths and checksums are patched in
+ * with pwrite(2), so the descriptor must be a regular file.  The caller
+ * writes to a temporary name and renames it into place (atomic save).
+ */
+#ifndef FORMAT_H
+#define FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FORMAT_MAGIC "\x89PRF\r\n\x1a\n"
+#define FORMAT_MAGIC_LEN 8
+#define FORMAT_VERSION 1
+#define FORMAT_HEADER_LEN 32
+#define FORMAT_SECTION_HEADER_LEN 24
+
+enum format_kind {
+	FORMAT_KIND_MPROF = 1,  /* allocation profile: mprof.data */
+	FORMAT_KIND_CPPROF = 2, /* sampled resource profile: cpprof.data */
+};
+
+/*
+ * Sections.  Payloads (strings are u32 length + bytes, no terminator):
+ *
+ * INFO:     u32 n, then n pairs (string key, string value): run facts such as
+ *           "cmdline", "exe", "pid", "start_ns", "end_ns", "allocs".
+ * MODULES:  u32 n, then per module: u64 start, u64 end (absolute address
+ *           range of its PT_LOAD segments), u64 bias (load address minus
+ *           link-time address), u64 offset (file offset of the first
+ *           PT_LOAD), string path, string build_id (raw bytes, may be empty).
+ * COUNTERS: u32 n, then n pairs (string name, string unit): the columns of
+ *           every stack's counter vector, in order.
+ * STACKS:   u64 n, then per stack: u32 depth, u32 flags (FORMAT_STACK_*),
+ *           u64 frames[depth] (innermost first; frames[0] is the return
+ *           address into the function that called the allocator, or the
+ *           interrupted pc for a sample), u64 counters[ncounters].
+ * BINS:     u32 n, then per bin: u32 size (0..1024; 1025 means "larger"),
+ *           u64 allocs, u64 frees, u64 bytes, u64 bytes_freed.
+ */
+enum format_section {
+	FORMAT_SEC_INFO = 1,
+	FORMAT_SEC_MODULES = 2,
+	FORMAT_SEC_COUNTERS = 3,
+	FORMAT_SEC_STACKS = 4,
+	FORMAT_SEC_BINS = 5,
+};
+
+/* Stack flags. */
+#define FORMAT_STACK_TRUNCATED 1u /* outer frames beyond depth were dropped */
+#define FORMAT_STACK_PC_FIRST 2u  /* frames[0] is a pc, not a return address */
+
+/* Largest values a reader accepts; a file beyond them is corrupt. */
+#define FORMAT_MAX_DEPTH 4096
+#define FORMAT_MAX_COUNTERS 256
+#define FORMAT_MAX_STRING (1u << 20)
+
+/* mprof size classes (mprof.1, FIELDS IN THE OUTPUT). */
+enum { SIZE_S, SIZE_M, SIZE_L, SIZE_X, SIZE_NCLASSES };
+static inline int format_size_class(uint64_t size)
+{
+	return size <= 32 ? SIZE_S : size <= 256 ? SIZE_M : size <= 2048 ? SIZE_L : SIZE_X;
+}
+
+/* mprof bins: one per size 0..1024, and one (index 1025) for larger. */
+#define FORMAT_NBINS 1026
+static inline uint32_t format_bin_index(uint64_t size)
+{
+	return size <= 1024 ? (uint32_t)size : 1025;
+}
+
+/*
+ * The counters of an mprof stack, in this order, named by
+ * format_mprof_counter_names: per size class s, m, l, x the number of
+ * allocations, the bytes allocated, the number of frees and the bytes freed
+ * of objects allocated on this stack.
+ */
+enum {
+	MPROF_C_ALLOCS = 0,
+	MPROF_C_BYTES = SIZE_NCLASSES,
+	MPROF_C_FREES = 2 * SIZE_NCLASSES,
+	MPROF_C_FREED = 3 * SIZE_NCLASSES,
+	MPROF_NCOUNTERS = 4 * SIZE_NCLASSES,
+};
+extern const char *const format_mprof_counter_names[MPROF_NCOUNTERS];
+extern const char *const format_mprof_counter_units[MPROF_NCOUNTERS];
+
+uint32_t format_crc32(uint32_t crc, const void *buf, size_t len);
+
+struct format_writer {
+	int fd;
+	unsigned char *buf;
+	size_t cap, len;
+	uint64_t off;       /* file offset of buf[0] */
+	uint64_t sec_start; /* file offset of the open section's header */
+	uint64_t sec_len;   /* payload bytes written so far */
+	uint32_t sec_type;
+	uint32_t crc;
+	uint32_t nsections;
+	uint32_t kind;
+	int in_section;
+	int error; /* first errno met; every later call does nothing */
+};
+
+/* Start a file on fd (empty, regular) using buf (cap >= 4096) for output. */
+void format_writer_init(struct format_writer *w, int fd, void *buf, size_t cap, uint32_t kind);
+void format_begin_section(struct format_writer *w, uint32_t type);
+void format_put_u32(struct format_writer *w, uint32_t v);
+void format_put_u64(struct format_writer *w, uint64_t v);
+void format_put_bytes(struct format_writer *w, const void *p, size_t n);
+/* A string: u32 length, then the bytes (s may be NULL: empty). */
+void format_put_str(struct format_writer *w, const char *s);
+void format_put_blob(struct format_writer *w, const void *p, uint32_t n);
+void format_end_section(struct format_writer *w);
+/* Flush, patch the header; 0 on success, else -errno of the first failure. */
+int format_writer_finish(struct format_writer *w);
+
+#endif

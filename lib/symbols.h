@@ -1,0 +1,66 @@
+/*
+ * symbols.h - offline symbolization of recorded addresses with elfutils libdw.
+ *
+ * Nothing in the runtime resolves symbols: the data file records every
+ * loaded module (path, build-id, address range, bias) and this module maps
+ * an absolute address back to function names, inline frames and file:line,
+ * later, in the tools.  It also collects the program's named types by size
+ * for mprof's allocation bin table (mprof.1, TABLE 1: "types").
+ */
+#ifndef SYMBOLS_H
+#define SYMBOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct profile;
+struct symbols;
+
+/* One logical frame.  An address inside inlined code expands to several:
+ * the innermost inlined function first, the real (outermost) function last. */
+struct sym_frame {
+	const char *func;   /* demangled name; never NULL (see below) */
+	const char *file;   /* source file of the call site / pc, or NULL */
+	int line;           /* 0 if unknown */
+	uint64_t func_addr; /* absolute entry address of the real function, 0 if unknown */
+	uint64_t offset;    /* address - func_addr (the "+n" of mprof -offsets) */
+	int inlined;        /* 1 if this frame was inlined into the next one */
+};
+
+/*
+ * Open symbol tables for every module of p.  exe_override, if not NULL, is
+ * the a.out named on the command line: it replaces the module recorded as
+ * the executable (the first module); when its build-id differs from the
+ * recorded one, a warning naming both files is printed to stderr once, and
+ * symbolization goes on with it.  A module whose file is missing or
+ * unreadable gets a one-time warning; its addresses resolve as
+ * "module+0xoffset".  Separate debug info is looked up under /usr/lib/debug
+ * (by build-id and by debuglink).  Returns NULL only on out-of-memory.
+ */
+struct symbols *symbols_open(const struct profile *p, const char *exe_override);
+void symbols_free(struct symbols *s);
+
+/*
+ * Resolve addr.  is_return_address: addr is a return address (look up
+ * addr - 1 so the call instruction, not the next one, is found).  Fills up
+ * to max frames (innermost first) and returns how many (>= 1 always when
+ * max >= 1).  An address no symbol covers yields one frame whose func is
+ * "module+0xoffset" (basename of the module path, offset from the module's
+ * bias) or "0xaddr" when no module covers it.  Results are cached per
+ * address; the returned strings live as long as s.
+ */
+int symbols_resolve(struct symbols *s, uint64_t addr, int is_return_address,
+		    struct sym_frame *out, int max);
+
+/*
+ * Named types whose size is `size` bytes, from the DWARF of the executable
+ * and of any module whose path is not under /usr/ (the program's own
+ * libraries): struct, union and class types with a definition, and typedefs
+ * of any type, named as written in the source (C++: qualified with its
+ * namespaces, e.g. "ns::Widget").  Types declared in files under /usr/ are
+ * left out (system headers flood the small sizes).  Sorted, without
+ * duplicates.  Returns the count and sets *names to an array owned by s.
+ */
+size_t symbols_types_of_size(struct symbols *s, uint64_t size, const char *const **names);
+
+#endif

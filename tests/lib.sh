@@ -1,0 +1,53 @@
+# tests/lib.sh - TAP helpers for the end-to-end tests (sourced by tests/e2e/*.t).
+#
+# Each test script: `. "$(dirname "$0")/../lib.sh"`, then `plan N`, then
+# assertions.  $B is the build directory (MPROF_BUILD, default ./build), $T a
+# fresh scratch directory removed at exit, $MPROF the mprof command.
+
+set -u
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+B=${MPROF_BUILD:-$TOP/build}
+MPROF=$B/bin/mprof
+LIBMPROF=$B/lib
+T=$(mktemp -d /tmp/mprof-test.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+_n=0
+_failed=0
+
+plan() { echo "1..$1"; }
+pass() { _n=$((_n + 1)); echo "ok $_n - $1"; }
+fail() { _n=$((_n + 1)); _failed=$((_failed + 1)); echo "not ok $_n - $1"; }
+diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
+
+# ok COND-EXIT-STATUS NAME: `ok $? "name"` after a command, or ok_cmd.
+ok() { if [ "$1" -eq 0 ]; then pass "$2"; else fail "$2"; fi; }
+# is GOT WANT NAME
+is() {
+	if [ "$1" = "$2" ]; then pass "$3"; else
+		fail "$3"; diag "got:  '$1'" "want: '$2'"; fi
+}
+# like TEXT REGEX NAME (grep -E)
+like() {
+	if printf '%s\n' "$1" | grep -Eq -- "$2"; then pass "$3"; else
+		fail "$3"; diag "no line matches /$2/ in:"; printf '%s\n' "$1" | head -40 | sed 's/^/#   /'; fi
+}
+unlike() {
+	if printf '%s\n' "$1" | grep -Eq -- "$2"; then
+		fail "$3"; diag "a line matches /$2/:"; printf '%s\n' "$1" | grep -E -- "$2" | head -5 | sed 's/^/#   /'; else pass "$3"; fi
+}
+
+# cc_prog OUT SRC [CFLAGS...]: build a test program from tests/progs/.
+cc_prog() {
+	_out=$1 _src=$2; shift 2
+	cc -g -O0 -o "$_out" "$TOP/tests/progs/$_src" -I"$TOP/include" "$@"
+}
+
+# dump_sum FILE COLUMN: sum of one counter column over all stacks of a data
+# file, using `mprof dump` (counter columns start at field 4 of "stack" lines).
+dump_sum() {
+	"$MPROF" dump "$1" | awk -v c="$2" '$1 == "stack" { s += $(3 + c) } END { printf "%d\n", s }'
+}
+# info FILE KEY: a run fact from the INFO section.
+info() { "$MPROF" dump "$1" | awk -v k="$2" '$1 == "info" && $2 == k { print $3 }'; }
+
+done_testing() { [ "$_failed" -eq 0 ]; exit $?; }

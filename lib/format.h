@@ -12,13 +12,13 @@
  *     u32 version   FORMAT_VERSION
  *     u32 kind      enum format_kind
  *     u32 nsections
- *     u32 reserved  0
+ *     u32 reserved  0 (a reader rejects anything else)
  *     u64 length    total file length in bytes, header included
  *   section (24-byte header, then payload)
  *     u32 type      enum format_section
  *     u32 reserved  0
  *     u64 length    payload length in bytes
- *     u32 crc       CRC-32 (IEEE) of the payload
+ *     u32 crc       CRC-32 (IEEE) of the 4 type bytes, then the payload
  *     u32 reserved  0
  *
  * The encoder streams into a caller-provided buffer and flushes with write(2);

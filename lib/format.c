@@ -1,0 +1,240 @@
+/*
+ * format.c - the profile data file encoder, and the CRC both sides use.
+ *
+ * Compiled into the runtime (it runs inside the profiled program's exit path
+ * and autosaves) and into the tools.  Hence: no allocation, no stdio, only
+ * write(2) and pwrite(2) on a caller-provided buffer.  The layout is in
+ * format.h and doc/format.md.
+ */
+#include "format.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *const format_mprof_counter_names[MPROF_NCOUNTERS] = {
+	"allocs.s", "allocs.m", "allocs.l", "allocs.x",
+	"bytes.s",  "bytes.m",  "bytes.l",  "bytes.x",
+	"frees.s",  "frees.m",  "frees.l",  "frees.x",
+	"freed.s",  "freed.m",  "freed.l",  "freed.x",
+};
+
+const char *const format_mprof_counter_units[MPROF_NCOUNTERS] = {
+	"count", "count", "count", "count", "bytes", "bytes", "bytes", "bytes",
+	"count", "count", "count", "count", "bytes", "bytes", "bytes", "bytes",
+};
+
+/* CRC-32 (IEEE 802.3, reflected, polynomial 0xEDB88320), nibble-table form:
+ * small enough to need no initialisation and fast enough for our files. */
+uint32_t format_crc32(uint32_t crc, const void *buf, size_t len)
+{
+	static const uint32_t t[16] = {
+		0x00000000, 0x1db71064, 0x3b6e20c8, 0x26d930ac, 0x76dc4190, 0x6b6b51f4,
+		0x4db26158, 0x5005713c, 0xedb88320, 0xf00f9344, 0xd6d6a3e8, 0xcb61b38c,
+		0x9b64c2b0, 0x86d3d2d4, 0xa00ae278, 0xbdbdf21c,
+	};
+	const unsigned char *p = buf;
+
+	crc = ~crc;
+	while (len--) {
+		crc ^= *p++;
+		crc = (crc >> 4) ^ t[crc & 15];
+		crc = (crc >> 4) ^ t[crc & 15];
+	}
+	return ~crc;
+}
+
+static void le32(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void le64(unsigned char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void fail(struct format_writer *w, int err)
+{
+	if (!w->error)
+		w->error = err ? err : EIO;
+}
+
+static void flush(struct format_writer *w)
+{
+	size_t done = 0;
+
+	while (!w->error && done < w->len) {
+		ssize_t n = write(w->fd, w->buf + done, w->len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			fail(w, n < 0 ? errno : EIO);
+			break;
+		}
+		done += (size_t)n;
+	}
+	w->off += w->len;
+	w->len = 0;
+}
+
+static int pwrite_all(struct format_writer *w, const unsigned char *p, size_t n, uint64_t off)
+{
+	while (n) {
+		ssize_t k = pwrite(w->fd, p, n, (off_t)off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			fail(w, k < 0 ? errno : EIO);
+			return -1;
+		}
+		p += k;
+		n -= (size_t)k;
+		off += (uint64_t)k;
+	}
+	return 0;
+}
+
+/* Raw output, outside or inside a section. */
+static void emit(struct format_writer *w, const void *p, size_t n)
+{
+	const unsigned char *s = p;
+
+	if (w->error)
+		return;
+	if (w->in_section) {
+		w->crc = format_crc32(w->crc, s, n);
+		w->sec_len += n;
+	}
+	while (n) {
+		size_t room = w->cap - w->len, k = n < room ? n : room;
+		memcpy(w->buf + w->len, s, k);
+		w->len += k;
+		s += k;
+		n -= k;
+		if (w->len == w->cap)
+			flush(w);
+	}
+}
+
+void format_writer_init(struct format_writer *w, int fd, void *buf, size_t cap, uint32_t kind)
+{
+	unsigned char h[FORMAT_HEADER_LEN] = { 0 };
+
+	memset(w, 0, sizeof(*w));
+	w->fd = fd;
+	w->buf = buf;
+	w->cap = cap;
+	w->kind = kind;
+	if (!buf || cap < 64) {
+		fail(w, EINVAL);
+		return;
+	}
+	/* Placeholder: nsections and length are patched by finish(). */
+	memcpy(h, FORMAT_MAGIC, FORMAT_MAGIC_LEN);
+	le32(h + 8, FORMAT_VERSION);
+	le32(h + 12, kind);
+	emit(w, h, sizeof(h));
+}
+
+void format_begin_section(struct format_writer *w, uint32_t type)
+{
+	unsigned char h[FORMAT_SECTION_HEADER_LEN] = { 0 };
+
+	if (w->error)
+		return;
+	if (w->in_section) {
+		fail(w, EINVAL);
+		return;
+	}
+	w->sec_start = w->off + w->len;
+	w->sec_type = type;
+	le32(h, type);
+	emit(w, h, sizeof(h));
+	w->in_section = 1;
+	w->sec_len = 0;
+	/* The checksum covers the type too, so a flipped type is noticed. */
+	w->crc = format_crc32(0, h, 4);
+}
+
+void format_put_u32(struct format_writer *w, uint32_t v)
+{
+	unsigned char b[4];
+
+	le32(b, v);
+	emit(w, b, 4);
+}
+
+void format_put_u64(struct format_writer *w, uint64_t v)
+{
+	unsigned char b[8];
+
+	le64(b, v);
+	emit(w, b, 8);
+}
+
+void format_put_bytes(struct format_writer *w, const void *p, size_t n)
+{
+	emit(w, p, n);
+}
+
+void format_put_blob(struct format_writer *w, const void *p, uint32_t n)
+{
+	format_put_u32(w, n);
+	emit(w, p, n);
+}
+
+void format_put_str(struct format_writer *w, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	if (n > FORMAT_MAX_STRING)
+		n = FORMAT_MAX_STRING;
+	format_put_blob(w, s, (uint32_t)n);
+}
+
+void format_end_section(struct format_writer *w)
+{
+	unsigned char h[FORMAT_SECTION_HEADER_LEN] = { 0 };
+
+	if (w->error)
+		return;
+	if (!w->in_section) {
+		fail(w, EINVAL);
+		return;
+	}
+	w->in_section = 0;
+	le32(h, w->sec_type);
+	le64(h + 8, w->sec_len);
+	le32(h + 16, w->crc);
+	if (w->sec_start >= w->off) {
+		/* The header is still in the buffer: patch it there. */
+		memcpy(w->buf + (w->sec_start - w->off), h, sizeof(h));
+	} else {
+		/* Part of it may still sit in the buffer: flush first, so the
+		 * placeholder is not written over the patch. */
+		flush(w);
+		pwrite_all(w, h, sizeof(h), w->sec_start);
+	}
+	w->nsections++;
+}
+
+int format_writer_finish(struct format_writer *w)
+{
+	unsigned char h[16];
+
+	if (w->in_section)
+		fail(w, EINVAL);
+	flush(w);
+	if (w->error)
+		return -w->error;
+	le32(h, w->nsections);
+	le32(h + 4, 0);
+	le64(h + 8, w->off);
+	/* nsections at offset 16, reserved at 20, length at 24. */
+	if (pwrite_all(w, h, 4, 16) || pwrite_all(w, h + 8, 8, 24))
+		return -w->error;
+	return 0;
+}

@@ -1,0 +1,470 @@
+/*
+ * reader.c - decode a profile data file into a struct profile, checking
+ * everything (doc/format.md).  The counterpart of the encoder in format.c.
+ *
+ * The whole file is read into memory first: files are small (they grow with
+ * distinct stacks, not run length), and checking a buffer is simpler and
+ * safer than checking a stream.  A cursor never reads past its end; every
+ * count is checked against the bytes left before anything is allocated for
+ * it, so a corrupt count cannot make us allocate gigabytes.
+ */
+#include "reader.h"
+#include "format.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct cur {
+	const unsigned char *p;
+	size_t left;
+	int bad;
+	const char *what; /* the section being read, for messages */
+	char *err;
+	size_t errlen;
+};
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static int need(struct cur *c, size_t n)
+{
+	if (c->bad)
+		return 0;
+	if (n > c->left) {
+		seterr(c->err, c->errlen, "corrupt %s section: needs %zu more bytes, %zu left",
+		       c->what, n, c->left);
+		c->bad = 1;
+		return 0;
+	}
+	return 1;
+}
+
+static uint32_t get32(struct cur *c)
+{
+	uint32_t v = 0;
+
+	if (!need(c, 4))
+		return 0;
+	for (int i = 0; i < 4; i++)
+		v |= (uint32_t)c->p[i] << (8 * i);
+	c->p += 4;
+	c->left -= 4;
+	return v;
+}
+
+static uint64_t get64(struct cur *c)
+{
+	uint64_t v = 0;
+
+	if (!need(c, 8))
+		return 0;
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)c->p[i] << (8 * i);
+	c->p += 8;
+	c->left -= 8;
+	return v;
+}
+
+/* A u32-length byte string, copied and NUL-terminated. */
+static char *getblob(struct cur *c, uint32_t *lenp)
+{
+	uint32_t n = get32(c);
+	char *s;
+
+	if (c->bad)
+		return NULL;
+	if (n > FORMAT_MAX_STRING) {
+		seterr(c->err, c->errlen, "corrupt %s section: string of %u bytes", c->what, n);
+		c->bad = 1;
+		return NULL;
+	}
+	if (!need(c, n))
+		return NULL;
+	s = malloc((size_t)n + 1);
+	if (!s) {
+		seterr(c->err, c->errlen, "out of memory");
+		c->bad = 1;
+		return NULL;
+	}
+	memcpy(s, c->p, n);
+	s[n] = 0;
+	c->p += n;
+	c->left -= n;
+	if (lenp)
+		*lenp = n;
+	return s;
+}
+
+/* A count of items each at least min_size bytes: reject counts the
+ * remaining bytes cannot hold, before allocating for them. */
+static int count_fits(struct cur *c, uint64_t n, size_t min_size)
+{
+	if (c->bad)
+		return 0;
+	if (min_size && n > c->left / min_size) {
+		seterr(c->err, c->errlen, "corrupt %s section: %llu entries cannot fit in %zu bytes",
+		       c->what, (unsigned long long)n, c->left);
+		c->bad = 1;
+		return 0;
+	}
+	return 1;
+}
+
+static void *xcalloc(struct cur *c, size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size);
+
+	if (!p) {
+		seterr(c->err, c->errlen, "out of memory");
+		c->bad = 1;
+	}
+	return p;
+}
+
+static void read_info(struct cur *c, struct profile *p)
+{
+	uint32_t n = get32(c);
+
+	if (!count_fits(c, n, 8))
+		return;
+	p->info = xcalloc(c, n, sizeof(*p->info));
+	for (uint32_t i = 0; i < n && !c->bad; i++) {
+		p->ninfo = i + 1;
+		p->info[i].key = getblob(c, NULL);
+		p->info[i].value = getblob(c, NULL);
+	}
+}
+
+static void read_modules(struct cur *c, struct profile *p)
+{
+	uint32_t n = get32(c);
+
+	if (!count_fits(c, n, 40))
+		return;
+	p->modules = xcalloc(c, n, sizeof(*p->modules));
+	for (uint32_t i = 0; i < n && !c->bad; i++) {
+		struct prof_module *m = &p->modules[i];
+		p->nmodules = i + 1;
+		m->start = get64(c);
+		m->end = get64(c);
+		m->bias = get64(c);
+		m->offset = get64(c);
+		m->path = getblob(c, NULL);
+		m->build_id = (unsigned char *)getblob(c, &m->build_id_len);
+		if (!c->bad && m->end < m->start) {
+			seterr(c->err, c->errlen, "corrupt modules section: module %u ends before it starts", i);
+			c->bad = 1;
+		}
+	}
+}
+
+static void read_counters(struct cur *c, struct profile *p)
+{
+	uint32_t n = get32(c);
+
+	if (c->bad)
+		return;
+	if (n > FORMAT_MAX_COUNTERS || !count_fits(c, n, 8)) {
+		if (!c->bad)
+			seterr(c->err, c->errlen, "corrupt counters section: %u counters", n);
+		c->bad = 1;
+		return;
+	}
+	p->counter_names = xcalloc(c, n, sizeof(char *));
+	p->counter_units = xcalloc(c, n, sizeof(char *));
+	for (uint32_t i = 0; i < n && !c->bad; i++) {
+		p->ncounters = i + 1;
+		p->counter_names[i] = getblob(c, NULL);
+		p->counter_units[i] = getblob(c, NULL);
+	}
+}
+
+static void read_stacks(struct cur *c, struct profile *p, int have_counters)
+{
+	uint64_t n = get64(c);
+
+	if (!have_counters) {
+		seterr(c->err, c->errlen, "stacks section comes before the counters section");
+		c->bad = 1;
+		return;
+	}
+	if (!count_fits(c, n, 8 + 8 * p->ncounters))
+		return;
+	p->stacks = xcalloc(c, (size_t)n, sizeof(*p->stacks));
+	for (uint64_t i = 0; i < n && !c->bad; i++) {
+		struct prof_stack *s = &p->stacks[i];
+		s->depth = get32(c);
+		s->flags = get32(c);
+		if (c->bad)
+			break;
+		if (s->depth > FORMAT_MAX_DEPTH) {
+			seterr(c->err, c->errlen, "corrupt stacks section: stack %llu has depth %u",
+			       (unsigned long long)i, s->depth);
+			c->bad = 1;
+			break;
+		}
+		if (!need(c, 8 * ((size_t)s->depth + p->ncounters)))
+			break;
+		s->frames = xcalloc(c, s->depth, sizeof(uint64_t));
+		s->counts = xcalloc(c, p->ncounters, sizeof(uint64_t));
+		p->nstacks = i + 1;
+		for (uint32_t d = 0; d < s->depth && !c->bad; d++)
+			s->frames[d] = get64(c);
+		for (size_t k = 0; k < p->ncounters && !c->bad; k++)
+			s->counts[k] = get64(c);
+	}
+}
+
+static void read_bins(struct cur *c, struct profile *p)
+{
+	uint32_t n = get32(c);
+
+	if (!count_fits(c, n, 36))
+		return;
+	p->bins = xcalloc(c, n, sizeof(*p->bins));
+	for (uint32_t i = 0; i < n && !c->bad; i++) {
+		struct prof_bin *b = &p->bins[i];
+		b->size = get32(c);
+		b->allocs = get64(c);
+		b->frees = get64(c);
+		b->bytes = get64(c);
+		b->freed = get64(c);
+		p->nbins = i + 1;
+		if (!c->bad && b->size >= FORMAT_NBINS) {
+			seterr(c->err, c->errlen, "corrupt bins section: bin size %u", b->size);
+			c->bad = 1;
+		}
+	}
+}
+
+static const char *section_name(uint32_t type)
+{
+	switch (type) {
+	case FORMAT_SEC_INFO: return "info";
+	case FORMAT_SEC_MODULES: return "modules";
+	case FORMAT_SEC_COUNTERS: return "counters";
+	case FORMAT_SEC_STACKS: return "stacks";
+	case FORMAT_SEC_BINS: return "bins";
+	}
+	return "unknown";
+}
+
+int reader_parse(const unsigned char *buf, size_t len, struct profile *p, char *err, size_t errlen)
+{
+	struct cur h = { buf, len, 0, "header", err, errlen };
+	uint32_t nsections, reserved;
+	uint64_t total;
+	unsigned seen = 0;
+
+	memset(p, 0, sizeof(*p));
+	if (len == 0) {
+		seterr(err, errlen, "empty file");
+		return -1;
+	}
+	if (len < FORMAT_MAGIC_LEN || memcmp(buf, FORMAT_MAGIC, FORMAT_MAGIC_LEN) != 0) {
+		seterr(err, errlen, "not a profile data file (bad magic)");
+		return -1;
+	}
+	if (len < FORMAT_HEADER_LEN) {
+		seterr(err, errlen, "truncated: %zu bytes, the header alone is %d", len, FORMAT_HEADER_LEN);
+		return -1;
+	}
+	h.p += FORMAT_MAGIC_LEN;
+	h.left -= FORMAT_MAGIC_LEN;
+	p->version = get32(&h);
+	p->kind = get32(&h);
+	nsections = get32(&h);
+	reserved = get32(&h);
+	total = get64(&h);
+	if (p->version != FORMAT_VERSION) {
+		seterr(err, errlen, "format version %u, this tool reads version %d", p->version,
+		       FORMAT_VERSION);
+		return -1;
+	}
+	if (p->kind != FORMAT_KIND_MPROF && p->kind != FORMAT_KIND_CPPROF) {
+		seterr(err, errlen, "unknown kind of profile (%u)", p->kind);
+		return -1;
+	}
+	if (reserved != 0) {
+		seterr(err, errlen, "corrupt header: reserved field is %u", reserved);
+		return -1;
+	}
+	if (total == 0 && nsections == 0) {
+		seterr(err, errlen, "incomplete: the writer did not finish this file");
+		return -1;
+	}
+	if (total != len) {
+		seterr(err, errlen, "%s: header says %llu bytes, file has %zu",
+		       total > len ? "truncated" : "corrupt", (unsigned long long)total, len);
+		return -1;
+	}
+	for (uint32_t i = 0; i < nsections; i++) {
+		struct cur s = { 0 };
+		uint32_t type, crc, r1, r2;
+		uint64_t slen;
+
+		h.what = "header";
+		if (h.left < FORMAT_SECTION_HEADER_LEN) {
+			seterr(err, errlen, "truncated: section %u of %u is missing", i + 1, nsections);
+			goto bad;
+		}
+		type = get32(&h);
+		r1 = get32(&h);
+		slen = get64(&h);
+		crc = get32(&h);
+		r2 = get32(&h);
+		if (r1 || r2) {
+			seterr(err, errlen, "corrupt: section %u header has nonzero reserved fields", i + 1);
+			goto bad;
+		}
+		if (slen > h.left) {
+			seterr(err, errlen, "truncated: %s section needs %llu bytes, %zu left",
+			       section_name(type), (unsigned long long)slen, h.left);
+			goto bad;
+		}
+		if (format_crc32(format_crc32(0, h.p - FORMAT_SECTION_HEADER_LEN, 4), h.p, (size_t)slen) != crc) {
+			seterr(err, errlen, "corrupt: %s section fails its checksum", section_name(type));
+			goto bad;
+		}
+		s.p = h.p;
+		s.left = (size_t)slen;
+		s.what = section_name(type);
+		s.err = err;
+		s.errlen = errlen;
+		if (type >= 1 && type <= 31) {
+			if (seen & (1u << type)) {
+				seterr(err, errlen, "corrupt: two %s sections", section_name(type));
+				goto bad;
+			}
+			seen |= 1u << type;
+		}
+		switch (type) {
+		case FORMAT_SEC_INFO: read_info(&s, p); break;
+		case FORMAT_SEC_MODULES: read_modules(&s, p); break;
+		case FORMAT_SEC_COUNTERS: read_counters(&s, p); break;
+		case FORMAT_SEC_STACKS:
+			read_stacks(&s, p, (seen >> FORMAT_SEC_COUNTERS) & 1);
+			break;
+		case FORMAT_SEC_BINS: read_bins(&s, p); break;
+		default: s.left = 0; break; /* a newer writer's section */
+		}
+		if (s.bad)
+			goto bad;
+		if (s.left) {
+			seterr(err, errlen, "corrupt %s section: %zu bytes left over", s.what, s.left);
+			goto bad;
+		}
+		h.p += slen;
+		h.left -= (size_t)slen;
+	}
+	if (h.left) {
+		seterr(err, errlen, "corrupt: %zu bytes after the last section", h.left);
+		goto bad;
+	}
+	if (!(seen & (1u << FORMAT_SEC_STACKS))) {
+		seterr(err, errlen, "corrupt: no stacks section");
+		goto bad;
+	}
+	return 0;
+bad:
+	reader_release(p);
+	return -1;
+}
+
+int reader_load(const char *path, struct profile *p, char *err, size_t errlen)
+{
+	struct stat st;
+	unsigned char *buf;
+	size_t got = 0;
+	int fd, rc;
+
+	memset(p, 0, sizeof(*p));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		seterr(err, errlen, "%s", strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		seterr(err, errlen, "%s", S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
+		close(fd);
+		return -1;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		seterr(err, errlen, "out of memory reading %lld bytes", (long long)st.st_size);
+		close(fd);
+		return -1;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	rc = reader_parse(buf, got, p, err, errlen);
+	free(buf);
+	if (rc == 0)
+		p->path = strdup(path);
+	return rc;
+}
+
+void reader_release(struct profile *p)
+{
+	for (size_t i = 0; i < p->ninfo; i++) {
+		free(p->info[i].key);
+		free(p->info[i].value);
+	}
+	free(p->info);
+	for (size_t i = 0; i < p->nmodules; i++) {
+		free(p->modules[i].path);
+		free(p->modules[i].build_id);
+	}
+	free(p->modules);
+	for (size_t i = 0; i < p->ncounters; i++) {
+		free(p->counter_names[i]);
+		free(p->counter_units[i]);
+	}
+	free(p->counter_names);
+	free(p->counter_units);
+	for (size_t i = 0; i < p->nstacks; i++) {
+		free(p->stacks[i].frames);
+		free(p->stacks[i].counts);
+	}
+	free(p->stacks);
+	free(p->bins);
+	free(p->path);
+	memset(p, 0, sizeof(*p));
+}
+
+const char *reader_info(const struct profile *p, const char *key)
+{
+	for (size_t i = 0; i < p->ninfo; i++)
+		if (p->info[i].key && strcmp(p->info[i].key, key) == 0)
+			return p->info[i].value;
+	return NULL;
+}
+
+int reader_counter(const struct profile *p, const char *name)
+{
+	for (size_t i = 0; i < p->ncounters; i++)
+		if (p->counter_names[i] && strcmp(p->counter_names[i], name) == 0)
+			return (int)i;
+	return -1;
+}

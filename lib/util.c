@@ -1,0 +1,168 @@
+/*
+ * util.c - checked allocation, error reporting and string interning for the
+ * tools.  Library code reports through warnx_(); only commands call die().
+ */
+#include "util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *util_progname = "mprof";
+
+static void oom(size_t n)
+{
+	fprintf(stderr, "%s: out of memory (%zu bytes)\n", util_progname, n);
+	exit(2);
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom(n);
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		oom(n * size);
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		oom(n);
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	return memcpy(xmalloc(n), s, n);
+}
+
+void util_grow(void *pp, size_t *cap, size_t n, size_t size)
+{
+	void **p = pp;
+	size_t c = *cap;
+
+	if (n <= c)
+		return;
+	c = c ? c : 16;
+	while (c < n)
+		c *= 2;
+	*p = xrealloc(*p, c * size);
+	*cap = c;
+}
+
+void warnx_(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: warning: ", util_progname);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "%s: ", util_progname);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+/* FNV-1a, 64-bit: small, good enough for our table sizes. */
+uint64_t util_hash(const void *p, size_t n, uint64_t seed)
+{
+	const unsigned char *s = p;
+	uint64_t h = 0xcbf29ce484222325ull ^ seed;
+
+	while (n--)
+		h = (h ^ *s++) * 0x100000001b3ull;
+	return h;
+}
+
+struct strtab {
+	char **strs;
+	size_t n, cap;
+	uint32_t *slots; /* id + 1; 0 = empty */
+	size_t nslots;
+};
+
+struct strtab *strtab_new(void)
+{
+	struct strtab *t = xcalloc(1, sizeof(*t));
+	t->nslots = 64;
+	t->slots = xcalloc(t->nslots, sizeof(uint32_t));
+	return t;
+}
+
+static size_t slot_of(const struct strtab *t, const char *s)
+{
+	size_t i = util_hash(s, strlen(s), 0) & (t->nslots - 1);
+
+	while (t->slots[i] && strcmp(t->strs[t->slots[i] - 1], s) != 0)
+		i = (i + 1) & (t->nslots - 1);
+	return i;
+}
+
+uint32_t strtab_intern(struct strtab *t, const char *s)
+{
+	size_t i = slot_of(t, s);
+
+	if (t->slots[i])
+		return t->slots[i] - 1;
+	if (2 * (t->n + 1) > t->nslots) {
+		free(t->slots);
+		t->nslots *= 2;
+		t->slots = xcalloc(t->nslots, sizeof(uint32_t));
+		for (size_t k = 0; k < t->n; k++)
+			t->slots[slot_of(t, t->strs[k])] = (uint32_t)k + 1;
+		i = slot_of(t, s);
+	}
+	util_grow(&t->strs, &t->cap, t->n + 1, sizeof(char *));
+	t->strs[t->n] = xstrdup(s);
+	t->slots[i] = (uint32_t)++t->n;
+	return (uint32_t)t->n - 1;
+}
+
+const char *strtab_get(const struct strtab *t, uint32_t id)
+{
+	return id < t->n ? t->strs[id] : NULL;
+}
+
+size_t strtab_count(const struct strtab *t)
+{
+	return t->n;
+}
+
+int64_t strtab_find(const struct strtab *t, const char *s)
+{
+	size_t i = slot_of(t, s);
+	return t->slots[i] ? (int64_t)t->slots[i] - 1 : -1;
+}
+
+void strtab_free(struct strtab *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->n; i++)
+		free(t->strs[i]);
+	free(t->strs);
+	free(t->slots);
+	free(t);
+}

@@ -1,0 +1,39 @@
+/*
+ * util.h - small helpers shared by the tools (never the runtime): checked
+ * allocation, the one error/warning reporter, and a string-interning table.
+ */
+#ifndef UTIL_H
+#define UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Allocation that cannot fail: on out-of-memory, report and exit(2), as git's
+ * xmalloc does.  Tools only. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+/* Grow *p (of *cap elements of size `size`) to hold at least n. */
+void util_grow(void *p, size_t *cap, size_t n, size_t size);
+
+/* The program name used in messages ("mprof"). */
+extern const char *util_progname;
+/* "PROG: warning: ..." on stderr. */
+void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "PROG: ..." on stderr, then exit(2): for commands only. */
+void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+uint64_t util_hash(const void *p, size_t n, uint64_t seed);
+
+/* Interned strings: equal strings get the same small id, 0..n-1. */
+struct strtab;
+struct strtab *strtab_new(void);
+uint32_t strtab_intern(struct strtab *t, const char *s);
+const char *strtab_get(const struct strtab *t, uint32_t id);
+size_t strtab_count(const struct strtab *t);
+/* -1 if s was never interned. */
+int64_t strtab_find(const struct strtab *t, const char *s);
+void strtab_free(struct strtab *t);
+
+#endif

@@ -1,0 +1,69 @@
+/*
+ * model.h - weighted call stacks with symbolic frames: what every view reads.
+ *
+ * The data file holds stacks of addresses; the model holds the same stacks
+ * as sequences of functions (inline frames expanded), outermost first, each
+ * with its counter vector.  Distinct address stacks may become equal symbolic
+ * stacks; the views aggregate as they need.
+ */
+#ifndef MODEL_H
+#define MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format.h"
+
+struct profile;
+struct symbols;
+struct strtab;
+
+#define MODEL_NO_OFFSET UINT32_MAX
+
+struct model_frame {
+	uint32_t fn;      /* function id in model.fns */
+	uint32_t offset;  /* return address - function entry (the "+n" of
+			   * mprof -offsets), MODEL_NO_OFFSET if unknown or
+			   * the frame is inlined */
+	uint32_t loc;     /* "file:line" id in model.locs, or UINT32_MAX */
+	uint8_t inlined;  /* inlined into the frame before it (its caller) */
+};
+
+struct model_stack {
+	uint32_t n;             /* frames, outermost first */
+	uint8_t cut;            /* outer callers were dropped (truncated) */
+	struct model_frame *f;
+	uint64_t c[MPROF_NCOUNTERS];
+};
+
+struct model {
+	struct strtab *fns;   /* function names */
+	struct strtab *locs;  /* "file:line" strings */
+	size_t nstacks, cap;
+	struct model_stack *stacks;
+	uint64_t tot[MPROF_NCOUNTERS]; /* sums over all stacks */
+};
+
+enum {
+	MODEL_KEEP_ABOVE_MAIN = 1, /* keep _start, __libc_start_main, ... */
+};
+
+void model_init(struct model *m);
+/*
+ * Symbolize every stack of an mprof profile (counters matched by name).
+ * Frames outer to main are dropped unless MODEL_KEEP_ABOVE_MAIN.  Returns 0,
+ * or -1 with a reason in err when the profile lacks mprof's counters.
+ */
+int model_from_profile(struct model *m, const struct profile *p, struct symbols *s,
+		       unsigned flags, char *err, size_t errlen);
+/* Add one stack by function names, outermost first (tests, synthetic data). */
+void model_add(struct model *m, const char *const *names, uint32_t n, const uint64_t *c);
+void model_release(struct model *m);
+
+/* Convenience over the counter vector. */
+uint64_t model_allocs(const uint64_t *c);
+uint64_t model_bytes(const uint64_t *c);
+uint64_t model_frees(const uint64_t *c);
+uint64_t model_freed(const uint64_t *c);
+
+#endif

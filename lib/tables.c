@@ -1,0 +1,591 @@
+/*
+ * tables.c - print mprof's four tables: allocation bins, memory leaks,
+ * direct allocation and the allocation call graph.  Field names, order and
+ * conventions follow mprof.1 (FIELDS IN THE OUTPUT, TABLE 1 to 4, ANCESTOR
+ * and DESCENDENT LISTINGS); the layout follows gprof, as the paper does.
+ */
+#include "tables.h"
+#include "callgraph.h"
+#include "model.h"
+#include "reader.h"
+#include "symbols.h"
+#include "util.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tables_pct2(char *out, uint64_t num, uint64_t den)
+{
+	uint64_t p;
+
+	if (num == 0 || den == 0) {
+		strcpy(out, "  ");
+		return;
+	}
+	if (num >= den) {
+		strcpy(out, "**");
+		return;
+	}
+	/* 128-bit: num * 100 overflows 64 bits for huge byte counts. */
+	p = (uint64_t)((unsigned __int128)num * 100 / den);
+	if (p < 1) {
+		strcpy(out, " .");
+		return;
+	}
+	if (p > 99)
+		p = 99;
+	snprintf(out, 3, "%2u", (unsigned)p);
+}
+
+double tables_threshold(enum tables_verbosity v)
+{
+	return v == TABLES_VERBOSE ? -1.0 : v == TABLES_NORMAL ? 0.5 : 1.0;
+}
+
+static int over(uint64_t num, uint64_t den, double pct)
+{
+	if (pct < 0)
+		return 1;
+	return den && (double)num * 100.0 > pct * (double)den;
+}
+
+/* "s  m  l  x" breakdown: each class of v as a share of den. */
+static void breakdown(char *out, const uint64_t *v, uint64_t den)
+{
+	char p[3];
+
+	out[0] = 0;
+	for (int k = 0; k < SIZE_NCLASSES; k++) {
+		tables_pct2(p, v[k], den);
+		strcat(out, p);
+		if (k < SIZE_NCLASSES - 1)
+			strcat(out, " ");
+	}
+}
+
+static void rule(FILE *out, const char *title)
+{
+	fprintf(out, "\n--------- %s ---------\n\n", title);
+}
+
+/* ---- Table 1: allocation bins ---------------------------------------- */
+
+static void print_types(FILE *out, struct symbols *s, uint32_t size)
+{
+	const char *const *names;
+	size_t n, shown = 0, width = 0;
+
+	if (!s || size > 1024)
+		return;
+	n = symbols_types_of_size(s, size, &names);
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(names[i]);
+		if (shown && width + len > 60) {
+			fprintf(out, " ... (%zu more)", n - shown);
+			break;
+		}
+		fprintf(out, "%s%s", shown ? ", " : "", names[i]);
+		width += len + 2;
+		shown++;
+	}
+}
+
+static void table_bins(FILE *out, const struct profile *p, struct symbols *s,
+		       const struct tables_opts *o)
+{
+	uint64_t tb = 0, tk = 0, ta = 0;
+	size_t hidden = 0;
+
+	for (size_t i = 0; i < p->nbins; i++) {
+		tb += p->bins[i].bytes;
+		tk += p->bins[i].bytes - p->bins[i].freed;
+		ta += p->bins[i].allocs;
+	}
+	rule(out, "ALLOCATION BINS");
+	fprintf(out, "     size    allocs        bytes  (%%)     frees         kept  (%%)  types\n");
+	for (size_t i = 0; i < p->nbins; i++) {
+		const struct prof_bin *b = &p->bins[i];
+		uint64_t kept = b->bytes - b->freed;
+		double th = tables_threshold(o->verbosity);
+		char pb[3], pk[3], size[16];
+
+		if (!b->allocs && !b->frees)
+			continue;
+		if (!over(b->bytes, tb, th) && !over(kept, tk, th) && !over(b->allocs, ta, th)) {
+			hidden++;
+			continue;
+		}
+		tables_pct2(pb, b->bytes, tb);
+		tables_pct2(pk, kept, tk);
+		if (b->size > 1024)
+			snprintf(size, sizeof(size), ">1024");
+		else
+			snprintf(size, sizeof(size), "%u", b->size);
+		fprintf(out, "%9s %9" PRIu64 " %12" PRIu64 " (%s) %9" PRIu64 " %12" PRIu64 " (%s)  ",
+			size, b->allocs, b->bytes, pb, b->frees, kept, pk);
+		print_types(out, s, b->size);
+		fputc('\n', out);
+	}
+	if (hidden)
+		fprintf(out, "  (%zu smaller bins not shown; -verbose shows every bin)\n", hidden);
+}
+
+/* ---- Table 2: memory leaks --------------------------------------------- */
+
+struct leak {
+	struct model_frame *f; /* the partial chain, outermost first */
+	uint32_t n;
+	int cut;               /* more callers were present: "..." */
+	uint64_t allocs, bytes, frees, freed;
+};
+
+static int frame_eq(const struct model_frame *a, const struct model_frame *b, int offsets)
+{
+	return a->fn == b->fn && a->inlined == b->inlined && (!offsets || a->offset == b->offset);
+}
+
+static int leak_cmp(const void *x, const void *y)
+{
+	const struct leak *a = x, *b = y;
+	uint64_t ka = a->bytes - a->freed, kb = b->bytes - b->freed;
+
+	if (ka != kb)
+		return ka > kb ? -1 : 1;
+	if (a->allocs - a->frees != b->allocs - b->frees)
+		return a->allocs - a->frees > b->allocs - b->frees ? -1 : 1;
+	if (a->n != b->n)
+		return a->n < b->n ? -1 : 1;
+	for (uint32_t i = 0; i < a->n; i++)
+		if (a->f[i].fn != b->f[i].fn)
+			return a->f[i].fn < b->f[i].fn ? -1 : 1;
+	return 0;
+}
+
+static void print_frame(FILE *out, const struct model *m, const struct model_frame *f,
+			const struct tables_opts *o)
+{
+	fputs(strtab_get(m->fns, f->fn), out);
+	if (o->offsets && f->offset != MODEL_NO_OFFSET)
+		fprintf(out, "+%u", f->offset);
+	if (f->inlined)
+		fputs(" [inline]", out);
+	if (o->lines && f->loc != UINT32_MAX)
+		fprintf(out, " (%s)", strtab_get(m->locs, f->loc));
+}
+
+static void table_leaks(FILE *out, const struct model *m, const struct tables_opts *o)
+{
+	struct leak *lk = NULL;
+	size_t nl = 0, cap = 0, hidden = 0;
+	uint32_t *slot;
+	size_t nslots = 64;
+	uint64_t tot_bytes = model_bytes(m->tot), tot_kept = tot_bytes - model_freed(m->tot);
+	int depth = o->depth > 0 ? o->depth : 5;
+
+	while (nslots < 4 * m->nstacks)
+		nslots *= 2;
+	slot = xcalloc(nslots, sizeof(uint32_t));
+	for (size_t i = 0; i < m->nstacks; i++) {
+		const struct model_stack *s = &m->stacks[i];
+		uint32_t n = s->n < (uint32_t)depth ? s->n : (uint32_t)depth;
+		const struct model_frame *f = s->f + (s->n - n);
+		int cut = s->n > n || s->cut;
+		uint64_t h = (uint64_t)cut;
+		size_t j;
+		struct leak *l = NULL;
+
+		if (model_allocs(s->c) == model_frees(s->c) && model_bytes(s->c) == model_freed(s->c))
+			continue;
+		for (uint32_t k = 0; k < n; k++) {
+			uint32_t key[3] = { f[k].fn, o->offsets ? f[k].offset : 0, f[k].inlined };
+			h = util_hash(key, sizeof(key), h);
+		}
+		for (j = h & (nslots - 1); slot[j]; j = (j + 1) & (nslots - 1)) {
+			struct leak *c = &lk[slot[j] - 1];
+			uint32_t k;
+			if (c->n != n || c->cut != cut)
+				continue;
+			for (k = 0; k < n && frame_eq(&c->f[k], &f[k], o->offsets); k++)
+				;
+			if (k == n) {
+				l = c;
+				break;
+			}
+		}
+		if (!l) {
+			util_grow(&lk, &cap, nl + 1, sizeof(*lk));
+			l = &lk[nl++];
+			memset(l, 0, sizeof(*l));
+			l->f = (struct model_frame *)f;
+			l->n = n;
+			l->cut = cut;
+			slot[j] = (uint32_t)nl;
+		}
+		l->allocs += model_allocs(s->c);
+		l->bytes += model_bytes(s->c);
+		l->frees += model_frees(s->c);
+		l->freed += model_freed(s->c);
+	}
+	free(slot);
+	qsort(lk, nl, sizeof(*lk), leak_cmp);
+
+	rule(out, "MEMORY LEAKS");
+	fprintf(out, "   kept bytes  (%%)    allocs        bytes  (%%)     frees        bytes  (%%)  path\n");
+	for (size_t i = 0; i < nl; i++) {
+		struct leak *l = &lk[i];
+		uint64_t kept = l->bytes - l->freed;
+		char pk[3], pb[3], pf[3];
+
+		if (l->allocs <= l->frees && kept == 0)
+			continue;
+		if (!over(kept, tot_kept, tables_threshold(o->verbosity))) {
+			hidden++;
+			continue;
+		}
+		tables_pct2(pk, kept, tot_kept);
+		tables_pct2(pb, l->bytes, tot_bytes);
+		fprintf(out, "%13" PRIu64 " (%s) %9" PRIu64 " %12" PRIu64 " (%s) ", kept, pk, l->allocs,
+			l->bytes, pb);
+		/* mprof.1: frees and bytes freed are omitted when nothing was freed. */
+		if (l->frees) {
+			fprintf(out, "%9" PRIu64 " ", l->frees);
+			if (l->freed) {
+				tables_pct2(pf, l->freed, tot_bytes);
+				fprintf(out, "%12" PRIu64 " (%s)  ", l->freed, pf);
+			} else {
+				fprintf(out, "%12s %4s  ", "", "");
+			}
+		} else {
+			fprintf(out, "%9s %12s %4s  ", "", "", "");
+		}
+		if (l->cut)
+			fputs("... > ", out);
+		for (uint32_t k = 0; k < l->n; k++) {
+			if (k)
+				fputs(" > ", out);
+			print_frame(out, m, &l->f[k], o);
+		}
+		fputc('\n', out);
+	}
+	if (hidden)
+		fprintf(out, "  (%zu smaller leaks not shown; -verbose shows every chain)\n", hidden);
+	if (tot_kept == 0)
+		fprintf(out, "  (no memory leaks: every allocated byte was freed)\n");
+	free(lk);
+}
+
+/* ---- Table 3: direct allocation ---------------------------------------- */
+
+static const struct callgraph *sort_g;
+static const struct model *sort_m;
+
+static int direct_cmp(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	uint64_t ba = cg_sum(sort_g->fn.node[a].self_b), bb = cg_sum(sort_g->fn.node[b].self_b);
+	uint64_t na = cg_sum(sort_g->fn.node[a].self_n), nb = cg_sum(sort_g->fn.node[b].self_n);
+
+	if (ba != bb)
+		return ba > bb ? -1 : 1;
+	if (na != nb)
+		return na > nb ? -1 : 1;
+	return strcmp(strtab_get(sort_m->fns, a), strtab_get(sort_m->fns, b));
+}
+
+static void direct_row(FILE *out, const uint64_t *b, const uint64_t *kept, uint64_t calls,
+		       uint64_t tb, uint64_t tk, const char *name)
+{
+	char pm[3], bm[16], bk[16];
+
+	tables_pct2(pm, cg_sum(b), tb);
+	breakdown(bm, b, tb);
+	breakdown(bk, kept, tk);
+	fprintf(out, "     %s %12" PRIu64 "  %s %13" PRIu64 "  %s %11" PRIu64 "  %s\n", pm, cg_sum(b), bm,
+		cg_sum(kept), bk, calls, name);
+}
+
+static void table_direct(FILE *out, const struct model *m, const struct callgraph *g)
+{
+	uint32_t *ids = xcalloc(g->nfns + 1, sizeof(uint32_t));
+	size_t n = 0;
+	uint64_t tb = cg_sum(g->tot_b), tk = cg_sum(g->tot_kept);
+
+	for (size_t f = 0; f < g->nfns; f++)
+		if (cg_sum(g->fn.node[f].self_n))
+			ids[n++] = (uint32_t)f;
+	sort_g = g;
+	sort_m = m;
+	qsort(ids, n, sizeof(*ids), direct_cmp);
+	rule(out, "DIRECT ALLOCATION");
+	fprintf(out, "  %% mem        bytes  %% mem(size)    bytes kept  %% all kept       calls  name\n");
+	fprintf(out, "                      s  m  l  x                 s  m  l  x\n");
+	direct_row(out, g->tot_b, g->tot_kept, cg_sum(g->tot_n), tb, tk, "<TOTAL>");
+	for (size_t i = 0; i < n; i++) {
+		const struct cg_node *x = &g->fn.node[ids[i]];
+		direct_row(out, x->self_b, x->self_kept, cg_sum(x->self_n), tb, tk,
+			   strtab_get(m->fns, ids[i]));
+	}
+	free(ids);
+}
+
+/* ---- Table 4: the allocation call graph ---------------------------------- */
+
+/* An entry: a function, or a cycle (listed twice: members, then merged). */
+struct entry {
+	int is_cycle;
+	uint32_t id;   /* function id, or cycle number */
+	uint64_t sd;   /* sort key */
+	int index;
+};
+
+static int entry_cmp(const void *x, const void *y)
+{
+	const struct entry *a = x, *b = y;
+
+	if (a->sd != b->sd)
+		return a->sd > b->sd ? -1 : 1;
+	if (a->is_cycle != b->is_cycle)
+		return a->is_cycle ? -1 : 1;
+	if (a->is_cycle)
+		return a->id < b->id ? -1 : 1;
+	return strcmp(strtab_get(sort_m->fns, a->id), strtab_get(sort_m->fns, b->id));
+}
+
+struct cgctx {
+	FILE *out;
+	const struct model *m;
+	const struct callgraph *g;
+	int *fn_index;    /* function id -> entry index */
+	int *cycle_index; /* cycle number -> entry index */
+	uint64_t total;
+};
+
+/* "name <cycle k> [index]" for a node of a level (merged: may be a cycle). */
+static void node_name(const struct cgctx *c, char *buf, size_t len, uint32_t v, int merged)
+{
+	const struct callgraph *g = c->g;
+
+	if (merged && v >= g->nfns) {
+		int k = (int)(v - g->nfns) + 1;
+		snprintf(buf, len, "<cycle %d as a whole> [%d]", k, c->cycle_index[k]);
+	} else if (g->fn.node[v].cycle) {
+		snprintf(buf, len, "%s <cycle %d> [%d]", strtab_get(c->m->fns, v), g->fn.node[v].cycle,
+			 c->fn_index[v]);
+	} else {
+		snprintf(buf, len, "%s [%d]", strtab_get(c->m->fns, v), c->fn_index[v]);
+	}
+}
+
+static const struct cg_level *sort_lv;
+static int edge_in_cmp(const void *x, const void *y)
+{
+	const struct cg_edge *a = &sort_lv->edge[*(const uint32_t *)x], *b = &sort_lv->edge[*(const uint32_t *)y];
+	uint64_t sa = cg_sum(a->b), sb = cg_sum(b->b);
+	if (sa != sb)
+		return sa > sb ? -1 : 1;
+	if (a->calls != b->calls)
+		return a->calls > b->calls ? -1 : 1;
+	return a->from < b->from ? -1 : a->from > b->from ? 1 : (a->to < b->to ? -1 : a->to > b->to);
+}
+
+/*
+ * Every row of the call graph goes through here, so the header and the rows
+ * share one layout.  pct NULL prints no "(%)" field.
+ */
+static void cg_row(FILE *out, const char *idx, const char *sd, const char *bytes, const char *pct,
+		   const char *size, const char *frac, const char *called, char sep, const char *total,
+		   const char *name)
+{
+	char p[8] = "    ";
+
+	if (pct)
+		snprintf(p, sizeof(p), "(%s)", pct);
+	fprintf(out, "%-6s %9s %12s %4s  %-11s  %-11s %10s%c%-10s  %s\n", idx, sd, bytes, p, size, frac,
+		called, sep, total, name);
+}
+
+static char *u64s(char *buf, uint64_t v)
+{
+	snprintf(buf, 24, "%" PRIu64, v);
+	return buf;
+}
+
+/* One ancestor or descendent line.  starred: same cycle, the * fields are
+ * omitted (mprof.1).  total NULL: a summary row, no total. */
+static void relative(const struct cgctx *c, const uint64_t *b, uint64_t den, uint64_t called,
+		     const uint64_t *total, int starred, const char *name, const char *sd)
+{
+	char ps[3], size[16], frac[16], nb[24], nc[24], nt[24];
+	uint64_t bytes = cg_sum(b);
+
+	if (starred) {
+		cg_row(c->out, "", sd, "", NULL, "", "", u64s(nc, called), ' ', "", name);
+		return;
+	}
+	tables_pct2(ps, bytes, den);
+	breakdown(size, b, bytes);
+	breakdown(frac, b, den);
+	cg_row(c->out, "", sd, u64s(nb, bytes), ps, size, frac, u64s(nc, called), total ? '/' : ' ',
+	       total ? u64s(nt, *total) : "", name);
+}
+
+static void entry_line(const struct cgctx *c, int index, const struct cg_node *x, const char *name)
+{
+	char psd[3], ps[3], size[16], idx[16], nb[24], nc[24], nr[24];
+	uint64_t self = cg_sum(x->self_b), sd = cg_sum(x->sd_b);
+
+	tables_pct2(psd, sd, c->total);
+	tables_pct2(ps, self, sd);
+	breakdown(size, x->self_b, self);
+	snprintf(idx, sizeof(idx), "[%d]", index);
+	cg_row(c->out, idx, psd, u64s(nb, self), ps, size, "-----------", u64s(nc, x->called), '+',
+	       u64s(nr, x->recur), name);
+}
+
+/*
+ * Print a node's ancestors, the node, its descendents.  lv is the level the
+ * node lives in; in the function level, relatives in the node's own cycle
+ * are starred.
+ */
+static void node_entry(const struct cgctx *c, const struct cg_level *lv, uint32_t v, int merged,
+		       int index, const char *name)
+{
+	const struct callgraph *g = c->g;
+	const struct cg_node *x = &lv->node[v];
+	uint32_t nin = lv->in_off[v + 1] - lv->in_off[v], nout = lv->out_off[v + 1] - lv->out_off[v];
+	uint32_t *in = xcalloc(nin + 1, sizeof(uint32_t)), *outv = xcalloc(nout + 1, sizeof(uint32_t));
+	uint64_t sd = cg_sum(x->sd_b), desc = cg_sum(x->desc_b);
+	char nm[512];
+
+	memcpy(in, lv->in_idx + lv->in_off[v], nin * sizeof(uint32_t));
+	memcpy(outv, lv->out_idx + lv->out_off[v], nout * sizeof(uint32_t));
+	sort_lv = lv;
+	qsort(in, nin, sizeof(uint32_t), edge_in_cmp);
+	qsort(outv, nout, sizeof(uint32_t), edge_in_cmp);
+
+	/* mprof.1: the "all" summary rows are omitted when there is only one
+	 * ancestor (descendent). */
+	if (nin > 1) {
+		uint64_t calls = 0;
+		for (uint32_t i = 0; i < nin; i++)
+			calls += lv->edge[in[i]].calls;
+		relative(c, x->anc_b, sd, calls, NULL, 0, "", "all");
+	}
+	for (uint32_t i = 0; i < nin; i++) {
+		const struct cg_edge *e = &lv->edge[in[i]];
+		int star = !merged && x->cycle && g->fn.node[e->from].cycle == x->cycle;
+		node_name(c, nm, sizeof(nm), e->from, merged);
+		relative(c, e->b, sd, e->calls, &lv->node[e->from].out_calls, star, nm, "");
+	}
+	entry_line(c, index, x, name);
+	for (uint32_t i = 0; i < nout; i++) {
+		const struct cg_edge *e = &lv->edge[outv[i]];
+		int star = !merged && x->cycle && g->fn.node[e->to].cycle == x->cycle;
+		node_name(c, nm, sizeof(nm), e->to, merged);
+		relative(c, e->b, desc, e->calls, &lv->node[e->to].called, star, nm, "");
+	}
+	if (nout > 1) {
+		uint64_t calls = 0;
+		for (uint32_t i = 0; i < nout; i++)
+			calls += lv->edge[outv[i]].calls;
+		relative(c, x->desc_b, desc, calls, NULL, 0, "", "all");
+	}
+	fprintf(c->out, "\n");
+	free(in);
+	free(outv);
+}
+
+/* The first listing of a cycle: its members and what each allocated
+ * locally, by size and as a fraction of the whole cycle (mprof.1). */
+static void cycle_members(const struct cgctx *c, int k, int index)
+{
+	const struct callgraph *g = c->g;
+	const struct cg_node *cx = &g->merged.node[g->nfns + (size_t)k - 1];
+	uint64_t sd = cg_sum(cx->sd_b);
+	char psd[3], ps[3], idx[16], nm[512], nb[24], nc[24], nr[24], size[16], frac[16];
+
+	tables_pct2(psd, sd, c->total);
+	tables_pct2(ps, cg_sum(cx->self_b), sd);
+	breakdown(size, cx->self_b, cg_sum(cx->self_b));
+	snprintf(idx, sizeof(idx), "[%d]", index);
+	snprintf(nm, sizeof(nm), "<cycle %d as a whole> [%d], its members:", k, index);
+	cg_row(c->out, idx, psd, u64s(nb, cg_sum(cx->self_b)), ps, size, "-----------",
+	       u64s(nc, cx->called), '+', u64s(nr, cx->recur), nm);
+	for (size_t i = 0; i < g->nmembers[k - 1]; i++) {
+		uint32_t f = g->members[k - 1][i];
+		const struct cg_node *x = &g->fn.node[f];
+		uint64_t self = cg_sum(x->self_b);
+
+		tables_pct2(ps, self, sd);
+		breakdown(size, x->self_b, self);
+		breakdown(frac, x->self_b, sd);
+		node_name(c, nm, sizeof(nm), f, 0);
+		cg_row(c->out, "", "", u64s(nb, self), ps, size, frac, u64s(nc, x->called), '+',
+		       u64s(nr, x->recur), nm);
+	}
+	fprintf(c->out, "\n");
+}
+
+static void table_callgraph(FILE *out, const struct model *m, const struct callgraph *g)
+{
+	size_t n = 0;
+	struct entry *e = xcalloc(g->nfns + g->ncycles + 1, sizeof(*e));
+	struct cgctx c = { out, m, g, NULL, NULL, cg_sum(g->tot_b) };
+	char nm[512];
+
+	c.fn_index = xcalloc(g->nfns + 1, sizeof(int));
+	c.cycle_index = xcalloc(g->ncycles + 2, sizeof(int));
+	for (size_t f = 0; f < g->nfns; f++)
+		if (g->fn.node[f].called)
+			e[n++] = (struct entry){ 0, (uint32_t)f, cg_sum(g->fn.node[f].sd_b), 0 };
+	for (size_t k = 1; k <= g->ncycles; k++)
+		e[n++] = (struct entry){ 1, (uint32_t)k, cg_sum(g->merged.node[g->nfns + k - 1].sd_b), 0 };
+	sort_m = m;
+	qsort(e, n, sizeof(*e), entry_cmp);
+	for (size_t i = 0; i < n; i++) {
+		e[i].index = (int)i;
+		if (e[i].is_cycle)
+			c.cycle_index[e[i].id] = (int)i;
+		else
+			c.fn_index[e[i].id] = (int)i;
+	}
+
+	rule(out, "ALLOCATION CALL GRAPH");
+	cg_row(out, "", "", "self", "%", "size-ances", "frac-ances", "called", '/', "total", "ancestors");
+	cg_row(out, "index", "self+desc", "self", "%", "size-func", "", "called", '+', "recur",
+	       "name [index]");
+	cg_row(out, "", "", "self", "%", "size-desc", "frac-desc", "called", '/', "total", "descendents");
+	cg_row(out, "", "", "", NULL, " s  m  l  x", " s  m  l  x", "", ' ', "", "");
+	fputc('\n', out);
+	for (size_t i = 0; i < n; i++) {
+		if (e[i].is_cycle) {
+			cycle_members(&c, (int)e[i].id, e[i].index);
+			snprintf(nm, sizeof(nm), "<cycle %u as a whole> [%d]", e[i].id, e[i].index);
+			node_entry(&c, &g->merged, (uint32_t)(g->nfns + e[i].id - 1), 1, e[i].index, nm);
+		} else {
+			node_name(&c, nm, sizeof(nm), e[i].id, 0);
+			node_entry(&c, &g->fn, e[i].id, 0, e[i].index, nm);
+		}
+	}
+	free(e);
+	free(c.fn_index);
+	free(c.cycle_index);
+}
+
+void tables_print(FILE *out, const struct model *m, const struct callgraph *g,
+		  const struct profile *p, struct symbols *s, const struct tables_opts *o)
+{
+	const char *cmd = reader_info(p, "cmdline"), *pid = reader_info(p, "pid");
+	uint64_t bytes = model_bytes(m->tot), freed = model_freed(m->tot);
+
+	fprintf(out, "mprof: %s (pid %s): %" PRIu64 " allocations of %" PRIu64 " bytes, %" PRIu64
+		" frees of %" PRIu64 " bytes, %" PRIu64 " bytes kept\n",
+		cmd ? cmd : "?", pid ? pid : "?", model_allocs(m->tot), bytes, model_frees(m->tot), freed,
+		bytes - freed);
+	table_bins(out, p, s, o);
+	if (o->leaktable)
+		table_leaks(out, m, o);
+	table_direct(out, m, g);
+	table_callgraph(out, m, g);
+}

@@ -1,0 +1,44 @@
+/*
+ * tables.h - mprof's four tables (mprof.1: TABLE 1 to 4), printed from the
+ * model and call graph in the gprof-like layout of the paper.
+ */
+#ifndef TABLES_H
+#define TABLES_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+struct model;
+struct callgraph;
+struct profile;
+struct symbols;
+
+enum tables_verbosity { TABLES_TERSE, TABLES_NORMAL, TABLES_VERBOSE };
+
+struct tables_opts {
+	enum tables_verbosity verbosity;
+	int leaktable; /* print table 2 */
+	int offsets;   /* +n call-site offsets in leak paths */
+	int lines;     /* file:line after each function in leak paths */
+	int depth;     /* callers in a partial chain (default 5) */
+};
+
+/*
+ * Print the header and the four tables.  bins come from p (exact per size);
+ * type names from s (may be NULL: no types column entries).
+ */
+void tables_print(FILE *out, const struct model *m, const struct callgraph *g,
+		  const struct profile *p, struct symbols *s, const struct tables_opts *o);
+
+/*
+ * A two-column percentage (mprof.1, FIELDS IN THE OUTPUT): "  " for 0,
+ * " ." below 1%, "**" for 100%, else the whole percent, truncated, at most
+ * 99.  out must hold 3 bytes.
+ */
+void tables_pct2(char *out, uint64_t num, uint64_t den);
+
+/* Threshold, in percent, a leak chain or bin must exceed to be printed at
+ * this verbosity (verbose: -1, every one). */
+double tables_threshold(enum tables_verbosity v);
+
+#endif

@@ -1,0 +1,68 @@
+/*
+ * arena.c - owns the monitor's memory (arena_*): anonymous mappings and a
+ * chunked bump allocator over them.  Nothing here calls malloc.
+ */
+#include <stdint.h>
+#include <sys/mman.h>
+
+#include "arena.h"
+
+#define ARENA_CHUNK (1u << 20)
+
+struct arena_chunk {
+	struct arena_chunk *next;
+	size_t size; /* of the whole mapping */
+};
+
+void *arena_map(size_t n)
+{
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void arena_unmap(void *p, size_t n)
+{
+	if (p)
+		munmap(p, n);
+}
+
+void *arena_alloc(struct arena *a, size_t n)
+{
+	struct arena_chunk *c;
+	size_t size;
+	void *p;
+
+	n = (n + 15) & ~(size_t)15;
+	if (a->head && (size_t)(a->end - a->cur) >= n) {
+		p = a->cur;
+		a->cur += n;
+		return p;
+	}
+	size = ARENA_CHUNK;
+	if (n + 64 > size)
+		size = (n + 64 + 4095) & ~(size_t)4095;
+	c = arena_map(size);
+	if (!c)
+		return NULL;
+	c->size = size;
+	c->next = a->head;
+	a->head = c;
+	a->cur = (char *)c + 64; /* header, rounded to a cache line */
+	a->end = (char *)c + size;
+	p = a->cur;
+	a->cur += n;
+	return p;
+}
+
+void arena_release(struct arena *a)
+{
+	struct arena_chunk *c = a->head, *next;
+
+	while (c) {
+		next = c->next;
+		munmap(c, c->size);
+		c = next;
+	}
+	a->head = NULL;
+	a->cur = a->end = NULL;
+}

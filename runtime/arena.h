@@ -1,0 +1,28 @@
+/*
+ * arena.h - memory for the monitor's own tables, straight from mmap(2).
+ *
+ * The monitor never takes memory from the allocator it wraps.  Page-sized
+ * mappings come from arena_map(); small records from a bump arena that is
+ * released all at once (mprof_restart).
+ */
+#ifndef ARENA_H
+#define ARENA_H
+
+#include <stddef.h>
+
+/* Zeroed read-write pages, or NULL (errno set). */
+void *arena_map(size_t n);
+void arena_unmap(void *p, size_t n);
+
+struct arena_chunk;
+struct arena {
+	struct arena_chunk *head; /* newest chunk first */
+	char *cur, *end;          /* free space in head */
+};
+
+/* n bytes, 16-aligned, zeroed, or NULL when mmap fails. */
+void *arena_alloc(struct arena *a, size_t n);
+/* Give every chunk back; the arena is empty and usable again. */
+void arena_release(struct arena *a);
+
+#endif

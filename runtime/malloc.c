@@ -1,0 +1,180 @@
+/*
+ * malloc.c - owns the interposed allocator entry points: malloc, calloc,
+ * realloc, reallocarray, free, posix_memalign, aligned_alloc, memalign,
+ * valloc, pvalloc (C++ operator new/delete arrive through malloc/free).
+ *
+ * Each one calls the real allocator and, unless the monitor is off or this
+ * thread is already inside it (the recursion guard), records the event.
+ * The block is handed to the program untouched: the monitor keeps what it
+ * knows about it in a side map, so malloc_usable_size and memory from the
+ * aligned allocators work as without it.  errno is as the real call left it.
+ * Frees are noted before the real free: once the block is released another
+ * thread may get the same address, and its entry must not be ours.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "monitor.h"
+#include "real.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define RET __builtin_return_address(0)
+
+/* Referenced by monitor.c so that linking libmprof.a pulls this file in. */
+const char mon_hooks_anchor;
+
+/* Record p (n bytes) if it was allocated; errno stays the real call's. */
+static inline void note_alloc(void *p, size_t n, void *ret)
+{
+	int e = errno;
+	if (p)
+		mon_alloc(p, n, ret);
+	mon_leave();
+	errno = e;
+}
+
+EXPORT void *malloc(size_t n)
+{
+	void *p;
+
+	if (!mon_enter(1))
+		return real_malloc(n);
+	p = real_malloc(n);
+	note_alloc(p, n, RET);
+	return p;
+}
+
+EXPORT void *calloc(size_t n, size_t m)
+{
+	size_t total;
+	void *p;
+
+	if (!mon_enter(1))
+		return real_calloc(n, m);
+	p = real_calloc(n, m);
+	if (__builtin_mul_overflow(n, m, &total))
+		total = 0; /* then p is NULL */
+	note_alloc(p, total, RET);
+	return p;
+}
+
+EXPORT void free(void *p)
+{
+	if (!p || !mon_enter(0)) {
+		real_free(p);
+		return;
+	}
+	int e = errno;
+	mon_free(p);
+	real_free(p);
+	mon_leave();
+	errno = e;
+}
+
+/* realloc = free of the old block + allocation of the new one. */
+static void *do_realloc(void *p, size_t n, void *ret)
+{
+	struct mon_old old;
+	void *q;
+	int e;
+
+	if (!p) {
+		if (!mon_enter(1))
+			return real_malloc(n);
+		q = real_malloc(n);
+		note_alloc(q, n, ret);
+		return q;
+	}
+	if (!mon_enter(0))
+		return real_realloc(p, n);
+	mon_realloc_take(p, &old);
+	q = real_realloc(p, n);
+	e = errno;
+	if (!q && n) {
+		mon_realloc_failed(p, &old); /* p is untouched */
+	} else {
+		/* Moved, resized in place, or (n == 0) freed: p is gone. */
+		mon_realloc_freed(p, &old);
+		if (q)
+			mon_alloc(q, n, ret);
+	}
+	mon_leave();
+	errno = e;
+	return q;
+}
+
+EXPORT void *realloc(void *p, size_t n)
+{
+	return do_realloc(p, n, RET);
+}
+
+EXPORT void *reallocarray(void *p, size_t n, size_t m)
+{
+	size_t total;
+
+	if (__builtin_mul_overflow(n, m, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return do_realloc(p, total, RET);
+}
+
+EXPORT int posix_memalign(void **out, size_t align, size_t n)
+{
+	int rc, e;
+
+	if (!mon_enter(1))
+		return real_posix_memalign(out, align, n);
+	rc = real_posix_memalign(out, align, n);
+	e = errno;
+	if (rc == 0)
+		mon_alloc(*out, n, RET);
+	mon_leave();
+	errno = e;
+	return rc;
+}
+
+EXPORT void *aligned_alloc(size_t align, size_t n)
+{
+	void *p;
+
+	if (!mon_enter(1))
+		return real_aligned_alloc(align, n);
+	p = real_aligned_alloc(align, n);
+	note_alloc(p, n, RET);
+	return p;
+}
+
+EXPORT void *memalign(size_t align, size_t n)
+{
+	void *p;
+
+	if (!mon_enter(1))
+		return real_memalign(align, n);
+	p = real_memalign(align, n);
+	note_alloc(p, n, RET);
+	return p;
+}
+
+EXPORT void *valloc(size_t n)
+{
+	void *p;
+
+	if (!mon_enter(1))
+		return real_valloc(n);
+	p = real_valloc(n);
+	note_alloc(p, n, RET);
+	return p;
+}
+
+EXPORT void *pvalloc(size_t n)
+{
+	void *p;
+
+	if (!mon_enter(1))
+		return real_pvalloc(n);
+	p = real_pvalloc(n);
+	note_alloc(p, n, RET);
+	return p;
+}

@@ -1,0 +1,170 @@
+/*
+ * modules.c - owns the MODULES section (modules_*): what is mapped at save
+ * time, found with dl_iterate_phdr.  Per object: the address range of its
+ * PT_LOAD segments, the load bias, the file offset of the first PT_LOAD,
+ * the path and the GNU build-id (so the symbolizer can check it reads the
+ * same file).
+ *
+ * The list is collected into scratch mappings first and written after, so
+ * the count at the head of the section is the number of entries written
+ * even if another thread loads or unloads a library meanwhile.
+ */
+#include <elf.h>
+#include <limits.h>
+#include <link.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#include "arena.h"
+#include "format.h"
+#include "modules.h"
+
+struct modules_ent {
+	uint64_t start, end, bias, offset;
+	uint32_t path, path_len; /* into the string scratch */
+	uint32_t bid, bid_len;
+};
+
+struct modules_scratch {
+	struct modules_ent *ents;
+	size_t nents, cap_ents;
+	char *str;
+	size_t nstr, cap_str;
+	int first, failed;
+	uint64_t vdso;
+};
+
+/* Double a scratch mapping to hold at least need bytes. */
+static int reserve(void **p, size_t *cap, size_t used, size_t need)
+{
+	size_t n = *cap ? *cap : 16384;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	q = arena_map(n);
+	if (!q)
+		return -1;
+	if (*p)
+		memcpy(q, *p, used);
+	arena_unmap(*p, *cap);
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+static int add_str(struct modules_scratch *m, const void *s, size_t n, uint32_t *off)
+{
+	if (reserve((void **)&m->str, &m->cap_str, m->nstr, m->nstr + n + 1) < 0)
+		return -1;
+	memcpy(m->str + m->nstr, s, n);
+	*off = (uint32_t)m->nstr;
+	m->nstr += n;
+	return 0;
+}
+
+/* The NT_GNU_BUILD_ID descriptor in a PT_NOTE segment, or NULL. */
+static const unsigned char *build_id(const unsigned char *p, size_t size, size_t align,
+				     uint32_t *len)
+{
+	size_t off = 0, a = align == 8 ? 8 : 4;
+
+	while (off + sizeof(Elf64_Nhdr) <= size) {
+		const Elf64_Nhdr *nh = (const Elf64_Nhdr *)(p + off);
+		size_t name = off + sizeof *nh;
+		size_t desc = name + ((nh->n_namesz + a - 1) & ~(a - 1));
+		size_t next = desc + ((nh->n_descsz + a - 1) & ~(a - 1));
+
+		if (desc > size || desc + nh->n_descsz > size)
+			return NULL;
+		if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+		    !memcmp(p + name, "GNU", 4)) {
+			*len = nh->n_descsz;
+			return p + desc;
+		}
+		off = next;
+	}
+	return NULL;
+}
+
+static int one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct modules_scratch *m = arg;
+	struct modules_ent e = { .start = UINT64_MAX };
+	const unsigned char *bid = NULL;
+	int first = m->first, i, have_load = 0;
+	char exe[PATH_MAX];
+	const char *path = info->dlpi_name;
+	ssize_t k;
+
+	m->first = 0;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD) {
+			if (!have_load)
+				e.offset = ph->p_offset;
+			have_load = 1;
+			if (lo < e.start)
+				e.start = lo;
+			if (lo + ph->p_memsz > e.end)
+				e.end = lo + ph->p_memsz;
+		} else if (ph->p_type == PT_NOTE && !bid) {
+			bid = build_id((const unsigned char *)(uintptr_t)lo, ph->p_filesz,
+				       ph->p_align, &e.bid_len);
+		}
+	}
+	if (!have_load)
+		return 0;
+	/* The vDSO has a name but no file. */
+	if (m->vdso && e.start <= m->vdso && m->vdso < e.end)
+		return 0;
+	if (first) {
+		k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+		exe[k > 0 ? k : 0] = 0;
+		path = exe;
+	} else if (!path || !*path) {
+		return 0;
+	}
+	e.bias = info->dlpi_addr;
+	if (reserve((void **)&m->ents, &m->cap_ents, m->nents * sizeof e,
+		    (m->nents + 1) * sizeof e) < 0 ||
+	    add_str(m, path, strlen(path), &e.path) < 0 ||
+	    (bid && add_str(m, bid, e.bid_len, &e.bid) < 0)) {
+		m->failed = 1;
+		return 1;
+	}
+	e.path_len = (uint32_t)strlen(path);
+	if (!bid)
+		e.bid_len = 0;
+	m->ents[m->nents++] = e;
+	return 0;
+}
+
+int modules_write(struct format_writer *w)
+{
+	struct modules_scratch m = { .first = 1 };
+	size_t i;
+
+	m.vdso = getauxval(AT_SYSINFO_EHDR);
+	dl_iterate_phdr(one, &m);
+	format_begin_section(w, FORMAT_SEC_MODULES);
+	format_put_u32(w, (uint32_t)m.nents);
+	for (i = 0; i < m.nents; i++) {
+		struct modules_ent *e = &m.ents[i];
+		format_put_u64(w, e->start);
+		format_put_u64(w, e->end);
+		format_put_u64(w, e->bias);
+		format_put_u64(w, e->offset);
+		format_put_blob(w, m.str + e->path, e->path_len);
+		format_put_blob(w, e->bid_len ? m.str + e->bid : "", e->bid_len);
+	}
+	format_end_section(w);
+	arena_unmap(m.ents, m.cap_ents);
+	arena_unmap(m.str, m.cap_str);
+	return m.failed ? -1 : 0;
+}

@@ -1,0 +1,28 @@
+/*
+ * real.h - the allocator the monitor wraps ("the real one").
+ *
+ * The real functions are found lazily with dlsym(RTLD_NEXT, ...).  Until
+ * real_init() has finished (and while dlsym itself runs, since it may
+ * allocate), calls go to glibc's exported __libc_* entry points, which are
+ * the same allocator.  Every call the monitor makes for itself goes here,
+ * never through the interposed symbols.
+ */
+#ifndef REAL_H
+#define REAL_H
+
+#include <stddef.h>
+
+/* Resolve the real functions.  Call once, with the recursion guard set. */
+void real_init(void);
+
+void *real_malloc(size_t n);
+void *real_calloc(size_t n, size_t m);
+void *real_realloc(void *p, size_t n);
+void real_free(void *p);
+int real_posix_memalign(void **out, size_t align, size_t n);
+void *real_aligned_alloc(size_t align, size_t n);
+void *real_memalign(size_t align, size_t n);
+void *real_valloc(size_t n);
+void *real_pvalloc(size_t n);
+
+#endif

@@ -1,0 +1,274 @@
+/*
+ * writer.c - owns saving the profile (writer_*): the save lock, the data
+ * file's sections (INFO, MODULES, COUNTERS, STACKS, BINS) through the
+ * encoder of lib/format.h, and the atomic replace (FILE.tmp.PID, rename).
+ *
+ * Nothing here allocates: buffers are static (guarded by the save lock),
+ * the encoder writes with write(2), and the caller holds the recursion
+ * guard so anything libc allocates on our behalf goes to the real malloc.
+ * Counters are read while other threads go on updating them: an autosave
+ * is a snapshot a few events wide; the save at exit is exact for a
+ * program whose other threads are done.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h> /* rename(2) only: no stdio streams here */
+#include <string.h>
+#include <unistd.h>
+
+#include "format.h"
+#include "modules.h"
+#include "monitor.h"
+#include "stacks.h"
+#include "unwind.h"
+#include "writer.h"
+
+static pthread_mutex_t writer_mutex = PTHREAD_MUTEX_INITIALIZER;
+static unsigned char writer_buf[1 << 16];
+static char writer_cmdline[1 << 15];
+static char writer_exe[PATH_MAX];
+static char writer_path[PATH_MAX + 32];
+static char writer_tmp[PATH_MAX + 64];
+static uint64_t writer_bins[FORMAT_NBINS][4];
+
+void writer_lock(void)
+{
+	pthread_mutex_lock(&writer_mutex);
+}
+
+int writer_trylock(void)
+{
+	return pthread_mutex_trylock(&writer_mutex);
+}
+
+void writer_unlock(void)
+{
+	pthread_mutex_unlock(&writer_mutex);
+}
+
+void writer_lock_reinit(void)
+{
+	pthread_mutex_init(&writer_mutex, NULL);
+}
+
+/* Decimal digits of v into buf[24], NUL-terminated; returns buf. */
+static char *fmt_u64(char *buf, uint64_t v)
+{
+	char tmp[24];
+	int n = 0, i = 0;
+
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	while (n)
+		buf[i++] = tmp[--n];
+	buf[i] = 0;
+	return buf;
+}
+
+/* dst = a b c (each may be NULL); -1 if it does not fit in cap. */
+static int join(char *dst, size_t cap, const char *a, const char *b, const char *c)
+{
+	const char *part[3] = { a, b, c };
+	size_t n = 0, k;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		if (!part[i])
+			continue;
+		k = strlen(part[i]);
+		if (n + k >= cap)
+			return -1;
+		memcpy(dst + n, part[i], k);
+		n += k;
+	}
+	dst[n] = 0;
+	return 0;
+}
+
+/* /proc/self/cmdline, arguments joined by single spaces. */
+static const char *read_cmdline(void)
+{
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	size_t n = 0;
+	ssize_t k;
+
+	writer_cmdline[0] = 0;
+	if (fd < 0)
+		return writer_cmdline;
+	while (n < sizeof writer_cmdline - 1) {
+		k = read(fd, writer_cmdline + n, sizeof writer_cmdline - 1 - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+	}
+	close(fd);
+	while (n && writer_cmdline[n - 1] == 0)
+		n--;
+	writer_cmdline[n] = 0;
+	for (k = 0; (size_t)k < n; k++)
+		if (writer_cmdline[k] == 0)
+			writer_cmdline[k] = ' ';
+	return writer_cmdline;
+}
+
+static const char *read_exe(void)
+{
+	ssize_t n = readlink("/proc/self/exe", writer_exe, sizeof writer_exe - 1);
+	writer_exe[n > 0 ? n : 0] = 0;
+	return writer_exe;
+}
+
+static void put_info(struct format_writer *w, const char *reason)
+{
+	struct mon_totals t;
+	char pid[24], start[24], end[24], allocs[24], frees[24], bytes[24], freed[24],
+		unknown[24], dropped[24];
+
+	t.allocs = __atomic_load_n(&mon.totals.allocs, __ATOMIC_RELAXED);
+	t.bytes = __atomic_load_n(&mon.totals.bytes, __ATOMIC_RELAXED);
+	t.frees = __atomic_load_n(&mon.totals.frees, __ATOMIC_RELAXED);
+	t.freed = __atomic_load_n(&mon.totals.freed, __ATOMIC_RELAXED);
+	t.unknown_frees = __atomic_load_n(&mon.totals.unknown_frees, __ATOMIC_RELAXED);
+	t.dropped = __atomic_load_n(&mon.totals.dropped, __ATOMIC_RELAXED);
+	const char *kv[][2] = {
+		{ "cmdline", read_cmdline() },
+		{ "exe", read_exe() },
+		{ "pid", fmt_u64(pid, (uint64_t)getpid()) },
+		{ "start_ns", fmt_u64(start, mon.start_ns) },
+		{ "end_ns", fmt_u64(end, mon_now_ns()) },
+		{ "allocs", fmt_u64(allocs, t.allocs) },
+		{ "frees", fmt_u64(frees, t.frees) },
+		{ "bytes", fmt_u64(bytes, t.bytes) },
+		{ "bytes_freed", fmt_u64(freed, t.freed) },
+		{ "unknown_frees", fmt_u64(unknown, t.unknown_frees) },
+		{ "dropped", fmt_u64(dropped, t.dropped) },
+		{ "reason", reason },
+		{ "monitor", "mprof-runtime 1" },
+		{ "unwinder", unwind_name },
+	};
+	size_t i, n = sizeof kv / sizeof kv[0];
+
+	format_begin_section(w, FORMAT_SEC_INFO);
+	format_put_u32(w, (uint32_t)n);
+	for (i = 0; i < n; i++) {
+		format_put_str(w, kv[i][0]);
+		format_put_str(w, kv[i][1]);
+	}
+	format_end_section(w);
+}
+
+static void put_counters(struct format_writer *w)
+{
+	int i;
+
+	format_begin_section(w, FORMAT_SEC_COUNTERS);
+	format_put_u32(w, MPROF_NCOUNTERS);
+	for (i = 0; i < MPROF_NCOUNTERS; i++) {
+		format_put_str(w, format_mprof_counter_names[i]);
+		format_put_str(w, format_mprof_counter_units[i]);
+	}
+	format_end_section(w);
+}
+
+static void put_stacks(struct format_writer *w)
+{
+	uint32_t n = stacks_count(), i, d;
+	int c;
+
+	format_begin_section(w, FORMAT_SEC_STACKS);
+	format_put_u64(w, n);
+	for (i = 0; i < n; i++) {
+		struct stacks_rec *r = stacks_get(i);
+		format_put_u32(w, r->depth);
+		format_put_u32(w, r->flags);
+		for (d = 0; d < r->depth; d++)
+			format_put_u64(w, r->frames[d]);
+		for (c = 0; c < MPROF_NCOUNTERS; c++)
+			format_put_u64(w, __atomic_load_n(&r->counters[c], __ATOMIC_RELAXED));
+	}
+	format_end_section(w);
+}
+
+/* Only the bins something fell into; a snapshot, so the count matches. */
+static void put_bins(struct format_writer *w)
+{
+	uint32_t i, n = 0;
+	int k;
+
+	for (i = 0; i < FORMAT_NBINS; i++) {
+		for (k = 0; k < 4; k++)
+			writer_bins[i][k] = __atomic_load_n(&mon.bins[i][k], __ATOMIC_RELAXED);
+		if (writer_bins[i][0] | writer_bins[i][1])
+			n++;
+	}
+	format_begin_section(w, FORMAT_SEC_BINS);
+	format_put_u32(w, n);
+	for (i = 0; i < FORMAT_NBINS; i++) {
+		if (!(writer_bins[i][0] | writer_bins[i][1]))
+			continue;
+		format_put_u32(w, i);
+		for (k = 0; k < 4; k++)
+			format_put_u64(w, writer_bins[i][k]);
+	}
+	format_end_section(w);
+}
+
+static void fail(const char *path, int err)
+{
+	const char *name = strerrorname_np(err);
+	char what[PATH_MAX + 48];
+
+	mon.nosave = 1;
+	if (join(what, sizeof what, "cannot write ", path, NULL) < 0)
+		join(what, sizeof what, "cannot write the profile", NULL, NULL);
+	mon_trouble(what, name ? name : "error");
+}
+
+int writer_save(const char *reason)
+{
+	struct format_writer w;
+	char pid[24];
+	int fd, rc, e = errno;
+
+	mon_config();
+	fmt_u64(pid, (uint64_t)getpid());
+	/* A forked child (or a process the launcher did not start) must not
+	 * clobber the root's file. */
+	if (join(writer_path, sizeof writer_path, mon.out,
+		 getpid() == mon.root_pid ? NULL : ".", getpid() == mon.root_pid ? NULL : pid) < 0 ||
+	    join(writer_tmp, sizeof writer_tmp, writer_path, ".tmp.", pid) < 0) {
+		fail(mon.out, ENAMETOOLONG);
+		errno = e;
+		return -1;
+	}
+	fd = open(writer_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		fail(writer_tmp, errno);
+		errno = e;
+		return -1;
+	}
+	format_writer_init(&w, fd, writer_buf, sizeof writer_buf, FORMAT_KIND_MPROF);
+	put_info(&w, reason);
+	if (modules_write(&w) < 0 && !w.error)
+		w.error = ENOMEM;
+	put_counters(&w);
+	put_stacks(&w);
+	put_bins(&w);
+	rc = format_writer_finish(&w);
+	if (close(fd) < 0 && rc == 0)
+		rc = -errno;
+	if (rc == 0 && rename(writer_tmp, writer_path) < 0)
+		rc = -errno;
+	if (rc < 0) {
+		unlink(writer_tmp);
+		fail(writer_path, -rc);
+		errno = e;
+		return -1;
+	}
+	errno = e;
+	return 0;
+}

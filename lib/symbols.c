@@ -1,0 +1,1148 @@
+/*
+ * symbols.c - offline symbolization with elfutils libdw (see symbols.h).
+ *
+ * Owns the Dwfl session built from a profile's module list, the per-address
+ * cache of resolved frames, the interned strings every returned frame points
+ * to, and the lazily built size -> type names index for mprof's bin table
+ * (mprof.1, TABLE 1; the original's BUGS section says its type-name code was
+ * unreliable: here the names come straight from DWARF type DIEs).
+ *
+ * Resolution of one address (like eu-addr2line -f -i -C):
+ *   1. The recorded module holding the address (binary search); none ->
+ *      "0xaddr"; a module whose file could not be opened -> "module+0xoff".
+ *   2. The ELF symbol holding it (symtab, else dynsym, also from separate
+ *      debug info; the table libdwfl picks, read once with
+ *      dwfl_module_getsym_info and sorted, since dwfl_module_addrinfo scans
+ *      every symbol on every call): the real function's name and entry.
+ *   3. DWARF: the concrete DW_TAG_subprogram holding the pc (from a sorted
+ *      index of every subprogram's ranges, built once per module; when the
+ *      index has none, dwfl_module_addrdie + dwarf_getscopes), then down
+ *      through the blocks and DW_TAG_inlined_subroutines holding the pc.
+ *      Each inlined subroutine is one frame: the innermost gets the pc's
+ *      file:line, each outer one the DW_AT_call_file/DW_AT_call_line of the
+ *      inlined frame inside it.  Checked against addr2line -i.
+ *   4. The real function is named by the ELF symbol when there is one,
+ *      inlined ones by DWARF (linkage name, else DW_AT_name); C++ names
+ *      are demangled with the C++ runtime's __cxa_demangle.
+ */
+#include "symbols.h"
+
+#include "reader.h"
+#include "util.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* From the C++ ABI runtime (libstdc++); we link with -lstdc++. */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+/* Deepest inline chain we keep for one address; deeper DWARF is cut. */
+#define SYM_MAX_INLINE 64
+/* Deepest nesting of namespaces/classes/functions walked for types. */
+#define TYPE_MAX_DEPTH 128
+/* Most DIEs kept on the way from an inline pc out to its subprogram. */
+#define SCOPES_MAX 256
+
+/* One ELF symbol that can name code, for our own sorted lookup: libdwfl's
+ * dwfl_module_addrinfo scans the whole symbol table on every call. */
+struct elf_sym {
+	uint64_t addr, size; /* absolute */
+	const char *name;    /* in the ELF string table, alive with the Dwfl */
+	int rank;            /* preference among aliases: global, weak, local */
+};
+
+/* The code range of one concrete subprogram DIE. */
+struct sub_range {
+	uint64_t lo, hi; /* DWARF addresses */
+	Dwarf_Die die;
+};
+
+struct sym_mod {
+	uint64_t start, end, bias; /* as recorded */
+	struct sub_range *subs;    /* sorted by lo; built on first use */
+	size_t nsubs, subs_cap;
+	Dwarf_Addr dwbias;         /* module address minus DWARF address */
+	int subs_loaded;          /* 1 built, -1 no DWARF */
+	struct elf_sym *syms;      /* sorted by addr; built on first use */
+	size_t nsyms;
+	int syms_loaded;
+	char *path;                /* recorded path */
+	const char *base;          /* basename of path, points into it */
+	Dwfl_Module *dwmod;        /* NULL: no file, addresses print as base+off */
+	int own_types;             /* the program's own code: walk its types */
+};
+
+struct cache_ent {
+	uint64_t addr;
+	uint32_t first, n; /* slice of s->frames */
+	uint8_t ra, used;
+};
+
+struct istr {
+	char **slots;
+	size_t nslots, n;
+};
+
+struct type_ent {
+	uint64_t size;
+	const char *name; /* interned */
+};
+
+/* A C++ class declared inside a namespace or class and defined outside it
+ * (struct Outer::Inner { ... }): the definition names its declaration with
+ * DW_AT_specification, whose parents give the qualified name. */
+struct decl_ent {
+	Dwarf_Off off;
+	const char *qname;
+};
+struct spec_ent {
+	Dwarf_Off spec;
+	uint64_t size;
+	const char *fallback;
+};
+
+struct symbols {
+	Dwfl *dwfl;
+	struct sym_mod *mods; /* sorted by start */
+	size_t nmods;
+	struct istr strs;
+	struct cache_ent *cache;
+	size_t cache_cap, cache_n;
+	struct sym_frame *frames;
+	size_t nframes, frames_cap;
+	/* types, built on first symbols_types_of_size */
+	int types_built;
+	struct type_ent *types;
+	size_t ntypes, types_cap;
+	const char **type_names; /* parallel to types after sorting */
+	struct decl_ent *decls;
+	size_t ndecls, decls_cap;
+	struct spec_ent *specs;
+	size_t nspecs, specs_cap;
+};
+
+static char *const no_debuginfo_path = NULL;
+static const Dwfl_Callbacks offline_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = (char **)&no_debuginfo_path, /* default search path */
+};
+
+/* ---- small helpers ---------------------------------------------------- */
+
+static int grow(void *pp, size_t *cap, size_t n, size_t size)
+{
+	void **p = pp;
+	size_t c = *cap ? *cap : 16;
+	void *q;
+
+	if (n <= *cap)
+		return 0;
+	while (c < n)
+		c *= 2;
+	q = realloc(*p, c * size);
+	if (!q)
+		return -1;
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 0x100000001b3ull;
+	return h;
+}
+
+/* Interned copy of s (equal strings share one copy), NULL on OOM. */
+static const char *intern(struct symbols *s, const char *str)
+{
+	struct istr *t = &s->strs;
+	size_t i;
+
+	if (2 * (t->n + 1) > t->nslots) {
+		size_t nn = t->nslots ? 2 * t->nslots : 1024;
+		char **ns = calloc(nn, sizeof(*ns));
+		if (!ns)
+			return NULL;
+		for (size_t k = 0; k < t->nslots; k++) {
+			if (!t->slots[k])
+				continue;
+			i = hash_str(t->slots[k]) & (nn - 1);
+			while (ns[i])
+				i = (i + 1) & (nn - 1);
+			ns[i] = t->slots[k];
+		}
+		free(t->slots);
+		t->slots = ns;
+		t->nslots = nn;
+	}
+	i = hash_str(str) & (t->nslots - 1);
+	while (t->slots[i]) {
+		if (strcmp(t->slots[i], str) == 0)
+			return t->slots[i];
+		i = (i + 1) & (t->nslots - 1);
+	}
+	t->slots[i] = strdup(str);
+	if (!t->slots[i])
+		return NULL;
+	t->n++;
+	return t->slots[i];
+}
+
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	return b ? b + 1 : path;
+}
+
+static int has_prefix(const char *s, const char *p)
+{
+	return strncmp(s, p, strlen(p)) == 0;
+}
+
+/* A file of the system rather than of the program (/lib is /usr/lib on
+ * merged-/usr systems, so both spellings count). */
+static int is_system_path(const char *path)
+{
+	static const char *const pre[] = { "/usr/", "/lib/", "/lib64/", "/lib32/", "/libx32/" };
+	char real[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(pre) / sizeof(pre[0]); i++)
+		if (has_prefix(path, pre[i]))
+			return 1;
+	if (realpath(path, real) && path[0] == '/' && strcmp(real, path) != 0)
+		return is_system_path(real);
+	return 0;
+}
+
+/* ---- opening ---------------------------------------------------------- */
+
+static int cmp_mod(const void *a, const void *b)
+{
+	const struct sym_mod *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static void check_build_id(struct sym_mod *m, const struct prof_module *pm, const char *file,
+			   int overridden)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int n;
+
+	if (!pm->build_id || pm->build_id_len == 0)
+		return; /* nothing recorded to compare with */
+	n = dwfl_module_build_id(m->dwmod, &bits, &vaddr);
+	if (n == (int)pm->build_id_len && memcmp(bits, pm->build_id, (size_t)n) == 0)
+		return;
+	if (overridden)
+		warnx_("%s does not match the profiled executable %s (build-id differs); "
+		       "symbols may be wrong",
+		       file, pm->path ? pm->path : "(unknown)");
+	else
+		warnx_("%s has changed since it was profiled (build-id differs); "
+		       "symbols may be wrong",
+		       file);
+}
+
+static void open_module(struct symbols *s, struct sym_mod *m, const struct prof_module *pm,
+			const char *override)
+{
+	const char *file = override ? override : pm->path;
+	int fd;
+
+	if (!file || !file[0])
+		return;
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		/* Pseudo-modules (linux-vdso.so.1, "[vdso]") are no files:
+		 * no warning, their addresses print as module+offset. */
+		if (strchr(file, '/') || override)
+			warnx_("cannot open %s: %s; its addresses print as module+offset", file,
+			       strerror(errno));
+		return;
+	}
+	close(fd);
+	/* add_p_vaddr = true: base is the bias (load minus link-time address),
+	 * right even for objects whose first PT_LOAD is not at vaddr 0;
+	 * dwfl ignores the base of ET_EXEC files, which are not relocated. */
+	m->dwmod = dwfl_report_elf(s->dwfl, file, file, -1, pm->bias, true);
+	if (!m->dwmod) {
+		warnx_("cannot open %s: %s; its addresses print as module+offset", file,
+		       dwfl_errmsg(-1));
+		return;
+	}
+	check_build_id(m, pm, file, override != NULL);
+}
+
+struct symbols *symbols_open(const struct profile *p, const char *exe_override)
+{
+	struct symbols *s = calloc(1, sizeof(*s));
+	size_t n = p ? p->nmodules : 0;
+
+	if (!s)
+		return NULL;
+	s->dwfl = dwfl_begin(&offline_callbacks);
+	s->mods = calloc(n ? n : 1, sizeof(*s->mods));
+	if (!s->dwfl || !s->mods)
+		goto fail;
+	dwfl_report_begin(s->dwfl);
+	for (size_t i = 0; i < n; i++) {
+		const struct prof_module *pm = &p->modules[i];
+		struct sym_mod *m = &s->mods[s->nmods];
+		const char *ov = i == 0 ? exe_override : NULL;
+
+		m->path = strdup(pm->path ? pm->path : "");
+		if (!m->path)
+			goto fail;
+		s->nmods++;
+		m->start = pm->start;
+		m->end = pm->end;
+		m->bias = pm->bias;
+		m->base = m->path[0] ? base_name(m->path) : "??";
+		m->own_types = i == 0 || (m->path[0] == '/' && !is_system_path(m->path));
+		open_module(s, m, pm, ov);
+	}
+	if (dwfl_report_end(s->dwfl, NULL, NULL) != 0)
+		warnx_("symbols: %s", dwfl_errmsg(-1));
+	qsort(s->mods, s->nmods, sizeof(*s->mods), cmp_mod);
+	return s;
+fail:
+	symbols_free(s);
+	return NULL;
+}
+
+void symbols_free(struct symbols *s)
+{
+	if (!s)
+		return;
+	if (s->dwfl)
+		dwfl_end(s->dwfl);
+	for (size_t i = 0; i < s->nmods; i++) {
+		free(s->mods[i].path);
+		free(s->mods[i].syms);
+		free(s->mods[i].subs);
+	}
+	free(s->mods);
+	for (size_t i = 0; i < s->strs.nslots; i++)
+		free(s->strs.slots[i]);
+	free(s->strs.slots);
+	free(s->cache);
+	free(s->frames);
+	free(s->types);
+	free(s->type_names);
+	free(s->decls);
+	free(s->specs);
+	free(s);
+}
+
+/* ---- resolving -------------------------------------------------------- */
+
+static struct sym_mod *find_mod(const struct symbols *s, uint64_t addr)
+{
+	size_t lo = 0, hi = s->nmods;
+
+	while (lo < hi) { /* last module with start <= addr */
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->mods[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || addr >= s->mods[lo - 1].end)
+		return NULL;
+	return &s->mods[lo - 1];
+}
+
+/* Demangled (C++ "_Z...") or plain name, interned. */
+static const char *nice_name(struct symbols *s, const char *name)
+{
+	const char *r;
+	char *d;
+	int st = -1;
+
+	if (name[0] != '_' || name[1] != 'Z')
+		return intern(s, name);
+	d = __cxa_demangle(name, NULL, NULL, &st);
+	if (!d || st != 0) {
+		free(d);
+		return intern(s, name);
+	}
+	r = intern(s, d);
+	free(d);
+	return r;
+}
+
+/* Name of a subprogram or inlined subroutine DIE, following
+ * DW_AT_abstract_origin and DW_AT_specification: the linkage name when there
+ * is one (C++: qualified, with parameters, once demangled), else DW_AT_name. */
+static const char *die_func_name(struct symbols *s, Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *n;
+
+	n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+	if (!n)
+		n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+	if (!n)
+		n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
+	return n ? nice_name(s, n) : NULL;
+}
+
+/* Entry address (DWARF address space) of a subprogram DIE. */
+static int die_entry(Dwarf_Die *die, Dwarf_Addr *entry)
+{
+	Dwarf_Addr base, start, end;
+
+	if (dwarf_entrypc(die, entry) == 0)
+		return 0;
+	if (dwarf_ranges(die, 0, &base, &start, &end) > 0) {
+		*entry = start;
+		return 0;
+	}
+	return -1;
+}
+
+/* File name number idx of the CU that contains die. */
+static const char *cu_file(Dwarf_Die *die, Dwarf_Word idx)
+{
+	Dwarf_Die cu;
+	Dwarf_Files *files;
+	size_t nfiles;
+
+	if (!dwarf_diecu(die, &cu, NULL, NULL) || dwarf_getsrcfiles(&cu, &files, &nfiles) != 0 ||
+	    idx >= nfiles)
+		return NULL;
+	return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+/* A source path as an interned string, made absolute with the CU's
+ * DW_AT_comp_dir when the line table holds it relative (as addr2line
+ * prints it, and so that a tool can open the file). */
+static const char *src_path(struct symbols *s, Dwarf_Die *cu, const char *file)
+{
+	Dwarf_Attribute a;
+	const char *dir;
+	char buf[PATH_MAX];
+
+	if (!file)
+		return NULL;
+	if (file[0] == '/' || !(dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &a))) ||
+	    (size_t)snprintf(buf, sizeof(buf), "%s/%s", dir, file) >= sizeof(buf))
+		return intern(s, file);
+	return intern(s, buf);
+}
+
+/* GCC splits a function's unlikely code into "f.cold" (C++: "f() [clone
+ * .cold]"), reached by jumps, not calls: it is still f's frame, so it gets
+ * f's name.  Returns 1 if a suffix was removed from buf. */
+static int strip_cold(char *buf)
+{
+	size_t n = strlen(buf);
+	char *dot;
+
+	if (n > 14 && strcmp(buf + n - 14, " [clone .cold]") == 0) {
+		buf[n - 14] = 0;
+		return 1;
+	}
+	dot = strstr(buf, ".cold");
+	if (dot && dot != buf && (dot[5] == 0 || (dot[5] == '.' && dot[6] >= '0' && dot[6] <= '9'))) {
+		*dot = 0;
+		return 1;
+	}
+	return 0;
+}
+
+static int cmp_elf_sym(const void *a, const void *b)
+{
+	const struct elf_sym *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank - y->rank;
+	return strcmp(x->name, y->name); /* deterministic among equals */
+}
+
+/* Load m's function symbols (symtab, else dynsym, from the file or its
+ * separate debug info, as libdwfl picks them), sorted, one per address. */
+static void load_syms(struct sym_mod *m)
+{
+	int n = dwfl_module_getsymtab(m->dwmod);
+	size_t k = 0;
+
+	m->syms_loaded = 1;
+	if (n <= 1 || !(m->syms = malloc((size_t)n * sizeof(*m->syms))))
+		return;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *name = dwfl_module_getsym_info(m->dwmod, i, &sym, &addr, &shndx, NULL, NULL);
+		int type = GELF_ST_TYPE(sym.st_info), bind = GELF_ST_BIND(sym.st_info);
+
+		if (!name || !name[0] || shndx == SHN_UNDEF || sym.st_shndx == SHN_ABS)
+			continue;
+		if (type != STT_FUNC && type != STT_GNU_IFUNC && !(type == STT_NOTYPE && sym.st_size))
+			continue;
+		m->syms[k].addr = addr;
+		m->syms[k].size = sym.st_size;
+		m->syms[k].name = name;
+		m->syms[k].rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+		k++;
+	}
+	qsort(m->syms, k, sizeof(*m->syms), cmp_elf_sym);
+	m->nsyms = 0;
+	for (size_t i = 0; i < k; i++) /* keep the preferred alias at each address */
+		if (m->nsyms == 0 || m->syms[m->nsyms - 1].addr != m->syms[i].addr)
+			m->syms[m->nsyms++] = m->syms[i];
+}
+
+/* The symbol whose [addr, addr + size) holds pc, else a sizeless symbol
+ * right before it; NULL if none. */
+static const struct elf_sym *find_sym(struct sym_mod *m, uint64_t pc)
+{
+	size_t lo = 0, hi;
+
+	if (!m->syms_loaded)
+		load_syms(m);
+	hi = m->nsyms;
+	while (lo < hi) { /* last symbol with addr <= pc */
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->syms[mid].addr <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	if (m->syms[lo - 1].size == 0 || pc < m->syms[lo - 1].addr + m->syms[lo - 1].size)
+		return &m->syms[lo - 1];
+	/* A symbol nested in a bigger one (an entry label inside a function):
+	 * look a little further back for one that holds pc. */
+	for (size_t i = lo - 1, k = 0; i-- > 0 && k < 16; k++)
+		if (pc < m->syms[i].addr + m->syms[i].size)
+			return &m->syms[i];
+	return NULL;
+}
+
+/*
+ * The subprogram index: dwarf_getscopes walks a whole CU per address, which
+ * costs milliseconds in big C++ units; instead every concrete subprogram's
+ * ranges are listed once per module, and only the one subprogram holding
+ * the pc is searched for its inlined subroutines.
+ */
+static void index_subs(struct sym_mod *m, Dwarf_Die *parent, int depth)
+{
+	Dwarf_Die d;
+
+	if (depth > TYPE_MAX_DEPTH || dwarf_child(parent, &d) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&d);
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t off = 0;
+
+		if (tag == DW_TAG_namespace) { /* clang defines functions inside */
+			index_subs(m, &d, depth + 1);
+			continue;
+		}
+		if (tag != DW_TAG_subprogram)
+			continue;
+		while ((off = dwarf_ranges(&d, off, &base, &lo, &hi)) > 0) {
+			if (lo >= hi ||
+			    grow(&m->subs, &m->subs_cap, m->nsubs + 1, sizeof(*m->subs)) != 0)
+				continue;
+			m->subs[m->nsubs].lo = lo;
+			m->subs[m->nsubs].hi = hi;
+			m->subs[m->nsubs].die = d;
+			m->nsubs++;
+		}
+	} while (dwarf_siblingof(&d, &d) == 0);
+}
+
+static int cmp_sub(const void *a, const void *b)
+{
+	const struct sub_range *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static void load_subs(struct sym_mod *m)
+{
+	Dwarf *dw = dwfl_module_getdwarf(m->dwmod, &m->dwbias);
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie, subdie;
+	uint8_t unit_type;
+
+	m->subs_loaded = -1;
+	if (!dw)
+		return;
+	m->subs_loaded = 1;
+	while (dwarf_get_units(dw, cu, &cu, NULL, &unit_type, &cudie, &subdie) == 0) {
+		if (unit_type == DW_UT_skeleton && dwarf_tag(&subdie) >= 0)
+			index_subs(m, &subdie, 0);
+		else if (unit_type == DW_UT_compile || unit_type == DW_UT_skeleton)
+			index_subs(m, &cudie, 0);
+	}
+	if (m->nsubs)
+		qsort(m->subs, m->nsubs, sizeof(*m->subs), cmp_sub);
+}
+
+/* The innermost subprogram whose ranges hold the DWARF address a. */
+static Dwarf_Die *find_sub(struct sym_mod *m, uint64_t a)
+{
+	size_t lo = 0, hi = m->nsubs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->subs[mid].lo <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Ranges nest (GNU C nested functions): the latest start that still
+	 * holds a is the innermost. */
+	for (size_t i = lo, k = 0; i-- > 0 && k < 64; k++)
+		if (a < m->subs[i].hi)
+			return &m->subs[i].die;
+	return NULL;
+}
+
+static int holds_pc(Dwarf_Die *d, uint64_t a)
+{
+	return dwarf_haspc(d, a) > 0;
+}
+
+/*
+ * The scopes holding pc, innermost first, ending with the subprogram, like
+ * dwarf_getscopes; fills *cu and *bias.  Returns the count, 0 if only the CU
+ * is known (no subprogram: assembly), -1 without DWARF for pc.
+ */
+static int get_scopes(struct sym_mod *m, uint64_t pc, Dwarf_Die *out, Dwarf_Die *cu,
+		      Dwarf_Addr *bias)
+{
+	Dwarf_Die chain[SCOPES_MAX], *sub, *cudie, *all = NULL;
+	int n = 0, found = 1;
+
+	if (!m->subs_loaded)
+		load_subs(m);
+	if (m->subs_loaded < 0)
+		return -1;
+	*bias = m->dwbias;
+	sub = find_sub(m, pc - m->dwbias);
+	if (sub && dwarf_diecu(sub, cu, NULL, NULL)) {
+		/* Walk down from the subprogram through the blocks and
+		 * inlined subroutines that hold pc. */
+		chain[n++] = *sub;
+		while (found && n < SCOPES_MAX) {
+			Dwarf_Die c;
+			found = 0;
+			if (dwarf_child(&chain[n - 1], &c) != 0)
+				break;
+			do {
+				int tag = dwarf_tag(&c);
+				if ((tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block ||
+				     tag == DW_TAG_try_block || tag == DW_TAG_catch_block) &&
+				    holds_pc(&c, pc - m->dwbias)) {
+					chain[n++] = c;
+					found = 1;
+					break;
+				}
+			} while (dwarf_siblingof(&c, &c) == 0);
+		}
+		for (int i = 0; i < n; i++)
+			out[i] = chain[n - 1 - i];
+		return n;
+	}
+	/* Not in the index (a subprogram nested somewhere unusual, or none):
+	 * the general, slower search. */
+	cudie = dwfl_module_addrdie(m->dwmod, pc, bias);
+	if (!cudie)
+		return -1;
+	*cu = *cudie;
+	n = dwarf_getscopes(cudie, pc - *bias, &all);
+	if (n < 0)
+		n = 0;
+	if (n > SCOPES_MAX)
+		n = SCOPES_MAX;
+	for (int i = 0; i < n; i++) {
+		out[i] = all[i];
+		if (dwarf_tag(&all[i]) == DW_TAG_subprogram) {
+			n = i + 1;
+			break;
+		}
+	}
+	free(all);
+	return n;
+}
+
+/*
+ * Fill f[] (up to SYM_MAX_INLINE) for pc in mod; returns the count (>= 1).
+ * addr is the recorded address, for the "+offset" of every frame.
+ */
+static int resolve_in_module(struct symbols *s, struct sym_mod *m, uint64_t addr, uint64_t pc,
+			     struct sym_frame *f)
+{
+	const struct elf_sym *es = find_sym(m, pc);
+	const char *symname = es ? es->name : NULL;
+	uint64_t func_addr = es ? es->addr : 0;
+	const char *func = NULL;
+	int cold = 0, nf = 0, ns;
+	Dwarf_Addr bias = 0;
+	Dwarf_Die scopes[SCOPES_MAX], cu, sub;
+	int have_sub = 0;
+
+	if (symname && symname[0]) {
+		const char *nn = nice_name(s, symname);
+		char *buf = nn ? strdup(nn) : NULL;
+		if (buf && (cold = strip_cold(buf)))
+			nn = intern(s, buf);
+		free(buf);
+		func = nn;
+	}
+
+	ns = get_scopes(m, pc, scopes, &cu, &bias);
+	if (ns >= 0) {
+		const char *file = NULL;
+		int line = 0;
+		Dwarf_Line *dl = dwarf_getsrc_die(&cu, pc - bias);
+
+		if (dl) {
+			file = dwarf_linesrc(dl, NULL, NULL);
+			dwarf_lineno(dl, &line);
+		}
+		for (int i = 0; i < ns; i++) {
+			int tag = dwarf_tag(&scopes[i]);
+			Dwarf_Attribute a;
+			Dwarf_Word w;
+
+			if (tag == DW_TAG_subprogram) {
+				sub = scopes[i];
+				have_sub = 1;
+				break;
+			}
+			if (tag != DW_TAG_inlined_subroutine || nf == SYM_MAX_INLINE - 1)
+				continue;
+			f[nf].func = die_func_name(s, &scopes[i]);
+			f[nf].file = src_path(s, &cu, file);
+			f[nf].line = line;
+			f[nf].inlined = 1;
+			nf++;
+			/* The next frame out is at this inlined call's site. */
+			file = NULL;
+			line = 0;
+			if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a), &w) == 0)
+				file = cu_file(&scopes[i], w);
+			if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &w) == 0)
+				line = (int)w;
+		}
+		/* The real function, last. */
+		f[nf].file = src_path(s, &cu, file);
+		f[nf].line = line;
+	} else {
+		f[nf].file = NULL;
+		f[nf].line = 0;
+	}
+	f[nf].inlined = 0;
+	if (have_sub) {
+		Dwarf_Addr entry;
+		/* The symbol table names the real function (it has the
+		 * linkage name even for static C++ functions); DWARF only
+		 * when there is no symbol. */
+		if (!func)
+			func = die_func_name(s, &sub);
+		if ((cold || !func_addr) && die_entry(&sub, &entry) == 0)
+			func_addr = entry + bias;
+	}
+	if (!func) {
+		char buf[64 + 256];
+		snprintf(buf, sizeof(buf), "%.256s+0x%llx", m->base,
+			 (unsigned long long)(addr - m->bias));
+		func = intern(s, buf);
+		func_addr = 0;
+	}
+	f[nf].func = func;
+	nf++;
+	for (int i = 0; i < nf; i++) {
+		if (!f[i].func) /* inlined DIE without a name, or OOM */
+			f[i].func = "??";
+		f[i].func_addr = func_addr;
+		f[i].offset = func_addr ? addr - func_addr : 0;
+	}
+	return nf;
+}
+
+static int resolve_uncached(struct symbols *s, uint64_t addr, int ra, struct sym_frame *f)
+{
+	uint64_t pc = ra && addr ? addr - 1 : addr;
+	struct sym_mod *m = find_mod(s, pc);
+	char buf[64 + 256];
+
+	memset(f, 0, sizeof(*f));
+	if (m && m->dwmod)
+		return resolve_in_module(s, m, addr, pc, f);
+	if (m)
+		snprintf(buf, sizeof(buf), "%.256s+0x%llx", m->base,
+			 (unsigned long long)(addr - m->bias));
+	else
+		snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)addr);
+	f->func = intern(s, buf);
+	return 1;
+}
+
+static struct cache_ent *cache_slot(struct symbols *s, uint64_t addr, int ra)
+{
+	size_t mask = s->cache_cap - 1, i = mix64(addr * 2 + (unsigned)ra) & mask;
+
+	while (s->cache[i].used && (s->cache[i].addr != addr || s->cache[i].ra != ra))
+		i = (i + 1) & mask;
+	return &s->cache[i];
+}
+
+static int cache_grow(struct symbols *s)
+{
+	struct cache_ent *old = s->cache;
+	size_t oldcap = s->cache_cap, nc = oldcap ? 2 * oldcap : 4096;
+
+	s->cache = calloc(nc, sizeof(*s->cache));
+	if (!s->cache) {
+		s->cache = old;
+		return -1;
+	}
+	s->cache_cap = nc;
+	for (size_t i = 0; i < oldcap; i++)
+		if (old[i].used)
+			*cache_slot(s, old[i].addr, old[i].ra) = old[i];
+	free(old);
+	return 0;
+}
+
+int symbols_resolve(struct symbols *s, uint64_t addr, int is_return_address,
+		    struct sym_frame *out, int max)
+{
+	struct sym_frame tmp[SYM_MAX_INLINE];
+	struct cache_ent *e;
+	int ra = !!is_return_address, n;
+
+	if (max <= 0)
+		return 0;
+	if (2 * (s->cache_n + 1) > s->cache_cap && cache_grow(s) != 0)
+		goto uncached;
+	e = cache_slot(s, addr, ra);
+	if (!e->used) {
+		n = resolve_uncached(s, addr, ra, tmp);
+		for (int i = 0; i < n; i++)
+			if (!tmp[i].func) /* out of memory while interning */
+				tmp[i].func = "??";
+		if (grow(&s->frames, &s->frames_cap, s->nframes + (size_t)n, sizeof(*tmp)) != 0 ||
+		    s->nframes + (size_t)n > UINT32_MAX)
+			goto copy;
+		memcpy(s->frames + s->nframes, tmp, (size_t)n * sizeof(*tmp));
+		e->addr = addr;
+		e->ra = (uint8_t)ra;
+		e->used = 1;
+		e->first = (uint32_t)s->nframes;
+		e->n = (uint32_t)n;
+		s->nframes += (size_t)n;
+		s->cache_n++;
+	}
+	n = (int)e->n < max ? (int)e->n : max;
+	memcpy(out, s->frames + e->first, (size_t)n * sizeof(*out));
+	return n;
+uncached:
+	n = resolve_uncached(s, addr, ra, tmp);
+copy:
+	if (n > max)
+		n = max;
+	for (int i = 0; i < n; i++) {
+		out[i] = tmp[i];
+		if (!out[i].func)
+			out[i].func = "??";
+	}
+	return n;
+}
+
+/* ---- types by size ---------------------------------------------------- */
+
+static int add_type(struct symbols *s, uint64_t size, const char *name)
+{
+	const char *in = intern(s, name);
+
+	if (!in || grow(&s->types, &s->types_cap, s->ntypes + 1, sizeof(*s->types)) != 0)
+		return -1;
+	s->types[s->ntypes].size = size;
+	s->types[s->ntypes].name = in;
+	s->ntypes++;
+	return 0;
+}
+
+/* Declared in a file of the program: not a system header, not built in
+ * ("<built-in>", which libdw may join to the compilation directory). */
+static int own_decl(Dwarf_Die *die)
+{
+	const char *f = dwarf_decl_file(die);
+	return f && base_name(f)[0] != '<' && !has_prefix(f, "/usr/");
+}
+
+static int is_cxx_like(int lang)
+{
+	switch (lang) {
+	case DW_LANG_C89:
+	case DW_LANG_C:
+	case DW_LANG_C99:
+	case DW_LANG_C11:
+	case DW_LANG_ObjC:
+		return 0;
+	}
+	return 1;
+}
+
+struct walk {
+	struct symbols *s;
+	int cxx;
+	char *qual; /* "ns::Outer::" prefix, growing buffer */
+	size_t qlen, qcap;
+};
+
+static int qual_push(struct walk *w, const char *name, size_t *saved)
+{
+	size_t n = strlen(name);
+
+	*saved = w->qlen;
+	if (grow(&w->qual, &w->qcap, w->qlen + n + 3, 1) != 0)
+		return -1;
+	memcpy(w->qual + w->qlen, name, n);
+	memcpy(w->qual + w->qlen + n, "::", 3);
+	w->qlen += n + 2;
+	return 0;
+}
+
+/* "prefix" + name in w->qual's scratch tail; returns a pointer valid until
+ * the next push. */
+static const char *qualified(struct walk *w, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (grow(&w->qual, &w->qcap, w->qlen + n + 1, 1) != 0)
+		return NULL;
+	memcpy(w->qual + w->qlen, name, n + 1);
+	return w->qual;
+}
+
+static void walk_children(struct walk *w, Dwarf_Die *parent, int depth);
+
+static void walk_die(struct walk *w, Dwarf_Die *die, int depth)
+{
+	struct symbols *s = w->s;
+	int tag = dwarf_tag(die);
+	const char *name = dwarf_diename(die);
+	Dwarf_Attribute a;
+	Dwarf_Word size;
+	bool decl = false;
+	size_t saved;
+
+	switch (tag) {
+	case DW_TAG_namespace:
+		if (!name)
+			name = "(anonymous namespace)";
+		if (qual_push(w, name, &saved) == 0) {
+			walk_children(w, die, depth + 1);
+			w->qlen = saved;
+		}
+		return;
+	case DW_TAG_structure_type:
+	case DW_TAG_union_type:
+	case DW_TAG_class_type:
+		dwarf_formflag(dwarf_attr(die, DW_AT_declaration, &a), &decl);
+		if (decl) {
+			/* Remember the qualified name of a declaration a
+			 * later out-of-line definition may refer to. */
+			if (name && w->cxx && w->qlen &&
+			    grow(&s->decls, &s->decls_cap, s->ndecls + 1, sizeof(*s->decls)) == 0) {
+				const char *q = qualified(w, name);
+				const char *in = q ? intern(s, q) : NULL;
+				if (in) {
+					s->decls[s->ndecls].off = dwarf_dieoffset(die);
+					s->decls[s->ndecls].qname = in;
+					s->ndecls++;
+				}
+			}
+			return;
+		}
+		if (!name || !dwarf_hasattr(die, DW_AT_byte_size) || !own_decl(die) ||
+		    dwarf_formudata(dwarf_attr(die, DW_AT_byte_size, &a), &size) != 0)
+			goto children;
+		if (dwarf_hasattr(die, DW_AT_specification)) {
+			Dwarf_Die spec;
+			const char *q = qualified(w, name);
+			const char *in = q ? intern(s, q) : NULL;
+			if (in && dwarf_formref_die(dwarf_attr(die, DW_AT_specification, &a), &spec) &&
+			    grow(&s->specs, &s->specs_cap, s->nspecs + 1, sizeof(*s->specs)) == 0) {
+				s->specs[s->nspecs].spec = dwarf_dieoffset(&spec);
+				s->specs[s->nspecs].size = size;
+				s->specs[s->nspecs].fallback = in;
+				s->nspecs++;
+			}
+		} else {
+			const char *q = qualified(w, name);
+			if (q)
+				add_type(s, size, q);
+		}
+	children:
+		/* Nested types: scoped by the class in C++, not in C. */
+		if (w->cxx && name) {
+			if (qual_push(w, name, &saved) == 0) {
+				walk_children(w, die, depth + 1);
+				w->qlen = saved;
+			}
+		} else {
+			walk_children(w, die, depth + 1);
+		}
+		return;
+	case DW_TAG_typedef:
+		if (name && own_decl(die) && dwarf_aggregate_size(die, &size) == 0) {
+			const char *q = qualified(w, name);
+			if (q)
+				add_type(s, size, q);
+		}
+		return;
+	case DW_TAG_subprogram:
+	case DW_TAG_lexical_block:
+		/* Types local to a function are the program's types too. */
+		walk_children(w, die, depth + 1);
+		return;
+	default:
+		return;
+	}
+}
+
+static void walk_children(struct walk *w, Dwarf_Die *parent, int depth)
+{
+	Dwarf_Die child;
+
+	if (depth > TYPE_MAX_DEPTH || dwarf_child(parent, &child) != 0)
+		return;
+	do
+		walk_die(w, &child, depth);
+	while (dwarf_siblingof(&child, &child) == 0);
+}
+
+static void walk_module(struct symbols *s, Dwfl_Module *mod)
+{
+	Dwarf_Addr bias;
+	Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie, subdie;
+	uint8_t unit_type;
+	struct walk w = { .s = s };
+
+	if (!dw)
+		return;
+	while (dwarf_get_units(dw, cu, &cu, NULL, &unit_type, &cudie, &subdie) == 0) {
+		/* A skeleton's real content is in its split unit. */
+		Dwarf_Die *top = unit_type == DW_UT_skeleton && dwarf_tag(&subdie) >= 0 ? &subdie : &cudie;
+		w.cxx = is_cxx_like(dwarf_srclang(top));
+		w.qlen = 0;
+		walk_children(&w, top, 0);
+	}
+	free(w.qual);
+}
+
+static int cmp_decl(const void *a, const void *b)
+{
+	const struct decl_ent *x = a, *y = b;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static int cmp_type(const void *a, const void *b)
+{
+	const struct type_ent *x = a, *y = b;
+	if (x->size != y->size)
+		return x->size < y->size ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static void build_types(struct symbols *s)
+{
+	size_t n = 0;
+
+	s->types_built = 1;
+	for (size_t i = 0; i < s->nmods; i++) {
+		if (!s->mods[i].own_types || !s->mods[i].dwmod)
+			continue;
+		/* The same file reported twice is walked once. */
+		int seen = 0;
+		for (size_t j = 0; j < i; j++)
+			if (s->mods[j].dwmod == s->mods[i].dwmod)
+				seen = 1;
+		if (!seen)
+			walk_module(s, s->mods[i].dwmod);
+	}
+	/* Out-of-line definitions take their declaration's qualified name
+	 * (offsets are per Dwarf: only a module's own decls can match, which
+	 * is how compilers emit them). */
+	if (s->ndecls)
+		qsort(s->decls, s->ndecls, sizeof(*s->decls), cmp_decl);
+	for (size_t i = 0; i < s->nspecs; i++) {
+		struct decl_ent key = { .off = s->specs[i].spec }, *d = NULL;
+		if (s->ndecls)
+			d = bsearch(&key, s->decls, s->ndecls, sizeof(*s->decls), cmp_decl);
+		add_type(s, s->specs[i].size, d ? d->qname : s->specs[i].fallback);
+	}
+	if (s->ntypes)
+		qsort(s->types, s->ntypes, sizeof(*s->types), cmp_type);
+	for (size_t i = 0; i < s->ntypes; i++) /* interned: equal names, equal pointers */
+		if (n == 0 || s->types[n - 1].size != s->types[i].size ||
+		    s->types[n - 1].name != s->types[i].name)
+			s->types[n++] = s->types[i];
+	s->ntypes = n;
+	s->type_names = malloc((n ? n : 1) * sizeof(*s->type_names));
+	if (!s->type_names) {
+		s->ntypes = 0;
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		s->type_names[i] = s->types[i].name;
+}
+
+size_t symbols_types_of_size(struct symbols *s, uint64_t size, const char *const **names)
+{
+	size_t lo = 0, hi, first;
+
+	if (!s->types_built)
+		build_types(s);
+	hi = s->ntypes;
+	while (lo < hi) { /* first entry with size >= size */
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->types[mid].size < size)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	first = lo;
+	while (lo < s->ntypes && s->types[lo].size == size)
+		lo++;
+	*names = s->type_names ? s->type_names + first : NULL;
+	return lo - first;
+}

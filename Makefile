@@ -24,7 +24,7 @@ RT_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden \
 	-ftls-model=initial-exec -fno-strict-aliasing -pthread
 
 TOOL_CFLAGS := $(BASE_CFLAGS) $(CFLAGS)
-TOOL_LDLIBS := -ldw -lelf -lm
+TOOL_LDLIBS := -ldw -lelf -lm -lstdc++
 ifneq ($(SANITIZE),)
 TOOL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 TOOL_LDFLAGS += -fsanitize=$(SANITIZE)

@@ -20,8 +20,12 @@ BASE_CFLAGS := -std=gnu11 $(WARN) -Ilib -Iinclude -D_GNU_SOURCE
 
 # The runtime lives in someone else's process: hidden symbols except the API,
 # initial-exec TLS (no allocation on first touch), no sanitizers ever.
+# Its DWARF names its sources under /usr/src/mprof, so the type names of the
+# monitor (linked into a program with libmprof.a) count as system types and
+# stay out of the program's allocation bin table.
 RT_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden \
-	-ftls-model=initial-exec -fno-strict-aliasing -pthread
+	-ftls-model=initial-exec -fno-strict-aliasing -pthread \
+	-fdebug-prefix-map=$(CURDIR)=/usr/src/mprof
 
 TOOL_CFLAGS := $(BASE_CFLAGS) $(CFLAGS)
 TOOL_LDLIBS := -ldw -lelf -lm -lstdc++

@@ -48,10 +48,10 @@ static void usage(FILE *f)
 		"a.out is optional: the data file records every module's path and build-id.\n");
 }
 
-/* Is path a profile data file (by its magic)? */
-static int is_data_file(const char *path)
+/* Is path an ELF file (an a.out rather than a data file)? */
+static int is_elf(const char *path)
 {
-	char magic[FORMAT_MAGIC_LEN];
+	char magic[4];
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n;
 
@@ -59,7 +59,7 @@ static int is_data_file(const char *path)
 		return 0;
 	n = read(fd, magic, sizeof(magic));
 	close(fd);
-	return n == (ssize_t)sizeof(magic) && memcmp(magic, FORMAT_MAGIC, sizeof(magic)) == 0;
+	return n == 4 && memcmp(magic, "\177ELF", 4) == 0;
 }
 
 static void load(const char *path, struct profile *p)
@@ -246,25 +246,24 @@ static int cmd_show(int argc, char **argv)
 				args[nargs++] = argv[i];
 			}
 		} else if (a[0] == '-' && a[1]) {
-			fprintf(stderr, "mprof: unknown option '%s'\n", argv[i]);
-			usage(stderr);
-			return 2;
+			die("unknown option '%s' (mprof --help lists them)", argv[i]);
 		} else {
 			if (nargs == 2)
 				die("too many arguments (usage: mprof [options] [a.out [mprof.data]])");
 			args[nargs++] = argv[i];
 		}
 	}
-	/* mprof [a.out [mprof.data]]; a lone argument that is a data file is
-	 * the data file (a.out is optional: the file records its modules). */
+	/* mprof [a.out [mprof.data]]; a lone argument is the a.out when it is
+	 * an ELF file, else the data file (a.out is optional: the data file
+	 * records its modules). */
 	if (nargs == 2) {
 		exe = args[0];
 		data = args[1];
 	} else if (nargs == 1) {
-		if (is_data_file(args[0]))
-			data = args[0];
-		else
+		if (is_elf(args[0]))
 			exe = args[0];
+		else
+			data = args[0];
 	}
 	if (exe && access(exe, R_OK) != 0)
 		die("%s: %s", exe, strerror(errno));

@@ -88,6 +88,8 @@ static void accumulate(struct acc *a, const uint32_t *v, uint32_t n, const uint6
 	for (uint32_t j = 0; j < n; j++) {
 		struct cg_node *x = &lv->node[v[j]];
 
+		if (!x->called || j < x->depth)
+			x->depth = j;
 		if (a->nstamp[v[j]] != stamp) {
 			a->nstamp[v[j]] = stamp;
 			add2(x->sd_b, b);

@@ -29,6 +29,8 @@ struct cg_node {
 	uint64_t recur;     /* its further (recursive) activations on those stacks */
 	uint64_t out_calls; /* calls it made to other nodes, over all allocations */
 	int cycle;          /* cycle number (1..) it belongs to, 0 if none */
+	uint32_t depth;     /* least distance from the outermost frame: callers
+			     * sort before callees of equal weight */
 };
 
 struct cg_edge {

@@ -336,6 +336,7 @@ struct entry {
 	int is_cycle;
 	uint32_t id;   /* function id, or cycle number */
 	uint64_t sd;   /* sort key */
+	uint32_t depth; /* ties: callers first */
 	int index;
 };
 
@@ -347,6 +348,8 @@ static int entry_cmp(const void *x, const void *y)
 		return a->sd > b->sd ? -1 : 1;
 	if (a->is_cycle != b->is_cycle)
 		return a->is_cycle ? -1 : 1;
+	if (a->depth != b->depth)
+		return a->depth < b->depth ? -1 : 1;
 	if (a->is_cycle)
 		return a->id < b->id ? -1 : 1;
 	return strcmp(strtab_get(sort_m->fns, a->id), strtab_get(sort_m->fns, b->id));
@@ -538,9 +541,11 @@ static void table_callgraph(FILE *out, const struct model *m, const struct callg
 	c.cycle_index = xcalloc(g->ncycles + 2, sizeof(int));
 	for (size_t f = 0; f < g->nfns; f++)
 		if (g->fn.node[f].called)
-			e[n++] = (struct entry){ 0, (uint32_t)f, cg_sum(g->fn.node[f].sd_b), 0 };
+			e[n++] = (struct entry){ 0, (uint32_t)f, cg_sum(g->fn.node[f].sd_b),
+						 g->fn.node[f].depth, 0 };
 	for (size_t k = 1; k <= g->ncycles; k++)
-		e[n++] = (struct entry){ 1, (uint32_t)k, cg_sum(g->merged.node[g->nfns + k - 1].sd_b), 0 };
+		e[n++] = (struct entry){ 1, (uint32_t)k, cg_sum(g->merged.node[g->nfns + k - 1].sd_b),
+					 g->merged.node[g->nfns + k - 1].depth, 0 };
 	sort_m = m;
 	qsort(e, n, sizeof(*e), entry_cmp);
 	for (size_t i = 0; i < n; i++) {

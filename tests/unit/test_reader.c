@@ -73,7 +73,7 @@ static size_t encode(unsigned char **out)
 
 int main(void)
 {
-	unsigned char *buf, *copy;
+	unsigned char *buf = NULL, *copy;
 	size_t len = encode(&buf);
 	struct profile p;
 	char err[256];

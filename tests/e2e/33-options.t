@@ -1,0 +1,28 @@
+# Display options on real programs: -offsets, -lines, -depth, -terse,
+# -noleaktable; libc callbacks (qsort) and shared libraries.
+. "$(dirname "$0")/../lib.sh"
+plan 12
+cc_prog "$T/qsortcb" qsortcb.c
+"$MPROF" run -o "$T/q.data" "$T/qsortcb"; ok $? "qsort program runs"
+out=$("$MPROF" "$T/q.data")
+like "$out" '^ +1000 \(\*\*\) +1 +1000 \(74\) +\.\.\. > .* > cmp$' "leak inside a qsort comparator: a partial chain ending in cmp"
+like "$out" '^ +\*\* +1336 .* +8  cmp$' "cmp allocated directly: 1336 bytes in 8 calls"
+out=$("$MPROF" -depth 100 "$T/q.data")
+like "$out" ' main > qsort(_r)? > .* > cmp$' "-depth 100: the whole chain from main, through libc's qsort"
+out=$("$MPROF" -offsets "$T/q.data")
+like "$out" 'cmp\+[0-9]+$' "-offsets: +n call-site offsets"
+out=$("$MPROF" -lines "$T/q.data")
+like "$out" 'cmp \(qsortcb.c:1[0-9]\)$' "-lines: file:line of the call"
+out=$("$MPROF" -noleaktable "$T/q.data")
+unlike "$out" 'MEMORY LEAKS' "-noleaktable"
+out=$("$MPROF" --terse "$T/q.data")
+like "$out" 'MEMORY LEAKS' "--terse accepted with two dashes"
+
+cc -g -O0 -shared -fPIC -o "$T/libshlib.so" "$TOP/tests/progs/shlib.c"
+cc -g -O0 -o "$T/shmain" "$TOP/tests/progs/shmain.c" -L"$T" -lshlib -Wl,-rpath,"$T"
+"$MPROF" run -o "$T/s.data" "$T/shmain"; ok $? "shared-library program runs"
+out=$("$MPROF" "$T/s.data")
+like "$out" '^ +2400 \(\*\*\) +25 +2400 \(\*\*\) +main > shlib_make$' "allocations in a shared library resolve: 25 x 96 bytes kept"
+like "$out" '^ +96 +25 +2400 \(\*\*\) +0 +2400 \(\*\*\)  shlib_node$' "bin 96 names the library's type shlib_node"
+"$MPROF" "$T/shmain" "$T/s.data" >/dev/null 2>"$T/err"; ok $? "a.out given explicitly"
+done_testing

@@ -21,6 +21,7 @@
 #include "addrmap.h"
 #include "arena.h"
 #include "monitor.h"
+#include "mprof.h"
 #include "real.h"
 #include "stacks.h"
 #include "unwind.h"
@@ -29,10 +30,16 @@
 struct mon mon;
 __thread int mon_guard;
 
-/* Defined in malloc.c: pulls the interposed entry points out of libmprof.a
- * whenever the monitor is linked in (say, for the API alone). */
+/*
+ * Linked from libmprof.a, the monitor, the entry points (malloc.c) and the
+ * API (api.c) come as one: a program that only calls the API gets the
+ * monitor, and one that calls the API through weak references (which do
+ * not pull archive members, mprof.h) still finds it.
+ */
 extern const char mon_hooks_anchor;
-__attribute__((used)) static const char *const mon_hooks_ref = &mon_hooks_anchor;
+__attribute__((used)) static const void *const mon_link_refs[] = {
+	&mon_hooks_anchor, (void *)set_mprof_autosave, (void *)mprof_stop, (void *)mprof_restart,
+};
 
 #define ADD(x, v) __atomic_fetch_add(&(x), (v), __ATOMIC_RELAXED)
 #define FRAMES_BYTES (((MON_MAX_DEPTH * 8) + 4095) & ~4095)

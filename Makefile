@@ -12,7 +12,8 @@
 
 PREFIX ?= /usr/local
 CC ?= cc
-B := build
+# Sanitizer builds get their own tree: objects never mix.
+B := build$(if $(SANITIZE),-san)
 
 CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes

@@ -901,8 +901,18 @@ static int add_type(struct symbols *s, uint64_t size, const char *name)
  * ("<built-in>", which libdw may join to the compilation directory). */
 static int own_decl(Dwarf_Die *die)
 {
-	const char *f = dwarf_decl_file(die);
-	return f && base_name(f)[0] != '<' && !has_prefix(f, "/usr/");
+	const char *f = dwarf_decl_file(die), *dir;
+	Dwarf_Die cu;
+	Dwarf_Attribute a;
+
+	if (!f || base_name(f)[0] == '<')
+		return 0;
+	/* A relative path is relative to the compilation directory: the
+	 * monitor's own sources claim /usr/src/mprof (see the Makefile). */
+	if (f[0] != '/' && dwarf_diecu(die, &cu, NULL, NULL) &&
+	    (dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &a))))
+		return !has_prefix(dir, "/usr/");
+	return !has_prefix(f, "/usr/");
 }
 
 static int is_cxx_like(int lang)

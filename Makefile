@@ -99,5 +99,16 @@ install: all
 	install -m 644 include/mprof.h $(DESTDIR)$(PREFIX)/include/mprof.h
 	install -m 644 doc/mprof.1 $(DESTDIR)$(PREFIX)/share/man/man1/mprof.1
 
+# Fuzz the reader for FUZZ_SECONDS (clang's libFuzzer, ASan, UBSan), seeded
+# with real data files made by the tests' programs.
+FUZZ_SECONDS ?= 60
+fuzz: all
+	@mkdir -p $(B)/fuzz/corpus
+	clang -g -O1 -fsanitize=fuzzer,address,undefined $(BASE_CFLAGS) \
+		-o $(B)/fuzz/fuzz_reader tests/fuzz/fuzz_reader.c lib/reader.c lib/format.c
+	cc -g -o $(B)/fuzz/fg tests/progs/fg.c
+	cd $(B)/fuzz && LD_PRELOAD=$(CURDIR)/$(B)/lib/libmprof.so MPROF_OUT=corpus/fg.data ./fg
+	$(B)/fuzz/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(B)/fuzz/corpus
+
 clean:
-	rm -rf $(B)
+	rm -rf build build-san

@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -177,8 +178,12 @@ void mon_config(void)
 	uint64_t v;
 
 	if (!__atomic_compare_exchange_n(&mon.configured, &expect, 1, 0, __ATOMIC_ACQ_REL,
-					 __ATOMIC_ACQUIRE))
+					 __ATOMIC_ACQUIRE)) {
+		/* Another thread is at it (it takes no lock of ours): wait. */
+		while (__atomic_load_n(&mon.configured, __ATOMIC_ACQUIRE) != 2)
+			sched_yield();
 		return;
+	}
 	s = getenv("MPROF_OUT");
 	resolve(mon.out, s && *s ? s : "mprof.data");
 	if (parse_u64(getenv("MPROF_AUTOSAVE"), &v) == 0 && v <= INT_MAX && !mon.autosave)
@@ -190,6 +195,7 @@ void mon_config(void)
 	if (pthread_key_create(&mon_frames_key, frames_release) == 0)
 		mon_frames_key_ok = 1;
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	__atomic_store_n(&mon.configured, 2, __ATOMIC_RELEASE);
 }
 
 void mon_init(void)

@@ -36,7 +36,7 @@ struct mon_totals {
 
 struct mon {
 	int state;
-	int configured;    /* mon_config() done */
+	int configured;    /* mon_config(): 0 not yet, 1 under way, 2 done */
 	int nosave;        /* a save failed: write no more */
 	int autosave;      /* save every this many allocations; 0: at exit */
 	uint64_t epoch;    /* bumped by every restart */

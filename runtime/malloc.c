@@ -45,6 +45,12 @@ EXPORT void *malloc(size_t n)
 	return p;
 }
 
+/* This object's own malloc: taking the address of `malloc` in a shared
+ * object yields whichever definition the dynamic linker bound, maybe not
+ * ours (real.c needs to tell). */
+extern __typeof(malloc) mon_malloc_self
+	__attribute__((alias("malloc"), copy(malloc), visibility("hidden")));
+
 EXPORT void *calloc(size_t n, size_t m)
 {
 	size_t total;

@@ -206,7 +206,12 @@ void mon_init(void)
 					 __ATOMIC_ACQUIRE))
 		return;
 	mon_guard = 1;
-	real_init();
+	if (!real_init()) {
+		__atomic_store_n(&mon.state, MON_OFF, __ATOMIC_RELEASE);
+		mon_guard = g;
+		errno = e;
+		return;
+	}
 	mon.epoch = 1;
 	mon.start_ns = mon_now_ns();
 	/* Before libc has set up environ (allocations by the dynamic loader),
@@ -233,7 +238,7 @@ int mon_enter(int is_alloc)
 		if (st != MON_ON) {
 			/* Another thread is initialising (never wait: it may need a
 			 * loader lock we hold), or trouble stopped us. */
-			if (is_alloc && st != MON_STOPPED)
+			if (is_alloc && st != MON_STOPPED && st != MON_OFF)
 				ADD(mon.totals.dropped, 1);
 			return 0;
 		}
@@ -420,6 +425,10 @@ void mon_restart(const char *filename)
 {
 	int g = api_enter(), e = errno;
 
+	if (__atomic_load_n(&mon.state, __ATOMIC_ACQUIRE) == MON_OFF) {
+		mon_guard = g;
+		return;
+	}
 	writer_lock();
 	stacks_lock();
 	addrmap_lock_all();

@@ -3,7 +3,8 @@
  * points (malloc.c), the public API (api.c) and the writer (writer.c) use.
  *
  * States: UNINIT -> INITING -> ON <-> STOPPED (mprof_stop / mprof_restart),
- * ON -> TROUBLE (a failure: one line on stderr, everything passes through).
+ * ON -> TROUBLE (a failure: one line on stderr, everything passes through),
+ * INITING -> OFF for good (another monitor's malloc is the one in use).
  *
  * Locks, always taken in this order, never held across anything that may
  * allocate: the writer's save lock, the frame-buffer pool lock, the stacks
@@ -21,7 +22,7 @@
 
 #include "format.h"
 
-enum { MON_UNINIT, MON_INITING, MON_ON, MON_STOPPED, MON_TROUBLE };
+enum { MON_UNINIT, MON_INITING, MON_ON, MON_STOPPED, MON_TROUBLE, MON_OFF };
 
 /* Frames kept per stack (the innermost); deeper stacks are truncated. */
 #define MON_MAX_DEPTH 1024

@@ -22,8 +22,8 @@ extern void *__libc_memalign(size_t, size_t);
 extern void *__libc_valloc(size_t);
 extern void *__libc_pvalloc(size_t);
 
-/* The interposed entry points, to refuse a dlsym answer that is ourselves. */
-extern void *malloc(size_t);
+/* Our own malloc (malloc.c; not `malloc`, which may be bound elsewhere). */
+extern void *mon_malloc_self(size_t);
 
 static struct {
 	void *(*malloc)(size_t);
@@ -42,12 +42,12 @@ static struct {
 static void *next(const char *name)
 {
 	void *p = dlsym(RTLD_NEXT, name);
-	if (p == (void *)malloc)
+	if (p == (void *)mon_malloc_self)
 		return NULL; /* a strange link order: keep the __libc_* fallbacks */
 	return p;
 }
 
-void real_init(void)
+int real_init(void)
 {
 	/* Resolve everything first, publish after: no half-resolved pair. */
 	void *f[9];
@@ -61,7 +61,7 @@ void real_init(void)
 		f[i] = next(names[i]);
 	/* malloc and free must come from the same allocator, or neither. */
 	if (!f[0] || !f[3])
-		return;
+		return 1;
 	__atomic_store_n((void **)&real.calloc, f[1], __ATOMIC_RELEASE);
 	__atomic_store_n((void **)&real.realloc, f[2], __ATOMIC_RELEASE);
 	__atomic_store_n((void **)&real.posix_memalign, f[4], __ATOMIC_RELEASE);
@@ -71,6 +71,8 @@ void real_init(void)
 	__atomic_store_n((void **)&real.pvalloc, f[8], __ATOMIC_RELEASE);
 	__atomic_store_n((void **)&real.free, f[3], __ATOMIC_RELEASE);
 	__atomic_store_n((void **)&real.malloc, f[0], __ATOMIC_RELEASE);
+	f[0] = dlsym(RTLD_DEFAULT, "malloc");
+	return !f[0] || f[0] == (void *)mon_malloc_self;
 }
 
 void *real_malloc(size_t n)

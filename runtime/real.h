@@ -12,8 +12,13 @@
 
 #include <stddef.h>
 
-/* Resolve the real functions.  Call once, with the recursion guard set. */
-void real_init(void);
+/*
+ * Resolve the real functions.  Call once, with the recursion guard set.
+ * Returns 0 when the process's malloc is not this monitor's (a program
+ * linked with libmprof.a and also run with libmprof.so preloaded carries
+ * two monitors; only the one whose malloc is called may write).
+ */
+int real_init(void);
 
 void *real_malloc(size_t n);
 void *real_calloc(size_t n, size_t m);

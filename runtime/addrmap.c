@@ -159,12 +159,3 @@ void addrmap_clear(void)
 		s->count = 0;
 	}
 }
-
-uint64_t addrmap_count(void)
-{
-	uint64_t n = 0;
-	int i;
-	for (i = 0; i < ADDRMAP_SHARDS; i++)
-		n += __atomic_load_n(&addrmap_shards[i].count, __ATOMIC_RELAXED);
-	return n;
-}

@@ -35,7 +35,5 @@ void addrmap_unlock_all(void);
 void addrmap_lock_reinit(void);
 /* Empty every shard; caller holds every shard lock. */
 void addrmap_clear(void);
-/* Live entries (not exact while others run). */
-uint64_t addrmap_count(void);
 
 #endif

@@ -46,6 +46,8 @@ RUNTIME := $(B)/lib/libmprof.so $(B)/lib/libmprof.a
 TOOLS := $(B)/bin/mprof
 
 .PHONY: all demo check test install clean deps fuzz
+# Keep every object: no 'rm' after the test summary, which CI reads last.
+.SECONDARY:
 
 all: $(RUNTIME) $(TOOLS) $(UNIT_BIN)
 

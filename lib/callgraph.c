@@ -274,7 +274,7 @@ void callgraph_build(struct callgraph *g, const struct model *m)
 		const struct model_stack *s = &m->stacks[i];
 		util_grow(&v, &vcap, s->n + 1, sizeof(uint32_t));
 		for (uint32_t j = 0; j < s->n; j++)
-			v[j] = s->f[j].fn;
+			v[j] = model_frame(m, s, j)->fn;
 		accumulate(&a, v, s->n, s->c, i + 1);
 		for (int k = 0; k < SIZE_NCLASSES; k++) {
 			g->tot_b[k] += s->c[MPROF_C_BYTES + k];
@@ -321,8 +321,8 @@ void callgraph_build(struct callgraph *g, const struct model *m)
 		const struct model_stack *s = &m->stacks[i];
 		uint32_t n = 0;
 		for (uint32_t j = 0; j < s->n; j++) {
-			uint32_t x = callgraph_node_of(g, s->f[j].fn);
-			if (n == 0 || v[n - 1] != x || !g->fn.node[s->f[j].fn].cycle)
+			uint32_t fn = model_frame(m, s, j)->fn, x = callgraph_node_of(g, fn);
+			if (n == 0 || v[n - 1] != x || !g->fn.node[fn].cycle)
 				v[n++] = x;
 		}
 		accumulate(&a, v, n, s->c, i + 1);

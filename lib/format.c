@@ -24,23 +24,48 @@ const char *const format_mprof_counter_units[MPROF_NCOUNTERS] = {
 	"count", "count", "count", "count", "bytes", "bytes", "bytes", "bytes",
 };
 
-/* CRC-32 (IEEE 802.3, reflected, polynomial 0xEDB88320), nibble-table form:
- * small enough to need no initialisation and fast enough for our files. */
+/*
+ * CRC-32 (IEEE 802.3, reflected, polynomial 0xEDB88320), slicing by 8: eight
+ * bytes per step through eight 256-entry tables (~1 byte per cycle; a 270 MB
+ * file checks in a fraction of a second).  The tables are built on first use;
+ * two threads racing to build them write the same values, and the flag is
+ * published with a release store after the tables are complete.
+ */
+static uint32_t crc_tab[8][256];
+static int crc_ready;
+
+static void crc_init(void)
+{
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1)));
+		crc_tab[0][i] = c;
+	}
+	for (uint32_t i = 0; i < 256; i++)
+		for (int t = 1; t < 8; t++)
+			crc_tab[t][i] = (crc_tab[t - 1][i] >> 8) ^ crc_tab[0][crc_tab[t - 1][i] & 0xff];
+	__atomic_store_n(&crc_ready, 1, __ATOMIC_RELEASE);
+}
+
 uint32_t format_crc32(uint32_t crc, const void *buf, size_t len)
 {
-	static const uint32_t t[16] = {
-		0x00000000, 0x1db71064, 0x3b6e20c8, 0x26d930ac, 0x76dc4190, 0x6b6b51f4,
-		0x4db26158, 0x5005713c, 0xedb88320, 0xf00f9344, 0xd6d6a3e8, 0xcb61b38c,
-		0x9b64c2b0, 0x86d3d2d4, 0xa00ae278, 0xbdbdf21c,
-	};
 	const unsigned char *p = buf;
 
+	if (!__atomic_load_n(&crc_ready, __ATOMIC_ACQUIRE))
+		crc_init();
 	crc = ~crc;
-	while (len--) {
-		crc ^= *p++;
-		crc = (crc >> 4) ^ t[crc & 15];
-		crc = (crc >> 4) ^ t[crc & 15];
+	while (len >= 8) {
+		uint32_t lo = crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+				     (uint32_t)p[3] << 24);
+		crc = crc_tab[7][lo & 0xff] ^ crc_tab[6][(lo >> 8) & 0xff] ^
+		      crc_tab[5][(lo >> 16) & 0xff] ^ crc_tab[4][lo >> 24] ^ crc_tab[3][p[4]] ^
+		      crc_tab[2][p[5]] ^ crc_tab[1][p[6]] ^ crc_tab[0][p[7]];
+		p += 8;
+		len -= 8;
 	}
+	while (len--)
+		crc = (crc >> 8) ^ crc_tab[0][(crc ^ *p++) & 0xff];
 	return ~crc;
 }
 

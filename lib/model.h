@@ -2,9 +2,12 @@
  * model.h - weighted call stacks with symbolic frames: what every view reads.
  *
  * The data file holds stacks of addresses; the model holds the same stacks
- * as sequences of functions (inline frames expanded), outermost first, each
- * with its counter vector.  Distinct address stacks may become equal symbolic
- * stacks; the views aggregate as they need.
+ * as sequences of call sites (inline frames expanded), outermost first, each
+ * with its counter vector.  A site is a function with its call offset and
+ * source line; sites are pooled, so a frame costs 4 bytes, and each distinct
+ * address is symbolized once however many stacks it appears in.  Distinct
+ * address stacks may become equal symbolic stacks; views aggregate as they
+ * need.
  */
 #ifndef MODEL_H
 #define MODEL_H
@@ -19,29 +22,38 @@ struct symbols;
 struct strtab;
 
 #define MODEL_NO_OFFSET UINT32_MAX
+#define MODEL_NO_LOC UINT32_MAX
 
-struct model_frame {
+struct model_site {
 	uint32_t fn;      /* function id in model.fns */
 	uint32_t offset;  /* return address - function entry (the "+n" of
 			   * mprof -offsets), MODEL_NO_OFFSET if unknown or
 			   * the frame is inlined */
-	uint32_t loc;     /* "file:line" id in model.locs, or UINT32_MAX */
-	uint8_t inlined;  /* inlined into the frame before it (its caller) */
+	uint32_t loc;     /* "file:line" id in model.locs, or MODEL_NO_LOC */
+	uint32_t inlined; /* inlined into the frame before it (its caller) */
 };
 
 struct model_stack {
-	uint32_t n;             /* frames, outermost first */
-	uint8_t cut;            /* outer callers were dropped (truncated) */
-	struct model_frame *f;
-	uint64_t c[MPROF_NCOUNTERS];
+	uint32_t n;          /* frames, outermost first */
+	uint32_t cut;        /* outer callers were dropped (truncated) */
+	const uint32_t *site; /* n site ids */
+	const uint64_t *c;   /* MPROF_NCOUNTERS counters */
 };
 
 struct model {
-	struct strtab *fns;   /* function names */
-	struct strtab *locs;  /* "file:line" strings */
+	struct strtab *fns;  /* function names */
+	struct strtab *locs; /* "file:line" strings */
+	struct model_site *sites;
+	size_t nsites, sites_cap;
 	size_t nstacks, cap;
 	struct model_stack *stacks;
 	uint64_t tot[MPROF_NCOUNTERS]; /* sums over all stacks */
+	/* storage */
+	uint32_t *ids;       /* every stack's site ids */
+	size_t nids, ids_cap;
+	uint64_t **owned;    /* counter vectors the model copied */
+	size_t nowned, owned_cap;
+	void *sitemap;       /* site dedup table */
 };
 
 enum {
@@ -51,14 +63,21 @@ enum {
 void model_init(struct model *m);
 /*
  * Symbolize every stack of an mprof profile (counters matched by name).
- * Frames outer to main are dropped unless MODEL_KEEP_ABOVE_MAIN.  Returns 0,
- * or -1 with a reason in err when the profile lacks mprof's counters.
+ * Frames outer to main are dropped unless MODEL_KEEP_ABOVE_MAIN.  The model
+ * may point into p's counters: p must outlive it.  Returns 0, or -1 with a
+ * reason in err when the profile lacks mprof's counters.
  */
 int model_from_profile(struct model *m, const struct profile *p, struct symbols *s,
 		       unsigned flags, char *err, size_t errlen);
 /* Add one stack by function names, outermost first (tests, synthetic data). */
 void model_add(struct model *m, const char *const *names, uint32_t n, const uint64_t *c);
 void model_release(struct model *m);
+
+static inline const struct model_site *model_frame(const struct model *m,
+						   const struct model_stack *s, uint32_t j)
+{
+	return &m->sites[s->site[j]];
+}
 
 /* Convenience over the counter vector. */
 uint64_t model_allocs(const uint64_t *c);

@@ -196,6 +196,7 @@ static void read_counters(struct cur *c, struct profile *p)
 static void read_stacks(struct cur *c, struct profile *p, int have_counters)
 {
 	uint64_t n = get64(c);
+	uint64_t *next;
 
 	if (!have_counters) {
 		seterr(c->err, c->errlen, "stacks section comes before the counters section");
@@ -205,6 +206,9 @@ static void read_stacks(struct cur *c, struct profile *p, int have_counters)
 	if (!count_fits(c, n, 8 + 8 * p->ncounters))
 		return;
 	p->stacks = xcalloc(c, (size_t)n, sizeof(*p->stacks));
+	/* The frames and counters of all stacks fit in the section's size. */
+	p->slab = xcalloc(c, c->left / 8 + 1, sizeof(uint64_t));
+	next = p->slab;
 	for (uint64_t i = 0; i < n && !c->bad; i++) {
 		struct prof_stack *s = &p->stacks[i];
 		s->depth = get32(c);
@@ -219,8 +223,9 @@ static void read_stacks(struct cur *c, struct profile *p, int have_counters)
 		}
 		if (!need(c, 8 * ((size_t)s->depth + p->ncounters)))
 			break;
-		s->frames = xcalloc(c, s->depth, sizeof(uint64_t));
-		s->counts = xcalloc(c, p->ncounters, sizeof(uint64_t));
+		s->frames = next;
+		s->counts = next + s->depth;
+		next += s->depth + p->ncounters;
 		p->nstacks = i + 1;
 		for (uint32_t d = 0; d < s->depth && !c->bad; d++)
 			s->frames[d] = get64(c);
@@ -443,10 +448,7 @@ void reader_release(struct profile *p)
 	}
 	free(p->counter_names);
 	free(p->counter_units);
-	for (size_t i = 0; i < p->nstacks; i++) {
-		free(p->stacks[i].frames);
-		free(p->stacks[i].counts);
-	}
+	free(p->slab);
 	free(p->stacks);
 	free(p->bins);
 	free(p->path);

@@ -48,6 +48,7 @@ struct profile {
 	char **counter_names, **counter_units;
 	size_t nstacks;
 	struct prof_stack *stacks;
+	uint64_t *slab; /* every stack's frames and counts, one allocation */
 	size_t nbins;
 	struct prof_bin *bins;
 };

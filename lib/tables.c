@@ -134,20 +134,27 @@ static void table_bins(FILE *out, const struct profile *p, struct symbols *s,
 /* ---- Table 2: memory leaks --------------------------------------------- */
 
 struct leak {
-	struct model_frame *f; /* the partial chain, outermost first */
+	const uint32_t *site; /* the partial chain, outermost first */
 	uint32_t n;
-	int cut;               /* more callers were present: "..." */
+	int cut;              /* more callers were present: "..." */
 	uint64_t allocs, bytes, frees, freed;
 };
 
-static int frame_eq(const struct model_frame *a, const struct model_frame *b, int offsets)
+/* Chains are the same when their functions are (and, with -offsets, their
+ * call sites). */
+static int site_eq(const struct model *m, uint32_t a, uint32_t b, int offsets)
 {
-	return a->fn == b->fn && a->inlined == b->inlined && (!offsets || a->offset == b->offset);
+	const struct model_site *x = &m->sites[a], *y = &m->sites[b];
+
+	return a == b || (x->fn == y->fn && x->inlined == y->inlined && (!offsets || x->offset == y->offset));
 }
 
-static int leak_cmp(const void *x, const void *y)
+static const struct leak *sort_lk;
+static const struct model *sort_lm;
+
+static int leak_cmp(const void *xp, const void *yp)
 {
-	const struct leak *a = x, *b = y;
+	const struct leak *a = &sort_lk[*(const uint32_t *)xp], *b = &sort_lk[*(const uint32_t *)yp];
 	uint64_t ka = a->bytes - a->freed, kb = b->bytes - b->freed;
 
 	if (ka != kb)
@@ -156,27 +163,31 @@ static int leak_cmp(const void *x, const void *y)
 		return a->allocs - a->frees > b->allocs - b->frees ? -1 : 1;
 	if (a->n != b->n)
 		return a->n < b->n ? -1 : 1;
-	for (uint32_t i = 0; i < a->n; i++)
-		if (a->f[i].fn != b->f[i].fn)
-			return a->f[i].fn < b->f[i].fn ? -1 : 1;
+	for (uint32_t i = 0; i < a->n; i++) {
+		uint32_t fa = sort_lm->sites[a->site[i]].fn, fb = sort_lm->sites[b->site[i]].fn;
+		if (fa != fb)
+			return strcmp(strtab_get(sort_lm->fns, fa), strtab_get(sort_lm->fns, fb));
+	}
 	return 0;
 }
 
-static void print_frame(FILE *out, const struct model *m, const struct model_frame *f,
-			const struct tables_opts *o)
+static void print_site(FILE *out, const struct model *m, uint32_t id, const struct tables_opts *o)
 {
+	const struct model_site *f = &m->sites[id];
+
 	fputs(strtab_get(m->fns, f->fn), out);
 	if (o->offsets && f->offset != MODEL_NO_OFFSET)
 		fprintf(out, "+%u", f->offset);
 	if (f->inlined)
 		fputs(" [inline]", out);
-	if (o->lines && f->loc != UINT32_MAX)
+	if (o->lines && f->loc != MODEL_NO_LOC)
 		fprintf(out, " (%s)", strtab_get(m->locs, f->loc));
 }
 
 static void table_leaks(FILE *out, const struct model *m, const struct tables_opts *o)
 {
 	struct leak *lk = NULL;
+	uint32_t *order;
 	size_t nl = 0, cap = 0, hidden = 0;
 	uint32_t *slot;
 	size_t nslots = 64;
@@ -189,7 +200,7 @@ static void table_leaks(FILE *out, const struct model *m, const struct tables_op
 	for (size_t i = 0; i < m->nstacks; i++) {
 		const struct model_stack *s = &m->stacks[i];
 		uint32_t n = s->n < (uint32_t)depth ? s->n : (uint32_t)depth;
-		const struct model_frame *f = s->f + (s->n - n);
+		const uint32_t *f = s->site + (s->n - n);
 		int cut = s->n > n || s->cut;
 		uint64_t h = (uint64_t)cut;
 		size_t j;
@@ -198,7 +209,8 @@ static void table_leaks(FILE *out, const struct model *m, const struct tables_op
 		if (model_allocs(s->c) == model_frees(s->c) && model_bytes(s->c) == model_freed(s->c))
 			continue;
 		for (uint32_t k = 0; k < n; k++) {
-			uint32_t key[3] = { f[k].fn, o->offsets ? f[k].offset : 0, f[k].inlined };
+			const struct model_site *x = &m->sites[f[k]];
+			uint32_t key[3] = { x->fn, o->offsets ? x->offset : 0, x->inlined };
 			h = util_hash(key, sizeof(key), h);
 		}
 		for (j = h & (nslots - 1); slot[j]; j = (j + 1) & (nslots - 1)) {
@@ -206,7 +218,7 @@ static void table_leaks(FILE *out, const struct model *m, const struct tables_op
 			uint32_t k;
 			if (c->n != n || c->cut != cut)
 				continue;
-			for (k = 0; k < n && frame_eq(&c->f[k], &f[k], o->offsets); k++)
+			for (k = 0; k < n && site_eq(m, c->site[k], f[k], o->offsets); k++)
 				;
 			if (k == n) {
 				l = c;
@@ -217,7 +229,7 @@ static void table_leaks(FILE *out, const struct model *m, const struct tables_op
 			util_grow(&lk, &cap, nl + 1, sizeof(*lk));
 			l = &lk[nl++];
 			memset(l, 0, sizeof(*l));
-			l->f = (struct model_frame *)f;
+			l->site = f;
 			l->n = n;
 			l->cut = cut;
 			slot[j] = (uint32_t)nl;
@@ -228,12 +240,18 @@ static void table_leaks(FILE *out, const struct model *m, const struct tables_op
 		l->freed += model_freed(s->c);
 	}
 	free(slot);
-	qsort(lk, nl, sizeof(*lk), leak_cmp);
+	/* Sort indices, not the records: cheaper to move. */
+	order = xcalloc(nl + 1, sizeof(uint32_t));
+	for (size_t i = 0; i < nl; i++)
+		order[i] = (uint32_t)i;
+	sort_lk = lk;
+	sort_lm = m;
+	qsort(order, nl, sizeof(uint32_t), leak_cmp);
 
 	rule(out, "MEMORY LEAKS");
 	fprintf(out, "   kept bytes  (%%)    allocs        bytes  (%%)     frees        bytes  (%%)  path\n");
 	for (size_t i = 0; i < nl; i++) {
-		struct leak *l = &lk[i];
+		struct leak *l = &lk[order[i]];
 		uint64_t kept = l->bytes - l->freed;
 		char pk[3], pb[3], pf[3];
 
@@ -264,7 +282,7 @@ static void table_leaks(FILE *out, const struct model *m, const struct tables_op
 		for (uint32_t k = 0; k < l->n; k++) {
 			if (k)
 				fputs(" > ", out);
-			print_frame(out, m, &l->f[k], o);
+			print_site(out, m, l->site[k], o);
 		}
 		fputc('\n', out);
 	}
@@ -272,6 +290,7 @@ static void table_leaks(FILE *out, const struct model *m, const struct tables_op
 		fprintf(out, "  (%zu smaller leaks not shown; -verbose shows every chain)\n", hidden);
 	if (tot_kept == 0)
 		fprintf(out, "  (no memory leaks: every allocated byte was freed)\n");
+	free(order);
 	free(lk);
 }
 

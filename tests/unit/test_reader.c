@@ -79,6 +79,7 @@ int main(void)
 	char err[256];
 	int rejected = 0, crashed_not = 1;
 
+	is_int(format_crc32(0, "123456789", 9), 0xcbf43926, "CRC-32 check value");
 	ok(len > FORMAT_HEADER_LEN, "encoder wrote %zu bytes", len);
 	is_int(reader_parse(buf, len, &p, err, sizeof(err)), 0, "round trip parses");
 	is_int(p.kind, FORMAT_KIND_MPROF, "kind");

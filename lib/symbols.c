@@ -78,6 +78,9 @@ struct sym_mod {
 	const char *base;          /* basename of path, points into it */
 	Dwfl_Module *dwmod;        /* NULL: no file, addresses print as base+off */
 	int own_types;             /* the program's own code: walk its types */
+	char *pending;             /* a warning, said when the first address
+				    * resolves here: a module no frame lies in
+				    * (the preloaded monitor) stays quiet */
 };
 
 struct cache_ent {
@@ -261,10 +264,9 @@ static void check_build_id(struct sym_mod *m, const struct prof_module *pm, cons
 		warnx_("%s does not match the profiled executable %s (build-id differs); "
 		       "symbols may be wrong",
 		       file, pm->path ? pm->path : "(unknown)");
-	else
-		warnx_("%s has changed since it was profiled (build-id differs); "
-		       "symbols may be wrong",
-		       file);
+	else if (asprintf(&m->pending, "%s has changed since it was profiled (build-id differs); "
+				       "symbols may be wrong", file) < 0)
+		m->pending = NULL;
 }
 
 static void open_module(struct symbols *s, struct sym_mod *m, const struct prof_module *pm,
@@ -279,9 +281,13 @@ static void open_module(struct symbols *s, struct sym_mod *m, const struct prof_
 	if (fd < 0) {
 		/* Pseudo-modules (linux-vdso.so.1, "[vdso]") are no files:
 		 * no warning, their addresses print as module+offset. */
-		if (strchr(file, '/') || override)
+		if (override)
 			warnx_("cannot open %s: %s; its addresses print as module+offset", file,
 			       strerror(errno));
+		else if (strchr(file, '/') &&
+			 asprintf(&m->pending, "cannot open %s: %s; its addresses print as module+offset",
+				  file, strerror(errno)) < 0)
+			m->pending = NULL;
 		return;
 	}
 	close(fd);
@@ -342,6 +348,7 @@ void symbols_free(struct symbols *s)
 		dwfl_end(s->dwfl);
 	for (size_t i = 0; i < s->nmods; i++) {
 		free(s->mods[i].path);
+		free(s->mods[i].pending);
 		free(s->mods[i].syms);
 		free(s->mods[i].subs);
 	}
@@ -799,6 +806,11 @@ static int resolve_uncached(struct symbols *s, uint64_t addr, int ra, struct sym
 	struct sym_mod *m = find_mod(s, pc);
 	char buf[64 + 256];
 
+	if (m && m->pending) {
+		warnx_("%s", m->pending);
+		free(m->pending);
+		m->pending = NULL;
+	}
 	memset(f, 0, sizeof(*f));
 	if (m && m->dwmod)
 		return resolve_in_module(s, m, addr, pc, f);

@@ -164,7 +164,7 @@ static void trie_free(struct trie *t)
 	free(t->slot);
 }
 
-void callpath_down(const struct cp_input *in, uint32_t root, struct cp_result *r)
+void callpath_down(const struct cp_input *in, const uint8_t *is_root, struct cp_result *r)
 {
 	struct trie t = { 0 };
 
@@ -175,7 +175,7 @@ void callpath_down(const struct cp_input *in, uint32_t root, struct cp_result *r
 
 		if (!w)
 			continue;
-		for (i = 0; i < n && f[i] != root; i++)
+		for (i = 0; i < n && !is_root[f[i]]; i++)
 			;
 		if (i == n)
 			continue;
@@ -191,7 +191,7 @@ void callpath_down(const struct cp_input *in, uint32_t root, struct cp_result *r
 	trie_free(&t);
 }
 
-void callpath_up(const struct cp_input *in, uint32_t root, struct cp_result *r)
+void callpath_up(const struct cp_input *in, const uint8_t *is_root, struct cp_result *r)
 {
 	struct trie t = { 0 };
 
@@ -203,7 +203,7 @@ void callpath_up(const struct cp_input *in, uint32_t root, struct cp_result *r)
 
 		if (!w)
 			continue;
-		for (i = (int64_t)n - 1; i >= 0 && f[i] != root; i--)
+		for (i = (int64_t)n - 1; i >= 0 && !is_root[f[i]]; i--)
 			;
 		if (i < 0)
 			continue;

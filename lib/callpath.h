@@ -46,14 +46,15 @@ struct cp_result {
 };
 
 /*
- * The downward profile rooted at `root` (an id): every canonical call path
- * that starts with root, with its hits, in depth-first order (a path, then
- * its extensions), siblings by decreasing hits then by id.
+ * The downward profile rooted at the ids marked in is_root[nids] (one
+ * function, or all the call sites of one function): every canonical call
+ * path that starts with a root, with its hits, in depth-first order (a path,
+ * then its extensions), siblings by decreasing hits then by id.
  */
-void callpath_down(const struct cp_input *in, uint32_t root, struct cp_result *r);
-/* The upward profile: every canonical path ending at root, in the same
+void callpath_down(const struct cp_input *in, const uint8_t *is_root, struct cp_result *r);
+/* The upward profile: every canonical path ending at a root, in the same
  * order, growing toward the callers (a path, then its longer versions). */
-void callpath_up(const struct cp_input *in, uint32_t root, struct cp_result *r);
+void callpath_up(const struct cp_input *in, const uint8_t *is_root, struct cp_result *r);
 /* Function profile: (f) for every id on some stack: hits of the stacks that
  * contain it (once), sorted by decreasing hits.  Body profile: hits of the
  * stacks whose innermost frame it is. */

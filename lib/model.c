@@ -28,6 +28,7 @@ void model_init(struct model *m)
 	m->fns = strtab_new();
 	m->locs = strtab_new();
 	m->sitemap = xcalloc(1, sizeof(struct sitemap));
+	m->nc = MPROF_NCOUNTERS;
 }
 
 static size_t site_hash(const struct model_site *s, size_t mask)
@@ -72,7 +73,7 @@ static void push(struct model *m, uint32_t n, uint32_t cut, const uint64_t *c)
 	/* Until model_finish, site holds the offset into m->ids. */
 	s->site = (const uint32_t *)(uintptr_t)(m->nids - n);
 	s->c = c;
-	for (int k = 0; k < MPROF_NCOUNTERS; k++)
+	for (size_t k = 0; k < m->nc; k++)
 		m->tot[k] += c[k];
 }
 
@@ -91,9 +92,9 @@ static void finish(struct model *m)
 
 static const uint64_t *own(struct model *m, const uint64_t *c)
 {
-	uint64_t *copy = xmalloc(MPROF_NCOUNTERS * sizeof(uint64_t));
+	uint64_t *copy = xmalloc(m->nc * sizeof(uint64_t));
 
-	memcpy(copy, c, MPROF_NCOUNTERS * sizeof(uint64_t));
+	memcpy(copy, c, m->nc * sizeof(uint64_t));
 	util_grow(&m->owned, &m->owned_cap, m->nowned + 1, sizeof(uint64_t *));
 	m->owned[m->nowned++] = copy;
 	return copy;
@@ -206,14 +207,18 @@ int model_from_profile(struct model *m, const struct profile *p, struct symbols 
 	size_t tcap = 0;
 	uint32_t main_id;
 
-	for (int k = 0; k < MPROF_NCOUNTERS; k++) {
-		idx[k] = reader_counter(p, format_mprof_counter_names[k]);
-		if (idx[k] < 0) {
-			snprintf(err, errlen, "has no '%s' counter: not mprof allocation data",
-				 format_mprof_counter_names[k]);
-			return -1;
+	if (p->kind != FORMAT_KIND_MPROF) {
+		m->nc = p->ncounters;
+	} else {
+		for (int k = 0; k < MPROF_NCOUNTERS; k++) {
+			idx[k] = reader_counter(p, format_mprof_counter_names[k]);
+			if (idx[k] < 0) {
+				snprintf(err, errlen, "has no '%s' counter: not mprof allocation data",
+					 format_mprof_counter_names[k]);
+				return -1;
+			}
+			identity &= idx[k] == k;
 		}
-		identity &= idx[k] == k;
 	}
 	memset(&ac, 0, sizeof(ac));
 	main_id = strtab_intern(m->fns, "main");
@@ -223,7 +228,7 @@ int model_from_profile(struct model *m, const struct profile *p, struct symbols 
 		size_t n = 0;
 		uint32_t *ids;
 
-		if (!identity) {
+		if (p->kind == FORMAT_KIND_MPROF && !identity) {
 			uint64_t v[MPROF_NCOUNTERS];
 			for (int k = 0; k < MPROF_NCOUNTERS; k++)
 				v[k] = ps->counts[idx[k]];

@@ -37,7 +37,7 @@ struct model_stack {
 	uint32_t n;          /* frames, outermost first */
 	uint32_t cut;        /* outer callers were dropped (truncated) */
 	const uint32_t *site; /* n site ids */
-	const uint64_t *c;   /* MPROF_NCOUNTERS counters */
+	const uint64_t *c;   /* model.nc counters */
 };
 
 struct model {
@@ -47,7 +47,9 @@ struct model {
 	size_t nsites, sites_cap;
 	size_t nstacks, cap;
 	struct model_stack *stacks;
-	uint64_t tot[MPROF_NCOUNTERS]; /* sums over all stacks */
+	size_t nc;            /* counters per stack: MPROF_NCOUNTERS in mprof
+			       * order for allocation data, else the file's */
+	uint64_t tot[FORMAT_MAX_COUNTERS]; /* sums over all stacks */
 	/* storage */
 	uint32_t *ids;       /* every stack's site ids */
 	size_t nids, ids_cap;
@@ -62,7 +64,9 @@ enum {
 
 void model_init(struct model *m);
 /*
- * Symbolize every stack of an mprof profile (counters matched by name).
+ * Symbolize every stack of a profile.  For allocation data (kind mprof) the
+ * counters are mprof's 16, matched by name, in MPROF_C_* order; for other
+ * kinds they are the file's, in its order.
  * Frames outer to main are dropped unless MODEL_KEEP_ABOVE_MAIN.  The model
  * may point into p's counters: p must outlive it.  Returns 0, or -1 with a
  * reason in err when the profile lacks mprof's counters.

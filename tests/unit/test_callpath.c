@@ -33,6 +33,16 @@ static void expect(const struct cp_result *r, const char *const *want, size_t n,
 		is_str(show(r, i), want[i], "%s: entry %zu", what, i);
 }
 
+/* The root set holding one id. */
+static const uint8_t *one(uint32_t id)
+{
+	static uint8_t set[NIDS];
+
+	memset(set, 0, sizeof(set));
+	set[id] = 1;
+	return set;
+}
+
 struct input {
 	struct cp_input in;
 	const uint32_t *ids[8];
@@ -68,12 +78,12 @@ static void test_process_db(void)
 	add(&x, b, 2, 535);
 	add(&x, c, 3, 303);
 	add(&x, d, 2, 18);
-	callpath_down(&x.in, MAIN, &r);
+	callpath_down(&x.in, one(MAIN), &r);
 	expect(&r, want, 6, "process_db down from main");
 	is_int(r.total, 2676, "process_db: total hits");
 	is_int(r.e[2].depth, 2, "process_db: depth of (main uniquify_db qsort)");
 	callpath_result_free(&r);
-	callpath_up(&x.in, QSORT, &r);
+	callpath_up(&x.in, one(QSORT), &r);
 	{
 		const char *up[] = { "(qsort) 1820", "(uniquify_db qsort) 1820", "(main uniquify_db qsort) 1820" };
 		expect(&r, up, 3, "process_db up from qsort");
@@ -91,7 +101,7 @@ static void test_recursion(void)
 	add(&x, a, 5, 10);
 	add(&x, b, 2, 5);
 	add(&x, c, 3, 3);
-	callpath_down(&x.in, MAIN, &r);
+	callpath_down(&x.in, one(MAIN), &r);
 	{
 		/* (main f g f): credited, then the path collapses back to
 		 * (main f), so h below it counts for (main f h). */
@@ -100,19 +110,19 @@ static void test_recursion(void)
 		expect(&r, want, 5, "recursive down from main");
 	}
 	callpath_result_free(&r);
-	callpath_down(&x.in, F, &r);
+	callpath_down(&x.in, one(F), &r);
 	{
 		const char *want[] = { "(f) 18", "(f g) 13", "(f g f) 10", "(f h) 10" };
 		expect(&r, want, 4, "recursive down from f (a non-main root)");
 	}
 	callpath_result_free(&r);
-	callpath_up(&x.in, H, &r);
+	callpath_up(&x.in, one(H), &r);
 	{
 		const char *want[] = { "(h) 10", "(f h) 10", "(main f h) 10", "(g f h) 10", "(f g f h) 10" };
 		expect(&r, want, 5, "recursive up from h");
 	}
 	callpath_result_free(&r);
-	callpath_up(&x.in, F, &r);
+	callpath_up(&x.in, one(F), &r);
 	{
 		const char *want[] = { "(f) 18", "(main f) 18", "(g f) 10", "(f g f) 10" };
 		expect(&r, want, 4, "recursive up from f");
@@ -141,13 +151,13 @@ static void test_recursion(void)
 	/* Direct recursion: never more than the sample's hits. */
 	x.in.nstacks = 0;
 	add(&x, d, 5, 7);
-	callpath_down(&x.in, MAIN, &r);
+	callpath_down(&x.in, one(MAIN), &r);
 	{
 		const char *want[] = { "(main) 7", "(main f) 7", "(main f f) 7" };
 		expect(&r, want, 3, "direct recursion collapses");
 	}
 	callpath_result_free(&r);
-	callpath_down(&x.in, H, &r);
+	callpath_down(&x.in, one(H), &r);
 	is_int(r.n, 0, "a root on no stack: empty profile");
 	callpath_result_free(&r);
 }

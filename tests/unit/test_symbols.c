@@ -161,6 +161,19 @@ static void with_stderr(char *buf, size_t len, void (*fn)(void *), void *arg)
 	unlink(tmpl);
 }
 
+struct resolve_args {
+	struct symbols *s;
+	uint64_t addr;
+	struct sym_frame *f;
+	int n;
+};
+
+static void do_resolve(void *arg)
+{
+	struct resolve_args *a = arg;
+	a->n = symbols_resolve(a->s, a->addr, 0, a->f, 4);
+}
+
 struct open_args {
 	struct profile *p;
 	const char *override;
@@ -277,10 +290,15 @@ static void test_missing_module(struct profile *p)
 	p->nmodules--;
 	p->modules[p->nmodules] = save;
 	ok(a.s != NULL, "missing module: opens");
+	is_str(err, "", "missing module: no warning while no address lies in it");
+	{
+		struct resolve_args ra = { a.s, 0x101234, f, 0 };
+		with_stderr(err, sizeof(err), do_resolve, &ra);
+		n = ra.n;
+	}
 	ok(strstr(err, "mprof: warning: cannot open /nonexistent/dir/libfoo.so: No such file or "
 		       "directory; its addresses print as module+offset"),
-	   "missing module: warning");
-	n = symbols_resolve(a.s, 0x101234, 0, f, 4);
+	   "missing module: warning at its first address");
 	ok(n == 1 && strcmp(f[0].func, "libfoo.so+0x1234") == 0, "missing module: %s", f[0].func);
 	n = symbols_resolve(a.s, (uint64_t)(uintptr_t)&target_fn, 0, f, 4);
 	is_str(f[0].func, "target_fn", "missing module: the others still resolve");

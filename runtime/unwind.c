@@ -1,18 +1,37 @@
 /*
- * unwind.c - owns stack capture (unwind_*), this version with libgcc's
- * _Unwind_Backtrace: slow (it interprets the CFI of every frame on every
- * call) but correct through code without frame pointers, libc's qsort
- * calling back into the program, PIE and shared objects.
+ * unwind.c - owns stack capture (unwind_*): a caching x86-64 DWARF CFI
+ * unwinder, with libgcc's _Unwind_Backtrace as the reference and the
+ * fallback for every frame it does not fully understand.
+ *
+ * Fast path: for each return address, a *rule* says how to find the
+ * caller's frame: CFA = rsp|rbp + offset, return address at CFA-8, rbp
+ * saved at CFA+k or unchanged, rsp = CFA.  Rules are computed once from
+ * .eh_frame_hdr/.eh_frame (the module found with dl_iterate_phdr, the CIE
+ * and FDE programs interpreted up to the address) and kept in a lock-free
+ * cache of 64-bit words, one per return address.  Anything else (CFA
+ * expressions, CFA on another register, signal frames, no FDE, unknown
+ * opcodes, a read outside this thread's stack) makes the whole capture
+ * fall back to _Unwind_Backtrace, so the result is always the reference
+ * unwinder's (MPROF_UNWIND_CHECK=1 runs both and compares; doc/runtime.md).
  */
+#include <link.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <unwind.h>
 
 #include "format.h"
 #include "unwind.h"
 
-const char unwind_name[] = "libgcc _Unwind_Backtrace";
+const char unwind_name[] = "mprof CFI cache (libgcc _Unwind_Backtrace fallback)";
 
 /* Frames of the monitor itself above `ret`; more means `ret` is not there. */
 #define UNWIND_MAX_SKIP 64
+
+/* ---- the reference unwinder (libgcc) ---- */
 
 struct unwind_walk {
 	uint64_t *frames;
@@ -40,13 +59,12 @@ static _Unwind_Reason_Code unwind_step(struct _Unwind_Context *ctx, void *arg)
 	return _URC_NO_REASON;
 }
 
-int unwind_capture(uint64_t *frames, int max, uint64_t ret, uint32_t *flags)
+__attribute__((noinline)) static int unwind_capture_slow(uint64_t *frames, int max, uint64_t ret,
+							 uint32_t *flags)
 {
 	struct unwind_walk w = { .frames = frames, .ret = ret, .max = max };
 
 	*flags = 0;
-	if (max < 1)
-		return 0;
 	_Unwind_Backtrace(unwind_step, &w);
 	if (!w.found) {
 		frames[0] = ret;
@@ -56,4 +74,753 @@ int unwind_capture(uint64_t *frames, int max, uint64_t ret, uint32_t *flags)
 	if (w.truncated)
 		*flags = FORMAT_STACK_TRUNCATED;
 	return w.n;
+}
+
+/* ---- rules and their cache ---- */
+
+/*
+ * A rule in 32 bits: kind (bits 0-1), CFA on rbp rather than rsp (bit 2),
+ * CFA offset (bits 3-19, unsigned), rbp saved (bit 20) at CFA + 8 * the
+ * signed 11-bit field (bits 21-31).  A rule that does not fit is FALLBACK.
+ */
+enum { R_EMPTY, R_NORMAL, R_END, R_FALLBACK };
+#define R_KIND(r) ((r) & 3u)
+#define R_ON_RBP(r) ((r) >> 2 & 1u)
+#define R_CFA_OFF(r) ((r) >> 3 & 0x1ffffu)
+#define R_RBP_SAVED(r) ((r) >> 20 & 1u)
+#define R_RBP_OFF(r) ((int64_t)(int32_t)(r) >> 21 << 3)
+#define R_CFA_MAX 0x1ffff
+#define R_RBP_MIN (-1024 * 8)
+#define R_RBP_MAX (1023 * 8)
+
+/*
+ * The cache: 2^15 words, direct mapped.  A word is (ra >> 15) << 32 | rule:
+ * the slot index is a fold of ra's bits, so the slot and the tag together
+ * give ra back exactly (user addresses are below 2^47; others are never
+ * cached).  One 64-bit word per entry: readers need no lock and can never
+ * see half an entry.  Entries are written only with the loader lock held
+ * (inside dl_iterate_phdr), which also orders them with the flush after a
+ * dlclose.
+ */
+#define C_BITS 15
+#define C_SIZE (1u << C_BITS)
+#define C_BYTES (C_SIZE * sizeof(uint64_t))
+static uint64_t *uw_cache;
+
+static inline uint32_t c_slot(uint64_t ra)
+{
+	return (uint32_t)(ra ^ ra >> 15 ^ ra >> 30 ^ ra >> 45) & (C_SIZE - 1);
+}
+
+static inline uint32_t c_get(const uint64_t *c, uint64_t ra)
+{
+	uint64_t e = __atomic_load_n(&c[c_slot(ra)], __ATOMIC_RELAXED);
+	return e >> 32 == ra >> 15 ? (uint32_t)e : R_EMPTY;
+}
+
+static void c_put(uint64_t *c, uint64_t ra, uint32_t rule)
+{
+	if (c && ra >> 47 == 0)
+		__atomic_store_n(&c[c_slot(ra)], (ra >> 15) << 32 | rule, __ATOMIC_RELAXED);
+}
+
+/* ---- reading .eh_frame ---- */
+
+struct cfi_rd {
+	const uint8_t *p, *end;
+	int bad;
+};
+
+static uint64_t rd_uleb(struct cfi_rd *r)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+
+	for (;;) {
+		if (r->p >= r->end || shift > 63) {
+			r->bad = 1;
+			return 0;
+		}
+		uint8_t b = *r->p++;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			return v;
+	}
+}
+
+static int64_t rd_sleb(struct cfi_rd *r)
+{
+	int64_t v = 0;
+	unsigned shift = 0;
+	uint8_t b;
+
+	do {
+		if (r->p >= r->end || shift > 63) {
+			r->bad = 1;
+			return 0;
+		}
+		b = *r->p++;
+		v |= (int64_t)((uint64_t)(b & 0x7f) << shift);
+		shift += 7;
+	} while (b & 0x80);
+	if (shift < 64 && (b & 0x40))
+		v |= (int64_t)(~0ull << shift);
+	return v;
+}
+
+static uint64_t rd_fixed(struct cfi_rd *r, unsigned n)
+{
+	uint64_t v = 0;
+
+	if ((size_t)(r->end - r->p) < n) {
+		r->bad = 1;
+		return 0;
+	}
+	memcpy(&v, r->p, n); /* little-endian */
+	r->p += n;
+	return v;
+}
+
+/*
+ * A DW_EH_PE-encoded pointer: absolute, pc-relative or (base != 0)
+ * relative to .eh_frame_hdr.  Indirect and other bases are refused, except
+ * when only skipping (the personality routine), where the value is unused.
+ */
+static uint64_t rd_enc(struct cfi_rd *r, uint8_t enc, uintptr_t datarel, int skip)
+{
+	const uint8_t *at = r->p;
+	uint64_t v;
+
+	switch (enc & 0x0f) {
+	case 0x00: v = rd_fixed(r, 8); break;
+	case 0x01: v = rd_uleb(r); break;
+	case 0x02: v = rd_fixed(r, 2); break;
+	case 0x03: v = rd_fixed(r, 4); break;
+	case 0x04: v = rd_fixed(r, 8); break;
+	case 0x09: v = (uint64_t)rd_sleb(r); break;
+	case 0x0a: v = (uint64_t)(int64_t)(int16_t)rd_fixed(r, 2); break;
+	case 0x0b: v = (uint64_t)(int64_t)(int32_t)rd_fixed(r, 4); break;
+	case 0x0c: v = rd_fixed(r, 8); break;
+	default: r->bad = 1; return 0;
+	}
+	if (skip)
+		return 0;
+	switch (enc & 0xf0) {
+	case 0x00: break;
+	case 0x10: v += (uintptr_t)at; break;
+	case 0x30:
+		if (!datarel)
+			r->bad = 1;
+		v += datarel;
+		break;
+	default: r->bad = 1;
+	}
+	return v;
+}
+
+/* The registers the fast path follows: rbp, rsp and the return address. */
+enum { RR_SAME, RR_UNDEF, RR_OFFSET, RR_OTHER };
+struct cfi_reg {
+	int how;
+	int64_t off;
+};
+struct cfi_state {
+	int cfa_reg, cfa_other; /* cfa_other: an expression */
+	int64_t cfa_off;
+	struct cfi_reg reg[3]; /* rbp, rsp, ra */
+};
+struct cfi_cie {
+	uint64_t caf, ra_reg;
+	int64_t daf;
+	uint8_t fde_enc;
+	int aug_z;
+	const uint8_t *ins, *ins_end;
+};
+
+static int reg_index(const struct cfi_cie *c, uint64_t reg)
+{
+	if (reg == c->ra_reg)
+		return 2;
+	return reg == 6 ? 0 : reg == 7 ? 1 : -1;
+}
+
+#define CFI_STACK 8
+
+/*
+ * Run a CFA program (DWARF 5, 6.4.2) on s until the location passes
+ * `target` (all of it for the CIE's initial instructions, loc == NULL).
+ * Returns 0, or -1 for anything the fast path does not take.
+ */
+static int cfi_run(const struct cfi_cie *c, const uint8_t *p, const uint8_t *end,
+		   struct cfi_state *s, const struct cfi_state *init, uintptr_t *loc, uintptr_t target)
+{
+	struct cfi_state stack[CFI_STACK];
+	struct cfi_rd r = { p, end, 0 };
+	int depth = 0;
+
+	while (r.p < r.end && !r.bad) {
+		uint8_t op = *r.p++, lo = op & 0x3f;
+		uint64_t reg = 0, delta = 0;
+		int64_t off = 0;
+		int i, how = -1;
+
+		if (loc && *loc > target)
+			return 0;
+		switch (op >> 6) {
+		case 1: /* DW_CFA_advance_loc */
+			delta = lo;
+			goto advance;
+		case 2: /* DW_CFA_offset */
+			reg = lo;
+			off = (int64_t)rd_uleb(&r) * c->daf;
+			how = RR_OFFSET;
+			goto set_reg;
+		case 3: /* DW_CFA_restore */
+			reg = lo;
+			goto restore;
+		}
+		switch (op) {
+		case 0x00: /* nop */
+			break;
+		case 0x01: /* set_loc */
+			if (!loc)
+				return -1;
+			*loc = rd_enc(&r, c->fde_enc, 0, 0);
+			break;
+		case 0x02: delta = rd_fixed(&r, 1); goto advance;
+		case 0x03: delta = rd_fixed(&r, 2); goto advance;
+		case 0x04: delta = rd_fixed(&r, 4); goto advance;
+		case 0x05: /* offset_extended */
+			reg = rd_uleb(&r);
+			off = (int64_t)rd_uleb(&r) * c->daf;
+			how = RR_OFFSET;
+			goto set_reg;
+		case 0x06: /* restore_extended */
+			reg = rd_uleb(&r);
+			goto restore;
+		case 0x07: /* undefined */
+			reg = rd_uleb(&r);
+			how = RR_UNDEF;
+			goto set_reg;
+		case 0x08: /* same_value */
+			reg = rd_uleb(&r);
+			how = RR_SAME;
+			goto set_reg;
+		case 0x09: /* register */
+			reg = rd_uleb(&r);
+			rd_uleb(&r);
+			how = RR_OTHER;
+			goto set_reg;
+		case 0x0a: /* remember_state */
+			if (depth == CFI_STACK)
+				return -1;
+			stack[depth++] = *s;
+			break;
+		case 0x0b: /* restore_state */
+			if (!depth)
+				return -1;
+			*s = stack[--depth];
+			break;
+		case 0x0c: /* def_cfa */
+			s->cfa_reg = (int)rd_uleb(&r);
+			s->cfa_off = (int64_t)rd_uleb(&r);
+			s->cfa_other = 0;
+			break;
+		case 0x0d: /* def_cfa_register */
+			s->cfa_reg = (int)rd_uleb(&r);
+			s->cfa_other = 0;
+			break;
+		case 0x0e: /* def_cfa_offset */
+			s->cfa_off = (int64_t)rd_uleb(&r);
+			break;
+		case 0x0f: /* def_cfa_expression */
+			delta = rd_uleb(&r);
+			if (delta > (uint64_t)(r.end - r.p))
+				return -1;
+			r.p += delta;
+			s->cfa_other = 1;
+			break;
+		case 0x10: /* expression */
+		case 0x16: /* val_expression */
+			reg = rd_uleb(&r);
+			delta = rd_uleb(&r);
+			if (delta > (uint64_t)(r.end - r.p))
+				return -1;
+			r.p += delta;
+			how = RR_OTHER;
+			goto set_reg;
+		case 0x11: /* offset_extended_sf */
+			reg = rd_uleb(&r);
+			off = rd_sleb(&r) * c->daf;
+			how = RR_OFFSET;
+			goto set_reg;
+		case 0x12: /* def_cfa_sf */
+			s->cfa_reg = (int)rd_uleb(&r);
+			s->cfa_off = rd_sleb(&r) * c->daf;
+			s->cfa_other = 0;
+			break;
+		case 0x13: /* def_cfa_offset_sf */
+			s->cfa_off = rd_sleb(&r) * c->daf;
+			break;
+		case 0x14: /* val_offset */
+			reg = rd_uleb(&r);
+			rd_uleb(&r);
+			how = RR_OTHER;
+			goto set_reg;
+		case 0x15: /* val_offset_sf */
+			reg = rd_uleb(&r);
+			rd_sleb(&r);
+			how = RR_OTHER;
+			goto set_reg;
+		case 0x2e: /* GNU_args_size: only for landing pads */
+			rd_uleb(&r);
+			break;
+		case 0x2f: /* GNU_negative_offset_extended */
+			reg = rd_uleb(&r);
+			off = -(int64_t)rd_uleb(&r) * c->daf;
+			how = RR_OFFSET;
+			goto set_reg;
+		default:
+			return -1;
+		}
+		continue;
+advance:
+		if (!loc)
+			return -1;
+		*loc += delta * c->caf;
+		continue;
+set_reg:
+		i = reg_index(c, reg);
+		if (i >= 0) {
+			s->reg[i].how = how;
+			s->reg[i].off = off;
+		}
+		continue;
+restore:
+		i = reg_index(c, reg);
+		if (i >= 0) {
+			if (!init)
+				return -1;
+			s->reg[i] = init->reg[i];
+		}
+		continue;
+	}
+	return r.bad ? -1 : 0;
+}
+
+static int cie_parse(const uint8_t *cie, struct cfi_cie *c)
+{
+	struct cfi_rd r = { cie, cie + 12, 0 };
+	uint64_t len = rd_fixed(&r, 4);
+	const char *aug;
+	uint8_t ver;
+
+	if (len == 0 || len == 0xffffffff) /* 64-bit DWARF: never on x86-64 Linux */
+		return -1;
+	r.end = cie + 4 + len;
+	if (rd_fixed(&r, 4) != 0) /* CIE id */
+		return -1;
+	ver = (uint8_t)rd_fixed(&r, 1);
+	if (ver != 1 && ver != 3)
+		return -1;
+	aug = (const char *)r.p;
+	while (r.p < r.end && *r.p)
+		r.p++;
+	if (r.p++ >= r.end)
+		return -1;
+	c->caf = rd_uleb(&r);
+	c->daf = rd_sleb(&r);
+	c->ra_reg = ver == 1 ? rd_fixed(&r, 1) : rd_uleb(&r);
+	c->fde_enc = 0;
+	c->aug_z = aug[0] == 'z';
+	if (c->aug_z) {
+		uint64_t alen = rd_uleb(&r);
+		const uint8_t *adata = r.p;
+
+		if (alen > (uint64_t)(r.end - r.p))
+			return -1;
+		for (const char *a = aug + 1; *a && !r.bad; a++) {
+			if (*a == 'R')
+				c->fde_enc = (uint8_t)rd_fixed(&r, 1);
+			else if (*a == 'L')
+				rd_fixed(&r, 1);
+			else if (*a == 'P')
+				rd_enc(&r, (uint8_t)rd_fixed(&r, 1), 0, 1);
+			else
+				return -1; /* 'S' (signal frame) and anything unknown */
+		}
+		r.p = adata + alen;
+	} else if (aug[0]) {
+		return -1;
+	}
+	if (r.bad || c->ra_reg != 16 || c->caf != 1)
+		return -1;
+	c->ins = r.p;
+	c->ins_end = r.end;
+	return 0;
+}
+
+/* The rule at address `pc` (return address - 1) from the FDE at fde. */
+static uint32_t rule_from_fde(const uint8_t *fde, uintptr_t pc)
+{
+	struct cfi_rd r = { fde, fde + 8, 0 };
+	struct cfi_state s, init;
+	struct cfi_cie c;
+	uint64_t len, cie_off, begin, range;
+	uintptr_t loc;
+	int64_t k;
+
+	len = rd_fixed(&r, 4);
+	if (len == 0 || len == 0xffffffff)
+		return R_FALLBACK;
+	r.end = fde + 4 + len;
+	cie_off = rd_fixed(&r, 4);
+	if (cie_off == 0 || cie_off > (uintptr_t)(fde + 4))
+		return R_FALLBACK;
+	if (cie_parse(fde + 4 - cie_off, &c) < 0)
+		return R_FALLBACK;
+	begin = rd_enc(&r, c.fde_enc, 0, 0);
+	range = rd_enc(&r, c.fde_enc & 0x0f, 0, 0);
+	if (c.aug_z) {
+		uint64_t alen = rd_uleb(&r);
+		if (alen > (uint64_t)(r.end - r.p))
+			return R_FALLBACK;
+		r.p += alen;
+	}
+	if (r.bad || pc < begin || pc - begin >= range)
+		return R_FALLBACK; /* no FDE for pc: libgcc may see a sigreturn */
+
+	memset(&s, 0, sizeof(s));
+	s.cfa_reg = -1;
+	if (cfi_run(&c, c.ins, c.ins_end, &s, NULL, NULL, 0) < 0)
+		return R_FALLBACK;
+	init = s;
+	loc = begin;
+	if (cfi_run(&c, r.p, r.end, &s, &init, &loc, pc) < 0)
+		return R_FALLBACK;
+
+	/* The return address column undefined: the outermost frame. */
+	if (s.reg[2].how == RR_UNDEF)
+		return R_END;
+	if (s.cfa_other || (s.cfa_reg != 6 && s.cfa_reg != 7) || s.cfa_off < 8 ||
+	    s.cfa_off > R_CFA_MAX || s.reg[1].how != RR_SAME || s.reg[2].how != RR_OFFSET ||
+	    s.reg[2].off != -8)
+		return R_FALLBACK;
+	if (s.reg[0].how == RR_SAME)
+		return R_NORMAL | (uint32_t)(s.cfa_reg == 6) << 2 | (uint32_t)s.cfa_off << 3;
+	k = s.reg[0].off;
+	if (s.reg[0].how != RR_OFFSET || k % 8 || k < R_RBP_MIN || k > R_RBP_MAX)
+		return R_FALLBACK;
+	return R_NORMAL | (uint32_t)(s.cfa_reg == 6) << 2 | (uint32_t)s.cfa_off << 3 | 1u << 20 |
+	       ((uint32_t)(k / 8) & 0x7ff) << 21;
+}
+
+/* Binary search of .eh_frame_hdr's table (sorted by initial location). */
+static uint32_t rule_from_hdr(const uint8_t *hdr, uintptr_t pc)
+{
+	struct cfi_rd r = { hdr, hdr + 4, 0 };
+	uint64_t count, lo, hi;
+	const int32_t *tab;
+
+	if (hdr[0] != 1 || hdr[3] != 0x3b) /* version 1, datarel|sdata4 table */
+		return R_FALLBACK;
+	r.p = hdr + 4;
+	r.end = hdr + 4 + 16;
+	rd_enc(&r, hdr[1], (uintptr_t)hdr, 1);
+	count = rd_enc(&r, hdr[2], (uintptr_t)hdr, 0);
+	if (r.bad || count == 0 || count > (1u << 28))
+		return R_FALLBACK;
+	tab = (const int32_t *)(const void *)r.p;
+	if ((uintptr_t)hdr + tab[0] > pc)
+		return R_FALLBACK;
+	lo = 0;
+	hi = count;
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if ((uintptr_t)hdr + tab[2 * mid] <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return rule_from_fde(hdr + tab[2 * lo + 1], pc);
+}
+
+/* ---- finding the module (dl_iterate_phdr holds the loader lock) ---- */
+
+static unsigned long long uw_subs;
+static int uw_subs_known;
+
+struct find {
+	uint64_t ra;
+	uint32_t rule;
+	int first;
+};
+
+static int find_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct find *f = arg;
+	uintptr_t pc = f->ra - 1;
+	const uint8_t *hdr = NULL;
+	int inside = 0;
+
+	if (f->first) {
+		f->first = 0;
+		if (size < offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs))
+			return -1; /* cannot see dlclose: never cache */
+		/* A library was unloaded: another may now be where it was, so
+		 * no cached rule can be trusted. */
+		if (uw_subs_known && info->dlpi_subs != uw_subs)
+			for (uint32_t i = 0; i < C_SIZE; i++)
+				__atomic_store_n(&uw_cache[i], 0, __ATOMIC_RELAXED);
+		uw_subs = info->dlpi_subs;
+		uw_subs_known = 1;
+	}
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && pc >= a && pc - a < ph->p_memsz)
+			inside = 1;
+		else if (ph->p_type == PT_GNU_EH_FRAME)
+			hdr = (const uint8_t *)a;
+	}
+	if (!inside)
+		return 0;
+	f->rule = hdr ? rule_from_hdr(hdr, pc) : R_FALLBACK;
+	c_put(uw_cache, f->ra, f->rule);
+	return 1;
+}
+
+static uint32_t rule_lookup(uint64_t ra)
+{
+	struct find f = { .ra = ra, .rule = R_FALLBACK, .first = 1 };
+	uint64_t *c = __atomic_load_n(&uw_cache, __ATOMIC_ACQUIRE);
+
+	if (!c) {
+		c = mmap(NULL, C_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (c == MAP_FAILED)
+			return R_FALLBACK;
+		uint64_t *expect = NULL;
+		if (!__atomic_compare_exchange_n(&uw_cache, &expect, c, 0, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE)) {
+			munmap(c, C_BYTES);
+			c = expect;
+		}
+	}
+	if (ra < 2 || ra >> 47)
+		return R_FALLBACK;
+	dl_iterate_phdr(find_cb, &f);
+	return f.rule;
+}
+
+/* ---- this thread's stack ---- */
+
+static __thread uintptr_t uw_lo, uw_hi; /* [lo, hi) readable; hi == 1: unknown */
+
+static void stack_bounds(void)
+{
+	pthread_attr_t a;
+	void *addr;
+	size_t size;
+
+	uw_hi = 1;
+	/* Allocates (and reads /proc/self/maps for the main thread): the
+	 * caller holds the monitor's recursion guard. */
+	if (pthread_getattr_np(pthread_self(), &a) != 0)
+		return;
+	if (pthread_attr_getstack(&a, &addr, &size) == 0 && size) {
+		uw_lo = (uintptr_t)addr;
+		uw_hi = (uintptr_t)addr + size;
+	}
+	pthread_attr_destroy(&a);
+}
+
+/* ---- the fast walk ---- */
+
+/*
+ * Walk from (pc, sp, bp), the registers of unwind_capture at pc.  Returns
+ * the depth, or -1: fall back to the reference unwinder.  Every stack read
+ * lies in [sp, hi) of this thread's stack, 8-byte aligned, above the
+ * previous frame's, so a bad rule or a corrupt stack cannot fault or loop.
+ */
+static int walk(uint64_t *frames, int max, uint64_t ret, uint32_t *flags, uintptr_t pc,
+		uintptr_t sp, uintptr_t bp)
+{
+	const uintptr_t hi = uw_hi;
+	const uint64_t *c = __atomic_load_n(&uw_cache, __ATOMIC_ACQUIRE);
+	int n = 0, skipped = 0, found = 0;
+
+	if (sp < uw_lo || sp >= hi)
+		return -1;
+	for (;;) {
+		uint32_t r;
+		uintptr_t cfa;
+
+		/* The monitor's own frames, up to the one that returns to `ret`. */
+		if (!found) {
+			if (pc == ret)
+				found = 1;
+			else if (++skipped > UNWIND_MAX_SKIP)
+				return -1;
+		}
+		if (found) {
+			if (n == max) {
+				*flags = FORMAT_STACK_TRUNCATED;
+				return n;
+			}
+			frames[n++] = pc;
+		}
+		r = c ? c_get(c, pc) : R_EMPTY;
+		if (__builtin_expect(r == R_EMPTY, 0)) {
+			r = rule_lookup(pc);
+			c = __atomic_load_n(&uw_cache, __ATOMIC_ACQUIRE);
+		}
+		if (R_KIND(r) != R_NORMAL)
+			return R_KIND(r) == R_END && found ? n : -1;
+		cfa = (R_ON_RBP(r) ? bp : sp) + R_CFA_OFF(r);
+		if (cfa <= sp || cfa > hi || (cfa & 7))
+			return -1;
+		if (R_RBP_SAVED(r)) {
+			uintptr_t a = cfa + (uintptr_t)R_RBP_OFF(r);
+			if (a < sp || a + 8 > hi)
+				return -1;
+			bp = *(const uintptr_t *)a;
+		}
+		pc = *(const uint64_t *)(cfa - 8);
+		sp = cfa;
+		/* A zero return address ends the stack (libgcc: _URC_END_OF_STACK). */
+		if (!pc)
+			return found ? n : -1;
+	}
+}
+
+/* ---- check mode: both unwinders, compared (a test and debug facility) ---- */
+
+static int uw_check = -1; /* MPROF_UNWIND_CHECK=1, read once environ exists */
+static uint64_t uw_n_checked, uw_n_fast, uw_n_mismatch;
+static __thread uint64_t *uw_ref;
+extern char **environ;
+
+static void put(char **o, const char *s)
+{
+	while (*s)
+		*(*o)++ = *s++;
+}
+
+static void put_num(char **o, uint64_t v, int hex)
+{
+	char b[24];
+	int i = 0;
+
+	if (hex)
+		put(o, "0x");
+	do {
+		b[i++] = "0123456789abcdef"[v % (hex ? 16 : 10)];
+		v /= hex ? 16 : 10;
+	} while (v);
+	while (i)
+		*(*o)++ = b[--i];
+}
+
+static void say(const char *s, size_t n)
+{
+	while (n) {
+		ssize_t k = write(2, s, n);
+		if (k <= 0)
+			return;
+		s += k;
+		n -= (size_t)k;
+	}
+}
+
+static void check(const uint64_t *f, int nf, uint32_t ff, uint64_t ret)
+{
+	uint32_t fs;
+	int ns, d;
+	char line[160], *o = line;
+
+	if (!uw_ref) {
+		void *m = mmap(NULL, 8 * 1024 + 8, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED)
+			return;
+		uw_ref = m; /* per thread, kept: check mode only */
+	}
+	ns = unwind_capture_slow(uw_ref, nf < 1024 ? 1024 : nf, ret, &fs);
+	__atomic_fetch_add(&uw_n_checked, 1, __ATOMIC_RELAXED);
+	for (d = 0; d < nf && d < ns && f[d] == uw_ref[d]; d++)
+		;
+	if (d == nf && d == ns && ff == fs)
+		return;
+	__atomic_fetch_add(&uw_n_mismatch, 1, __ATOMIC_RELAXED);
+	put(&o, "mprof: unwind mismatch at depth ");
+	put_num(&o, (uint64_t)d, 0);
+	put(&o, ": fast ");
+	put_num(&o, d < nf ? f[d] : 0, 1);
+	put(&o, " slow ");
+	put_num(&o, d < ns ? uw_ref[d] : 0, 1);
+	put(&o, " (depths ");
+	put_num(&o, (uint64_t)nf, 0);
+	put(&o, "/");
+	put_num(&o, (uint64_t)ns, 0);
+	put(&o, ", flags ");
+	put_num(&o, ff, 0);
+	put(&o, "/");
+	put_num(&o, fs, 0);
+	put(&o, ")\n");
+	say(line, (size_t)(o - line));
+}
+
+__attribute__((destructor)) static void check_report(void)
+{
+	char line[160], *o = line;
+
+	if (uw_check != 1)
+		return;
+	put(&o, "mprof: unwind check: ");
+	put_num(&o, __atomic_load_n(&uw_n_checked, __ATOMIC_RELAXED), 0);
+	put(&o, " stacks compared, ");
+	put_num(&o, __atomic_load_n(&uw_n_fast, __ATOMIC_RELAXED), 0);
+	put(&o, " by the fast path, ");
+	put_num(&o, __atomic_load_n(&uw_n_mismatch, __ATOMIC_RELAXED), 0);
+	put(&o, " mismatches\n");
+	say(line, (size_t)(o - line));
+}
+
+/* ---- the interface ---- */
+
+__attribute__((noinline)) int unwind_capture(uint64_t *frames, int max, uint64_t ret,
+					     uint32_t *flags)
+{
+	uintptr_t pc, sp, bp;
+	int n;
+
+	*flags = 0;
+	if (max < 1)
+		return 0;
+	if (__builtin_expect(uw_hi <= 1, 0)) {
+		if (uw_hi == 1 || !environ) /* unknown, or libc not started yet */
+			return unwind_capture_slow(frames, max, ret, flags);
+		stack_bounds();
+	}
+	if (__builtin_expect(uw_check < 0, 0)) {
+		const char *s = getenv("MPROF_UNWIND_CHECK");
+		uw_check = s && s[0] == '1';
+	}
+	/* This function's own registers at this very point: the CFI row for
+	 * pc describes them, and the walk starts here. */
+	__asm__ volatile("leaq 0(%%rip), %0\n\tmovq %%rsp, %1\n\tmovq %%rbp, %2"
+			 : "=&r"(pc), "=&r"(sp), "=&r"(bp));
+	n = walk(frames, max, ret, flags, pc, sp, bp);
+	if (uw_check == 1) {
+		if (n >= 0) {
+			__atomic_fetch_add(&uw_n_fast, 1, __ATOMIC_RELAXED);
+			check(frames, n, *flags, ret);
+		} else {
+			__atomic_fetch_add(&uw_n_checked, 1, __ATOMIC_RELAXED);
+		}
+	}
+	if (n >= 0)
+		return n;
+	return unwind_capture_slow(frames, max, ret, flags);
 }

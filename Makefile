@@ -5,6 +5,8 @@
 #   make check                install missing packages, build, run every test
 #   make install PREFIX=DIR   install (default PREFIX=/usr/local)
 #   make SANITIZE=address,undefined check   tools and tests under sanitizers
+#   make bench                install missing packages, build, run bench/run
+#                             (BENCH_ARGS=--quick for a smoke run)
 #
 # Layout: runtime/ runs inside the profiled program (libmprof.so/.a);
 # lib/ is shared by the tools (reader, symbols, call graph, tables);
@@ -45,7 +47,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 RUNTIME := $(B)/lib/libmprof.so $(B)/lib/libmprof.a
 TOOLS := $(B)/bin/mprof
 
-.PHONY: all demo check test install clean deps fuzz
+.PHONY: all demo check test install clean deps fuzz bench
 # Keep every object: no 'rm' after the test summary, which CI reads last.
 .SECONDARY:
 
@@ -91,6 +93,12 @@ test: check
 
 demo: deps all
 	@sh examples/demo.sh $(B)
+
+# Speed of the monitor and the display against heaptrack and massif
+# (bench/RESULTS.md).  Not part of check: speed is never a timed test.
+BENCH_ARGS ?=
+bench: deps all
+	python3 bench/run --no-build $(BENCH_ARGS)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \

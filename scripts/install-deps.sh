@@ -7,7 +7,9 @@ set -eu
 # Build: compiler, make, elfutils' libdw/libelf (symbols, DWARF types).
 # libc6-dbg: names for libc's internal frames (qsort's msort_with_tmp, ...).
 # Tests: valgrind (the leak figures are checked against it), perl's prove.
-PKGS="gcc g++ make libc6-dev libc6-dbg libdw-dev libelf-dev valgrind perl"
+# Benchmarks (make bench): python3 runs bench/run, time gives peak RSS,
+# heaptrack and valgrind are the tools compared, jq is a real workload.
+PKGS="gcc g++ make libc6-dev libc6-dbg libdw-dev libelf-dev valgrind perl python3 time heaptrack jq"
 
 missing=""
 for p in $PKGS; do

@@ -109,7 +109,7 @@ void model_add(struct model *m, const char *const *names, uint32_t n, const uint
 		m->stacks[i].site = (const uint32_t *)(uintptr_t)(m->stacks[i].site - m->ids);
 	ids = ids_room(m, n);
 	for (uint32_t i = 0; i < n; i++) {
-		struct model_site st = { strtab_intern(m->fns, names[i]), MODEL_NO_OFFSET, MODEL_NO_LOC, 0 };
+		struct model_site st = { strtab_intern(m->fns, names[i]), MODEL_NO_OFFSET, MODEL_NO_LOC, 0, 0 };
 		ids[i] = site_id(m, &st);
 	}
 	m->nids += n;
@@ -177,6 +177,8 @@ static const uint32_t *expand(struct model *m, struct addrcache *a, struct symbo
 		struct model_site st;
 		char buf[512];
 
+		memset(&st, 0, sizeof(st)); /* sites are compared bytewise */
+		st.func_addr = sf[i].inlined ? 0 : sf[i].func_addr;
 		st.fn = strtab_intern(m->fns, sf[i].func);
 		st.inlined = (uint32_t)sf[i].inlined;
 		st.offset = (!sf[i].inlined && sf[i].func_addr && sf[i].offset < MODEL_NO_OFFSET)

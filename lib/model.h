@@ -31,6 +31,7 @@ struct model_site {
 			   * the frame is inlined */
 	uint32_t loc;     /* "file:line" id in model.locs, or MODEL_NO_LOC */
 	uint32_t inlined; /* inlined into the frame before it (its caller) */
+	uint64_t func_addr; /* entry of the real function, 0 if unknown */
 };
 
 struct model_stack {

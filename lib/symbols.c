@@ -526,6 +526,33 @@ static void load_syms(struct sym_mod *m)
 			m->syms[m->nsyms++] = m->syms[i];
 }
 
+size_t symbols_addrs_of(struct symbols *s, const char *name, uint64_t *addrs, size_t max)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < s->nmods; i++) {
+		struct sym_mod *m = &s->mods[i];
+		int n = m->dwmod ? dwfl_module_getsymtab(m->dwmod) : 0;
+
+		for (int j = 1; j < n; j++) {
+			GElf_Sym sym;
+			GElf_Addr addr;
+			GElf_Word shndx;
+			const char *nm = dwfl_module_getsym_info(m->dwmod, j, &sym, &addr, &shndx, NULL, NULL);
+			int type = GELF_ST_TYPE(sym.st_info);
+
+			if (!nm || strcmp(nm, name) != 0 || shndx == SHN_UNDEF)
+				continue;
+			if (type != STT_FUNC && type != STT_GNU_IFUNC)
+				continue;
+			if (k < max)
+				addrs[k] = addr;
+			k++;
+		}
+	}
+	return k < max ? k : max;
+}
+
 /* The symbol whose [addr, addr + size) holds pc, else a sizeless symbol
  * right before it; NULL if none. */
 static const struct elf_sym *find_sym(struct sym_mod *m, uint64_t pc)

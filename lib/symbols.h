@@ -53,6 +53,13 @@ int symbols_resolve(struct symbols *s, uint64_t addr, int is_return_address,
 		    struct sym_frame *out, int max);
 
 /*
+ * Entry addresses (absolute) of the functions called `name` in any module,
+ * by any of their symbol-table names: aliases such as read and __libc_read
+ * share an address.  Fills up to max; returns how many were found.
+ */
+size_t symbols_addrs_of(struct symbols *s, const char *name, uint64_t *addrs, size_t max);
+
+/*
  * Named types whose size is `size` bytes, from the DWARF of the executable
  * and of any module whose path is not under /usr/ (the program's own
  * libraries): struct, union and class types with a definition, and typedefs

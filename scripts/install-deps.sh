@@ -4,12 +4,13 @@
 # missing (it only asks dpkg).  Needs root (or sudo) only to install.
 set -eu
 
-# Build: compiler, make, elfutils' libdw/libelf (symbols, DWARF types).
+# Build: compiler, make, elfutils' libdw/libelf (symbols, DWARF types),
+# libedit (cpprof's command loop).
 # libc6-dbg: names for libc's internal frames (qsort's msort_with_tmp, ...).
 # Tests: valgrind (the leak figures are checked against it), perl's prove.
 # Benchmarks (make bench): python3 runs bench/run, time gives peak RSS,
 # heaptrack and valgrind are the tools compared, jq is a real workload.
-PKGS="gcc g++ make libc6-dev libc6-dbg libdw-dev libelf-dev valgrind perl python3 time heaptrack jq"
+PKGS="gcc g++ make libc6-dev libc6-dbg libdw-dev libelf-dev valgrind perl python3 time heaptrack jq libedit-dev"
 
 missing=""
 for p in $PKGS; do

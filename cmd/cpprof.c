@@ -1,0 +1,565 @@
+/*
+ * cpprof.c - the cpprof command: call path profiles of monotonic resources
+ * (Hall & Goldberg, USENIX 1993), in the paper's command loop.
+ *
+ * Reads cpprof.data (sampled resources) and mprof.data (every allocation:
+ * resources alloc-bytes, alloc-count, kept-bytes) alike: both are weighted
+ * stacks.  Commands come from -c 'cmd; cmd', from standard input when it is
+ * not a terminal, else from an interactive libedit loop with history and
+ * tab completion of commands and function names.
+ */
+#include "callpath.h"
+#include "format.h"
+#include "model.h"
+#include "reader.h"
+#include "symbols.h"
+#include "util.h"
+
+#include <editline/readline.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct resource {
+	char *name;
+	const char *title;
+	uint64_t interval; /* gticks per sample */
+	uint64_t *w;       /* hits per model stack */
+	uint64_t total;
+};
+
+struct session {
+	struct profile p;
+	struct symbols *sy;
+	struct model m;
+	struct resource *res;
+	size_t nres, cur;
+	uint32_t *fnslab;        /* every stack's function ids */
+	const uint32_t **fnids;  /* per stack, into fnslab */
+	char *root;
+	double threshold;
+	int sites;
+	int failed; /* a batch command failed: exit 2 */
+};
+
+static struct session *S; /* for the completion callbacks */
+
+static const struct {
+	const char *name, *title;
+} titles[] = {
+	{ "cpu", "CPU Time" },
+	{ "real", "Real Time" },
+	{ "page-faults", "Page Faults" },
+	{ "minor-faults", "Minor Page Faults" },
+	{ "major-faults", "Major Page Faults" },
+	{ "context-switches", "Context Switches" },
+	{ "syscalls", "System Calls" },
+	{ "read-bytes", "Bytes Read" },
+	{ "write-bytes", "Bytes Written" },
+	{ "io-time", "I/O Time" },
+	{ "fp-exceptions", "Floating Point Exceptions" },
+	{ "alloc-bytes", "Allocated Bytes" },
+	{ "alloc-count", "Allocations" },
+	{ "kept-bytes", "Kept Bytes" },
+};
+
+static const char *title_of(const char *name)
+{
+	for (size_t i = 0; i < sizeof(titles) / sizeof(titles[0]); i++)
+		if (strcmp(titles[i].name, name) == 0)
+			return titles[i].title;
+	return name;
+}
+
+static struct resource *add_res(struct session *s, const char *name, uint64_t interval)
+{
+	struct resource *r;
+
+	s->res = xrealloc(s->res, (s->nres + 1) * sizeof(*s->res));
+	r = &s->res[s->nres++];
+	r->name = xstrdup(name);
+	r->title = title_of(name);
+	r->interval = interval ? interval : 1;
+	r->w = xcalloc(s->m.nstacks + 1, sizeof(uint64_t));
+	r->total = 0;
+	return r;
+}
+
+/* Resources: allocation data yields three; sample data one per counter. */
+static void make_resources(struct session *s)
+{
+	const struct model *m = &s->m;
+
+	if (s->p.kind == FORMAT_KIND_MPROF) {
+		struct resource *b = add_res(s, "alloc-bytes", 1), *n = add_res(s, "alloc-count", 1),
+				*k = add_res(s, "kept-bytes", 1);
+		for (size_t i = 0; i < m->nstacks; i++) {
+			const uint64_t *c = m->stacks[i].c;
+			b->w[i] = model_bytes(c);
+			n->w[i] = model_allocs(c);
+			k->w[i] = model_bytes(c) - model_freed(c);
+		}
+	} else {
+		for (size_t k = 0; k < m->nc; k++) {
+			char key[300];
+			const char *iv;
+			struct resource *r;
+
+			snprintf(key, sizeof(key), "interval.%s", s->p.counter_names[k]);
+			iv = reader_info(&s->p, key);
+			r = add_res(s, s->p.counter_names[k], iv ? strtoull(iv, NULL, 10) : 1);
+			for (size_t i = 0; i < m->nstacks; i++)
+				r->w[i] = m->stacks[i].c[k];
+		}
+	}
+	for (size_t k = 0; k < s->nres; k++)
+		for (size_t i = 0; i < m->nstacks; i++)
+			s->res[k].total += s->res[k].w[i];
+}
+
+static size_t nids(const struct session *s)
+{
+	return s->sites ? s->m.nsites : strtab_count(s->m.fns);
+}
+
+/* The printed name of an id: a function, or with sites on a call site. */
+static const char *id_name(const struct session *s, uint32_t id, char *buf, size_t len)
+{
+	const struct model_site *x;
+
+	if (!s->sites)
+		return strtab_get(s->m.fns, id);
+	x = &s->m.sites[id];
+	if (x->loc != MODEL_NO_LOC)
+		snprintf(buf, len, "%s@%s", strtab_get(s->m.fns, x->fn), strtab_get(s->m.locs, x->loc));
+	else if (x->offset != MODEL_NO_OFFSET)
+		snprintf(buf, len, "%s+%u", strtab_get(s->m.fns, x->fn), x->offset);
+	else
+		snprintf(buf, len, "%s", strtab_get(s->m.fns, x->fn));
+	return buf;
+}
+
+static void input_of(const struct session *s, struct cp_input *in)
+{
+	const uint32_t **ids = xcalloc(s->m.nstacks + 1, sizeof(uint32_t *));
+
+	for (size_t i = 0; i < s->m.nstacks; i++)
+		ids[i] = s->sites ? s->m.stacks[i].site : s->fnids[i];
+	in->nstacks = s->m.nstacks;
+	in->n = NULL;
+	in->weight = s->res[s->cur].w;
+	in->nids = nids(s);
+	in->ids = ids;
+}
+
+static uint32_t *lens(const struct session *s)
+{
+	uint32_t *n = xcalloc(s->m.nstacks + 1, sizeof(uint32_t));
+
+	for (size_t i = 0; i < s->m.nstacks; i++)
+		n[i] = s->m.stacks[i].n;
+	return n;
+}
+
+/*
+ * The ids a root name stands for: the function of that name; failing that,
+ * the functions whose entry address carries that name among its aliases
+ * (read and __libc_read).  NULL (and a message) if none.
+ */
+static uint8_t *root_set(struct session *s, const char *name)
+{
+	size_t n = nids(s), hits = 0;
+	uint8_t *set = xcalloc(n + 1, 1);
+	int64_t fn = strtab_find(s->m.fns, name);
+	uint8_t *fnset = xcalloc(strtab_count(s->m.fns) + 1, 1);
+
+	if (fn >= 0) {
+		fnset[fn] = 1;
+	} else {
+		uint64_t addrs[64];
+		size_t na = symbols_addrs_of(s->sy, name, addrs, 64);
+		for (size_t i = 0; i < s->m.nsites; i++)
+			for (size_t k = 0; k < na; k++)
+				if (s->m.sites[i].func_addr == addrs[k])
+					fnset[s->m.sites[i].fn] = 1;
+	}
+	for (size_t id = 0; id < n; id++) {
+		uint32_t f = s->sites ? s->m.sites[id].fn : (uint32_t)id;
+		set[id] = fnset[f];
+		hits += set[id];
+	}
+	free(fnset);
+	if (!hits) {
+		fprintf(stderr, "cpprof: no function named '%s' in this profile\n", name);
+		free(set);
+		return NULL;
+	}
+	return set;
+}
+
+static void header(const struct session *s, const char *what, const char *format)
+{
+	const struct resource *r = &s->res[s->cur];
+
+	printf("%s for resource: %s\n", what, r->title);
+	printf("%" PRIu64 " samples, sampled every %" PRIu64 " gticks\n", r->total, r->interval);
+	printf("format: %s\n", format);
+	printf("-----------------------------------------------------\n");
+}
+
+static void footer(size_t hidden, double threshold)
+{
+	printf("-----------------------------------------------------\n");
+	if (hidden)
+		printf("(%zu entries below the threshold %g not shown)\n", hidden, threshold);
+}
+
+static void print_paths(struct session *s, const struct cp_result *r, int tree)
+{
+	char buf[1024];
+	size_t hidden = 0;
+
+	for (size_t i = 0; i < r->n; i++) {
+		const struct cp_entry *e = &r->e[i];
+		double frac = r->total ? (double)e->hits / (double)r->total : 0;
+
+		if (frac < s->threshold) {
+			hidden++;
+			continue;
+		}
+		if (tree) {
+			printf("%*s%s (%.5f) [%" PRIu64 "]\n", 2 * (int)e->depth, "",
+			       id_name(s, e->path[e->len - 1], buf, sizeof(buf)), frac, e->hits);
+			continue;
+		}
+		printf("%.5f (", frac);
+		for (uint32_t j = 0; j < e->len; j++)
+			printf("%s%s", j ? " " : "", id_name(s, e->path[j], buf, sizeof(buf)));
+		printf(") [%" PRIu64 "]\n", e->hits);
+	}
+	footer(hidden, s->threshold);
+}
+
+static void print_flat(struct session *s, const struct cp_result *r)
+{
+	char buf[1024];
+	size_t hidden = 0;
+
+	for (size_t i = 0; i < r->n; i++) {
+		double frac = r->total ? (double)r->e[i].hits / (double)r->total : 0;
+		if (frac < s->threshold) {
+			hidden++;
+			continue;
+		}
+		printf("%.5f %s [%" PRIu64 "]\n", frac, id_name(s, r->e[i].path[0], buf, sizeof(buf)),
+		       r->e[i].hits);
+	}
+	footer(hidden, s->threshold);
+}
+
+enum view { V_DOWN, V_UP, V_FUNCTION, V_BODY, V_TREE };
+
+static int show(struct session *s, enum view v, const char *root)
+{
+	struct cp_input in;
+	struct cp_result r;
+	uint8_t *set = NULL;
+	uint32_t *n;
+
+	if ((v == V_DOWN || v == V_UP) && !(set = root_set(s, root)))
+		return -1;
+	input_of(s, &in);
+	n = lens(s);
+	in.n = n;
+	switch (v) {
+	case V_DOWN:
+		callpath_down(&in, set, &r);
+		header(s, "Downward Call Path Profile", "usage_fraction (call_path) [#raw_samples]");
+		print_paths(s, &r, 0);
+		break;
+	case V_UP:
+		callpath_up(&in, set, &r);
+		header(s, "Upward Call Path Profile", "usage_fraction (call_path) [#raw_samples]");
+		print_paths(s, &r, 0);
+		break;
+	case V_FUNCTION:
+		callpath_functions(&in, &r);
+		header(s, "Body+Descendants Function Profile", "usage_fraction function_name [#raw_samples]");
+		print_flat(s, &r);
+		break;
+	case V_BODY:
+		callpath_bodies(&in, &r);
+		header(s, "Body Function Profile", "usage_fraction function_name [#raw_samples]");
+		print_flat(s, &r);
+		break;
+	case V_TREE:
+		callpath_tree(&in, &r);
+		header(s, "Sample Tree Profile", "frame_designator (usage_fraction) [#raw_samples]");
+		print_paths(s, &r, 1);
+		break;
+	}
+	callpath_result_free(&r);
+	free((void *)in.ids);
+	free(n);
+	free(set);
+	return 0;
+}
+
+static const char *const commands[] = {
+	"resources", "resource", "root", "threshold", "function", "body", "down", "up",
+	"tree", "sites", "help", "quit", NULL,
+};
+
+static void help(void)
+{
+	printf("commands:\n"
+	       "  resources            list the resources in this profile (* = current)\n"
+	       "  resource NAME        profile NAME from now on\n"
+	       "  root FUNCTION        root of down and up profiles (any alias of its symbol)\n"
+	       "  threshold FRACTION   hide entries below FRACTION of the total (0..1)\n"
+	       "  function             body + descendants of every function\n"
+	       "  body                 each function's body alone\n"
+	       "  down [ROOT]          downward call path profile from ROOT\n"
+	       "  up [ROOT]            upward call path profile to ROOT\n"
+	       "  tree                 the sample tree\n"
+	       "  sites on|off         tell call sites apart (function@file:line, function+offset)\n"
+	       "  help                 this text\n"
+	       "  quit                 leave\n"
+	       "Paths are printed depth first: a path, then its extensions, each level by\n"
+	       "decreasing samples; function and body profiles by decreasing samples.\n");
+}
+
+/* Run one command line; 1 means quit. */
+static int run(struct session *s, char *line)
+{
+	char *argv[4], *save = NULL, *tok;
+	int argc = 0;
+
+	for (tok = strtok_r(line, " \t\r\n", &save); tok && argc < 4; tok = strtok_r(NULL, " \t\r\n", &save))
+		argv[argc++] = tok;
+	if (argc == 0 || argv[0][0] == '#')
+		return 0;
+	if (!strcmp(argv[0], "quit") || !strcmp(argv[0], "exit") || !strcmp(argv[0], "q"))
+		return 1;
+	if (!strcmp(argv[0], "help") || !strcmp(argv[0], "?")) {
+		help();
+	} else if (!strcmp(argv[0], "resources")) {
+		for (size_t i = 0; i < s->nres; i++)
+			printf("%c %-16s %-26s %" PRIu64 " samples, sampled every %" PRIu64 " gticks\n",
+			       i == s->cur ? '*' : ' ', s->res[i].name, s->res[i].title, s->res[i].total,
+			       s->res[i].interval);
+	} else if (!strcmp(argv[0], "resource") && argc == 2) {
+		size_t i;
+		for (i = 0; i < s->nres && strcmp(s->res[i].name, argv[1]); i++)
+			;
+		if (i == s->nres)
+			goto bad_arg;
+		s->cur = i;
+	} else if (!strcmp(argv[0], "root") && argc == 2) {
+		uint8_t *set = root_set(s, argv[1]);
+		if (!set)
+			goto failed;
+		free(set);
+		free(s->root);
+		s->root = xstrdup(argv[1]);
+	} else if (!strcmp(argv[0], "threshold") && argc == 2) {
+		char *end;
+		double t = strtod(argv[1], &end);
+		if (*end || t < 0 || t > 1)
+			goto bad_arg;
+		s->threshold = t;
+	} else if (!strcmp(argv[0], "function") && argc == 1) {
+		show(s, V_FUNCTION, NULL);
+	} else if (!strcmp(argv[0], "body") && argc == 1) {
+		show(s, V_BODY, NULL);
+	} else if ((!strcmp(argv[0], "down") || !strcmp(argv[0], "up")) && argc <= 2) {
+		if (show(s, argv[0][0] == 'd' ? V_DOWN : V_UP, argc == 2 ? argv[1] : s->root) < 0)
+			goto failed;
+	} else if (!strcmp(argv[0], "tree") && argc == 1) {
+		show(s, V_TREE, NULL);
+	} else if (!strcmp(argv[0], "sites") && argc == 2 &&
+		   (!strcmp(argv[1], "on") || !strcmp(argv[1], "off"))) {
+		s->sites = !strcmp(argv[1], "on");
+	} else {
+		int known = 0;
+		for (int i = 0; commands[i]; i++)
+			known |= !strcmp(commands[i], argv[0]);
+		if (known)
+			fprintf(stderr, "cpprof: %s: wrong arguments (help shows the usage)\n", argv[0]);
+		else
+			fprintf(stderr, "cpprof: unknown command '%s' (help lists them)\n", argv[0]);
+		goto failed;
+	}
+	fflush(stdout);
+	return 0;
+bad_arg:
+	fprintf(stderr, "cpprof: %s: bad argument '%s' (help shows the usage)\n", argv[0], argv[1]);
+failed:
+	s->failed = 1;
+	fflush(stdout);
+	return 0;
+}
+
+/* ---- interactive: libedit ------------------------------------------------ */
+
+static char *gen_command(const char *text, int state)
+{
+	static int i;
+	size_t len = strlen(text);
+
+	if (!state)
+		i = 0;
+	while (commands[i])
+		if (!strncmp(commands[i++], text, len))
+			return strdup(commands[i - 1]);
+	return NULL;
+}
+
+static char *gen_function(const char *text, int state)
+{
+	static size_t i;
+	size_t len = strlen(text), n = strtab_count(S->m.fns);
+
+	if (!state)
+		i = 0;
+	while (i < n) {
+		const char *f = strtab_get(S->m.fns, (uint32_t)i++);
+		if (!strncmp(f, text, len))
+			return strdup(f);
+	}
+	return NULL;
+}
+
+static char **complete(const char *text, int start, int end)
+{
+	(void)end;
+	rl_attempted_completion_over = 1;
+	return rl_completion_matches(text, start == 0 ? gen_command : gen_function);
+}
+
+static void interactive(struct session *s)
+{
+	char *line;
+
+	rl_readline_name = "cpprof";
+	rl_attempted_completion_function = complete;
+	using_history();
+	printf("cpprof: %zu stacks; resource %s; root %s; 'help' lists the commands\n", s->m.nstacks,
+	       s->res[s->cur].name, s->root ? s->root : "(none)");
+	while ((line = readline("cpprof> ")) != NULL) {
+		int done;
+		if (*line)
+			add_history(line);
+		done = run(s, line);
+		free(line);
+		if (done)
+			break;
+	}
+	s->failed = 0; /* interactive mistakes were answered already */
+}
+
+/* ---- start-up ------------------------------------------------------------ */
+
+static int is_elf(const char *path)
+{
+	char magic[4];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, magic, sizeof(magic));
+	close(fd);
+	return n == 4 && memcmp(magic, "\177ELF", 4) == 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: cpprof [-c 'CMD; CMD...'] [a.out] [cpprof.data]\n"
+		   "Reads cpprof.data or mprof.data and answers the call path profile commands\n"
+		   "('help' lists them) from -c, from standard input, or interactively.\n");
+}
+
+int main(int argc, char **argv)
+{
+	static struct session s;
+	const char *cmds = NULL, *exe = NULL, *data = NULL, *args[2];
+	int nargs = 0;
+	char err[256];
+
+	util_progname = "cpprof";
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-c")) {
+			if (i + 1 >= argc)
+				die("-c needs commands");
+			cmds = argv[++i];
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			die("unknown option '%s' (cpprof --help)", argv[i]);
+		} else if (nargs == 2) {
+			die("too many arguments (usage: cpprof [-c CMDS] [a.out] [cpprof.data])");
+		} else {
+			args[nargs++] = argv[i];
+		}
+	}
+	if (nargs == 2) {
+		exe = args[0];
+		data = args[1];
+	} else if (nargs == 1) {
+		if (is_elf(args[0]))
+			exe = args[0];
+		else
+			data = args[0];
+	}
+	if (!data)
+		data = access("cpprof.data", F_OK) == 0 ? "cpprof.data" : "mprof.data";
+	if (exe && access(exe, R_OK) != 0)
+		die("%s: %s", exe, strerror(errno));
+	if (reader_load(data, &s.p, err, sizeof(err)) < 0)
+		die("%s: %s", data, err);
+	s.sy = symbols_open(&s.p, exe);
+	if (!s.sy)
+		die("out of memory opening symbols");
+	model_init(&s.m);
+	if (model_from_profile(&s.m, &s.p, s.sy, 0, err, sizeof(err)) < 0)
+		die("%s: %s", data, err);
+	make_resources(&s);
+	if (s.nres == 0)
+		die("%s: no resources in this profile", data);
+	/* Function ids per stack, for profiles by function. */
+	s.fnslab = xcalloc(s.m.nids + 1, sizeof(uint32_t));
+	s.fnids = xcalloc(s.m.nstacks + 1, sizeof(uint32_t *));
+	for (size_t i = 0, k = 0; i < s.m.nstacks; i++) {
+		s.fnids[i] = s.fnslab + k;
+		for (uint32_t j = 0; j < s.m.stacks[i].n; j++)
+			s.fnslab[k++] = model_frame(&s.m, &s.m.stacks[i], j)->fn;
+	}
+	s.threshold = 0.01;
+	if (strtab_find(s.m.fns, "main") >= 0)
+		s.root = xstrdup("main");
+	S = &s;
+
+	if (cmds) {
+		char *copy = xstrdup(cmds), *save = NULL;
+		for (char *c = strtok_r(copy, ";", &save); c; c = strtok_r(NULL, ";", &save))
+			if (run(&s, c))
+				break;
+		free(copy);
+	} else if (!isatty(0)) {
+		char line[4096];
+		while (fgets(line, sizeof(line), stdin))
+			if (run(&s, line))
+				break;
+	} else {
+		interactive(&s);
+	}
+	if (fflush(stdout) != 0)
+		die("write error on standard output: %s", strerror(errno));
+	return s.failed ? 2 : 0;
+}

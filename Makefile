@@ -45,7 +45,7 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 
 RUNTIME := $(B)/lib/libmprof.so $(B)/lib/libmprof.a
-TOOLS := $(B)/bin/mprof
+TOOLS := $(B)/bin/mprof $(B)/bin/cpprof
 
 .PHONY: all demo check test install clean deps fuzz bench
 # Keep every object: no 'rm' after the test summary, which CI reads last.
@@ -79,6 +79,10 @@ $(B)/lib/libtools.a: $(LIB_OBJ)
 $(B)/bin/mprof: $(B)/obj/cmd/mprof.o $(B)/lib/libtools.a
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOL_LDFLAGS) -o $@ $^ $(TOOL_LDLIBS)
+
+$(B)/bin/cpprof: $(B)/obj/cmd/cpprof.o $(B)/lib/libtools.a
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOL_LDFLAGS) -o $@ $^ $(TOOL_LDLIBS) -ledit
 
 $(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/lib/libtools.a
 	@mkdir -p $(dir $@)

@@ -697,7 +697,10 @@ static int walk(uint64_t *frames, int max, uint64_t ret, uint32_t *flags, uintpt
 
 /* ---- check mode: both unwinders, compared (a test and debug facility) ---- */
 
-static int uw_check = -1; /* MPROF_UNWIND_CHECK=1, read once environ exists */
+/* MPROF_UNWIND_CHECK=1, read once environ exists; =2 also spoils the fast
+ * path's first stack, so a test can see that the check does catch a
+ * difference. */
+static int uw_check = -1;
 static uint64_t uw_n_checked, uw_n_fast, uw_n_mismatch;
 static __thread uint64_t *uw_ref;
 extern char **environ;
@@ -734,24 +737,34 @@ static void say(const char *s, size_t n)
 	}
 }
 
-static void check(const uint64_t *f, int nf, uint32_t ff, uint64_t ret)
+#define CHECK_MAX 1024
+
+/*
+ * Compare the fast walk's stack f[0..nf) (flags *ff) with the reference
+ * unwinder's; on a difference say so and put the reference's in f.
+ * Returns the depth.
+ */
+static int check(uint64_t *f, int max, int nf, uint32_t *ff, uint64_t ret)
 {
 	uint32_t fs;
 	int ns, d;
 	char line[160], *o = line;
 
 	if (!uw_ref) {
-		void *m = mmap(NULL, 8 * 1024 + 8, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		void *m = mmap(NULL, CHECK_MAX * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (m == MAP_FAILED)
-			return;
+			return nf;
 		uw_ref = m; /* per thread, kept: check mode only */
 	}
-	ns = unwind_capture_slow(uw_ref, nf < 1024 ? 1024 : nf, ret, &fs);
+	if (max > CHECK_MAX)
+		return nf;
+	ns = unwind_capture_slow(uw_ref, max, ret, &fs);
 	__atomic_fetch_add(&uw_n_checked, 1, __ATOMIC_RELAXED);
 	for (d = 0; d < nf && d < ns && f[d] == uw_ref[d]; d++)
 		;
-	if (d == nf && d == ns && ff == fs)
-		return;
+	if (d == nf && d == ns && *ff == fs)
+		return nf;
 	__atomic_fetch_add(&uw_n_mismatch, 1, __ATOMIC_RELAXED);
 	put(&o, "mprof: unwind mismatch at depth ");
 	put_num(&o, (uint64_t)d, 0);
@@ -764,18 +777,21 @@ static void check(const uint64_t *f, int nf, uint32_t ff, uint64_t ret)
 	put(&o, "/");
 	put_num(&o, (uint64_t)ns, 0);
 	put(&o, ", flags ");
-	put_num(&o, ff, 0);
+	put_num(&o, *ff, 0);
 	put(&o, "/");
 	put_num(&o, fs, 0);
 	put(&o, ")\n");
 	say(line, (size_t)(o - line));
+	memcpy(f, uw_ref, (size_t)ns * sizeof(*f));
+	*ff = fs;
+	return ns;
 }
 
 __attribute__((destructor)) static void check_report(void)
 {
 	char line[160], *o = line;
 
-	if (uw_check != 1)
+	if (uw_check < 1)
 		return;
 	put(&o, "mprof: unwind check: ");
 	put_num(&o, __atomic_load_n(&uw_n_checked, __ATOMIC_RELAXED), 0);
@@ -805,17 +821,18 @@ __attribute__((noinline)) int unwind_capture(uint64_t *frames, int max, uint64_t
 	}
 	if (__builtin_expect(uw_check < 0, 0)) {
 		const char *s = getenv("MPROF_UNWIND_CHECK");
-		uw_check = s && s[0] == '1';
+		uw_check = s && (s[0] == '1' || s[0] == '2') ? s[0] - '0' : 0;
 	}
 	/* This function's own registers at this very point: the CFI row for
 	 * pc describes them, and the walk starts here. */
 	__asm__ volatile("leaq 0(%%rip), %0\n\tmovq %%rsp, %1\n\tmovq %%rbp, %2"
 			 : "=&r"(pc), "=&r"(sp), "=&r"(bp));
 	n = walk(frames, max, ret, flags, pc, sp, bp);
-	if (uw_check == 1) {
-		if (n >= 0) {
-			__atomic_fetch_add(&uw_n_fast, 1, __ATOMIC_RELAXED);
-			check(frames, n, *flags, ret);
+	if (uw_check > 0) {
+		if (n > 0) {
+			if (__atomic_fetch_add(&uw_n_fast, 1, __ATOMIC_RELAXED) == 0 && uw_check == 2)
+				frames[n - 1] ^= 1;
+			n = check(frames, max, n, flags, ret);
 		} else {
 			__atomic_fetch_add(&uw_n_checked, 1, __ATOMIC_RELAXED);
 		}

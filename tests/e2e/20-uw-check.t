@@ -1,0 +1,50 @@
+# The fast unwinder against the reference one (libgcc _Unwind_Backtrace),
+# frame for frame, on every allocation: MPROF_UNWIND_CHECK=1 runs both and
+# prints "mprof: unwind mismatch ..." for any difference, and at exit
+# "mprof: unwind check: N stacks compared, F by the fast path, M mismatches".
+# Programs: tests/progs/uw_main.c (+ uw_lib.c as a linked library with a lazy
+# PLT, and as two dlopen'd plugins) at -O0 and -O2, with and without frame
+# pointers, preloaded and linked with libmprof.a; tests/progs/uw_cxx.cc
+# (exceptions in flight) at -O0 and -O2.
+. "$(dirname "$0")/../lib.sh"
+plan 30
+
+P=$TOP/tests/progs
+cd "$T" || exit 1
+cc -g -O2 -fPIC -shared -o libuwlib.so "$P/uw_lib.c" &&
+cc -g -O2 -fPIC -shared -DPLUG=1 -o plug1.so "$P/uw_lib.c" &&
+cc -g -O0 -fPIC -shared -DPLUG=2 -o plug2.so "$P/uw_lib.c"
+ok $? "libraries build"
+
+# check NAME MIN CMD...: run CMD in check mode; no mismatch, the summary
+# line says >= MIN stacks compared and most of them by the fast path.
+check() {
+	_name=$1 _min=$2; shift 2
+	_err=$(MPROF_UNWIND_CHECK=1 MPROF_OUT=$T/u.data "$@" 2>&1 >/dev/null)
+	ok $? "$_name: runs"
+	unlike "$_err" 'unwind mismatch' "$_name: no mismatch between the unwinders"
+	set -- $(printf '%s\n' "$_err" | sed -n 's/^mprof: unwind check: \([0-9]*\) stacks compared, \([0-9]*\) by the fast path, \([0-9]*\) mismatches$/\1 \2 \3/p')
+	ok $([ "${1:-0}" -ge "$_min" ] && [ "$2" -ge $(($1 * 9 / 10)) ] && [ "$3" = 0 ]; echo $?) \
+		"$_name: ${1:-no} stacks compared, ${2:-0} by the fast path (>= $_min, >= 90%)"
+}
+
+for v in "-O0" "-O2" "-O2 -fomit-frame-pointer" "-O2 -fno-omit-frame-pointer"; do
+	cc -g $v -o m "$P/uw_main.c" -L. -luwlib -Wl,-rpath,"$T" -Wl,-z,lazy -pthread -ldl
+	check "uw_main $v preloaded" 8000 env LD_PRELOAD="$LIBMPROF/libmprof.so" ./m "$T"
+done
+cc -g -O2 -o ma "$P/uw_main.c" -L. -luwlib -Wl,-rpath,"$T" -Wl,-z,lazy -pthread -ldl "$LIBMPROF/libmprof.a"
+check "uw_main -O2 with libmprof.a" 8000 ./ma "$T"
+for o in -O0 -O2; do
+	g++ -g $o -o c "$P/uw_cxx.cc"
+	check "uw_cxx $o preloaded" 200 env LD_PRELOAD="$LIBMPROF/libmprof.so" ./c
+done
+# The runtime's own stack tests, in check mode.
+cc -g -O0 -o q "$P/rt_qsort.c" && cc -g -O0 -o d "$P/rt_deep.c"
+check "rt_qsort" 1 env LD_PRELOAD="$LIBMPROF/libmprof.so" ./q
+check "rt_deep" 2 env LD_PRELOAD="$LIBMPROF/libmprof.so" ./d
+# The check itself catches a difference: =2 spoils one frame of the first
+# stack the fast path makes (the reference's is kept).
+err=$(MPROF_UNWIND_CHECK=2 MPROF_OUT=$T/u.data env LD_PRELOAD="$LIBMPROF/libmprof.so" ./d 2>&1)
+is "$(printf '%s\n' "$err" | grep -c 'unwind mismatch at depth')" 1 "a spoiled stack is reported"
+like "$err" ' 1 mismatches$' "and counted"
+done_testing

@@ -108,10 +108,12 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
 		$(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(B)/bin/mprof $(DESTDIR)$(PREFIX)/bin/mprof
+	install -m 755 $(B)/bin/cpprof $(DESTDIR)$(PREFIX)/bin/cpprof
 	install -m 755 $(B)/lib/libmprof.so $(DESTDIR)$(PREFIX)/lib/libmprof.so
 	install -m 644 $(B)/lib/libmprof.a $(DESTDIR)$(PREFIX)/lib/libmprof.a
 	install -m 644 include/mprof.h $(DESTDIR)$(PREFIX)/include/mprof.h
 	install -m 644 doc/mprof.1 $(DESTDIR)$(PREFIX)/share/man/man1/mprof.1
+	install -m 644 doc/cpprof.1 $(DESTDIR)$(PREFIX)/share/man/man1/cpprof.1
 
 # Fuzz the reader for FUZZ_SECONDS (clang's libFuzzer, ASan, UBSan), seeded
 # with real data files made by the tests' programs.

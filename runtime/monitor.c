@@ -1,8 +1,9 @@
 /*
  * monitor.c - owns the monitor's state (mon_*): initialisation and
  * configuration, the recursion guard, recording allocations and frees into
- * the stack table, the size bins and the address map, the per-thread frame
- * buffers, autosave, mprof_stop/mprof_restart, fork and exit.
+ * the stack table, the size bins and the address map, the per-thread
+ * blocks (frame buffer and counts), autosave, mprof_stop/mprof_restart,
+ * fork and exit.
  *
  * mprof paper, "The Monitor": every allocation is charged to its call chain
  * (here the whole stack, not the last five callers), and the object is
@@ -43,45 +44,218 @@ __attribute__((used)) static const void *const mon_link_refs[] = {
 };
 
 #define ADD(x, v) __atomic_fetch_add(&(x), (v), __ATOMIC_RELAXED)
-#define FRAMES_BYTES (((MON_MAX_DEPTH * 8) + 4095) & ~4095)
 
-/* ---- per-thread frame buffers (too big for a small thread stack) ---- */
+/* ---- per-thread blocks ----
+ *
+ * Every thread records into its own block: its frame buffer, its totals,
+ * its size bins and its counters for each stack it touched, updated with
+ * plain (relaxed) stores, so threads share no cache line on the hot path.
+ * The saver sums every block (mon_read_*).  Blocks are never unmapped: at
+ * thread exit a block goes to a pool and the next new thread carries on
+ * adding to it, so nothing is merged and nothing is lost.  A block belongs
+ * to one profile (its epoch): its owner zeroes it when it sees that a
+ * restart began another, and until then the saver ignores it.  A thread
+ * that allocates after its block went back (a later key destructor, libc's
+ * thread cleanup) records into the shared orphan block, under a lock.
+ */
+#define CTR_SHIFT 10
+#define CTR_CHUNK (1u << CTR_SHIFT) /* stacks per counter chunk */
+#define CTR_DIR (STACKS_MAX / CTR_CHUNK)
+#define CACHE_N 8 /* recent stacks per thread */
 
-static __thread uint64_t *mon_frames;
-static pthread_key_t mon_frames_key;
-static int mon_frames_key_ok;
+typedef uint64_t mon_ctr[MPROF_NCOUNTERS];
+
+enum { T_ALLOCS, T_BYTES, T_FREES, T_FREED, T_UNKNOWN, T_N };
+
+struct mon_thread {
+	struct mon_thread *all;  /* every block, newest first; never unlinked */
+	struct mon_thread *pool; /* next free block */
+	uint64_t epoch;          /* the profile these counts belong to */
+	int owned;
+	uint32_t nchunks; /* dir[0..nchunks-1] may be mapped */
+	uint64_t t[T_N];
+	struct {
+		const struct stacks_rec *r;
+		uint64_t *ctr;
+		uint64_t idx;
+	} cache[CACHE_N];
+	mon_ctr *dir[CTR_DIR]; /* stack index -> this thread's counters */
+	uint64_t bins[FORMAT_NBINS][4];
+	uint64_t frames[MON_MAX_DEPTH];
+};
+
+#define BLOCK_BYTES ((sizeof(struct mon_thread) + 4095) & ~(size_t)4095)
+#define CHUNK_BYTES (CTR_CHUNK * sizeof(mon_ctr))
+
+static __thread struct mon_thread *mon_self;
+static __thread int mon_dead; /* this thread's block went back to the pool */
+static pthread_key_t mon_key;
+static int mon_key_ok;
 static pthread_mutex_t mon_pool_lock = PTHREAD_MUTEX_INITIALIZER;
-static void *mon_pool; /* free buffers, linked through their first word */
+static struct mon_thread *mon_pool; /* free blocks */
+static struct mon_thread *mon_all;  /* every block (release-published) */
+static pthread_mutex_t mon_orphan_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct mon_thread *mon_orphan;
 
-static void frames_release(void *b)
+static inline void bump(uint64_t *x, uint64_t v)
 {
-	pthread_mutex_lock(&mon_pool_lock);
-	*(void **)b = mon_pool;
-	mon_pool = b;
-	pthread_mutex_unlock(&mon_pool_lock);
-	mon_frames = NULL;
+	__atomic_store_n(x, __atomic_load_n(x, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
 }
 
-static uint64_t *frames_get(void)
+static struct mon_thread *block_new(void)
 {
-	void *b;
+	struct mon_thread *t;
 
-	if (mon_frames)
-		return mon_frames;
 	pthread_mutex_lock(&mon_pool_lock);
-	b = mon_pool;
-	if (b)
-		mon_pool = *(void **)b;
+	t = mon_pool;
+	if (t) {
+		mon_pool = t->pool;
+	} else if ((t = arena_map(BLOCK_BYTES)) != NULL) {
+		t->all = mon_all;
+		__atomic_store_n(&mon_all, t, __ATOMIC_RELEASE);
+	}
+	if (t)
+		t->owned = 1;
 	pthread_mutex_unlock(&mon_pool_lock);
-	if (!b)
-		b = arena_map(FRAMES_BYTES);
-	if (!b)
+	return t;
+}
+
+static void block_release(void *p)
+{
+	struct mon_thread *t = p;
+
+	mon_self = NULL;
+	mon_dead = 1;
+	pthread_mutex_lock(&mon_pool_lock);
+	t->owned = 0;
+	t->pool = mon_pool;
+	mon_pool = t;
+	pthread_mutex_unlock(&mon_pool_lock);
+}
+
+/* This thread's block, or NULL: dead thread (use the orphan) or no memory. */
+static struct mon_thread *block_attach(void)
+{
+	struct mon_thread *t;
+
+	if (mon_dead)
 		return NULL;
-	mon_frames = b;
+	t = block_new();
+	if (!t)
+		return NULL;
+	mon_self = t;
 	/* Returned to the pool at thread exit.  May calloc: we hold the guard. */
-	if (mon_frames_key_ok)
-		pthread_setspecific(mon_frames_key, b);
-	return b;
+	if (mon_key_ok)
+		pthread_setspecific(mon_key, t);
+	return t;
+}
+
+/* Make t count for profile epoch e (its owner, or the orphan lock, only). */
+static void block_reset(struct mon_thread *t, uint64_t e)
+{
+	uint32_t i;
+
+	if (t->epoch) {
+		for (i = 0; i < t->nchunks; i++) {
+			arena_unmap(t->dir[i], CHUNK_BYTES);
+			t->dir[i] = NULL;
+		}
+		t->nchunks = 0;
+		memset(t->t, 0, sizeof t->t);
+		memset(t->cache, 0, sizeof t->cache);
+		memset(t->bins, 0, sizeof t->bins);
+	}
+	__atomic_store_n(&t->epoch, e, __ATOMIC_RELEASE);
+}
+
+/* t's counters for stack idx, or NULL when memory cannot be mapped. */
+static uint64_t *block_ctr(struct mon_thread *t, uint32_t idx)
+{
+	mon_ctr *c = t->dir[idx >> CTR_SHIFT];
+
+	if (__builtin_expect(!c, 0)) {
+		c = arena_map(CHUNK_BYTES);
+		if (!c)
+			return NULL;
+		__atomic_store_n(&t->dir[idx >> CTR_SHIFT], c, __ATOMIC_RELEASE);
+		if (t->nchunks <= idx >> CTR_SHIFT)
+			t->nchunks = (idx >> CTR_SHIFT) + 1;
+	}
+	return c[idx & (CTR_CHUNK - 1)];
+}
+
+static struct mon_thread *orphan_lock(uint64_t e)
+{
+	pthread_mutex_lock(&mon_orphan_lock);
+	if (!mon_orphan)
+		mon_orphan = block_new();
+	if (mon_orphan && mon_orphan->epoch != e)
+		block_reset(mon_orphan, e);
+	if (!mon_orphan)
+		pthread_mutex_unlock(&mon_orphan_lock);
+	return mon_orphan;
+}
+
+static void orphan_unlock(void)
+{
+	pthread_mutex_unlock(&mon_orphan_lock);
+}
+
+/* Summing for the writer (the save lock is held: the epoch is stable). */
+void mon_read_totals(struct mon_totals *out)
+{
+	uint64_t e = mon.epoch, s[T_N] = { 0 };
+	struct mon_thread *t;
+	int k;
+
+	for (t = __atomic_load_n(&mon_all, __ATOMIC_ACQUIRE); t; t = t->all) {
+		if (__atomic_load_n(&t->epoch, __ATOMIC_ACQUIRE) != e)
+			continue;
+		for (k = 0; k < T_N; k++)
+			s[k] += __atomic_load_n(&t->t[k], __ATOMIC_RELAXED);
+	}
+	out->allocs = s[T_ALLOCS];
+	out->bytes = s[T_BYTES];
+	out->frees = s[T_FREES];
+	out->freed = s[T_FREED];
+	out->unknown_frees = s[T_UNKNOWN];
+	out->dropped = __atomic_load_n(&mon.dropped, __ATOMIC_RELAXED);
+}
+
+void mon_read_bins(uint64_t (*bins)[4])
+{
+	uint64_t e = mon.epoch;
+	struct mon_thread *t;
+	uint32_t i;
+	int k;
+
+	memset(bins, 0, FORMAT_NBINS * sizeof *bins);
+	for (t = __atomic_load_n(&mon_all, __ATOMIC_ACQUIRE); t; t = t->all) {
+		if (__atomic_load_n(&t->epoch, __ATOMIC_ACQUIRE) != e)
+			continue;
+		for (i = 0; i < FORMAT_NBINS; i++)
+			for (k = 0; k < 4; k++)
+				bins[i][k] += __atomic_load_n(&t->bins[i][k], __ATOMIC_RELAXED);
+	}
+}
+
+void mon_read_counters(uint32_t idx, uint64_t *out)
+{
+	uint64_t e = mon.epoch;
+	struct mon_thread *t;
+	mon_ctr *c;
+	int k;
+
+	memset(out, 0, sizeof(mon_ctr));
+	for (t = __atomic_load_n(&mon_all, __ATOMIC_ACQUIRE); t; t = t->all) {
+		if (__atomic_load_n(&t->epoch, __ATOMIC_ACQUIRE) != e)
+			continue;
+		c = __atomic_load_n(&t->dir[idx >> CTR_SHIFT], __ATOMIC_ACQUIRE);
+		if (!c)
+			continue;
+		for (k = 0; k < MPROF_NCOUNTERS; k++)
+			out[k] += __atomic_load_n(&c[idx & (CTR_CHUNK - 1)][k], __ATOMIC_RELAXED);
+	}
 }
 
 /* ---- trouble ---- */
@@ -165,6 +339,7 @@ static void resolve(char *out, const char *name)
 		memcpy(out, name, k + 1);
 }
 
+static void autosave_set(int count);
 static void fork_prepare(void);
 static void fork_parent(void);
 static void fork_child(void);
@@ -187,13 +362,13 @@ void mon_config(void)
 	s = getenv("MPROF_OUT");
 	resolve(mon.out, s && *s ? s : "mprof.data");
 	if (parse_u64(getenv("MPROF_AUTOSAVE"), &v) == 0 && v <= INT_MAX && !mon.autosave)
-		mon.autosave = (int)v;
+		autosave_set((int)v);
 	if (parse_u64(getenv("MPROF_ROOT_PID"), &v) == 0)
 		mon.root_pid = (pid_t)v;
 	else
 		mon.root_pid = getpid();
-	if (pthread_key_create(&mon_frames_key, frames_release) == 0)
-		mon_frames_key_ok = 1;
+	if (pthread_key_create(&mon_key, block_release) == 0)
+		mon_key_ok = 1;
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	__atomic_store_n(&mon.configured, 2, __ATOMIC_RELEASE);
 }
@@ -239,7 +414,7 @@ int mon_enter(int is_alloc)
 			/* Another thread is initialising (never wait: it may need a
 			 * loader lock we hold), or trouble stopped us. */
 			if (is_alloc && st != MON_STOPPED && st != MON_OFF)
-				ADD(mon.totals.dropped, 1);
+				ADD(mon.dropped, 1);
 			return 0;
 		}
 	}
@@ -254,20 +429,57 @@ static inline uint64_t pack(uint32_t idx, uint64_t size)
 	return size << 24 | idx;
 }
 
-/* Charge a free to the stack that allocated it.  Caller holds p's shard. */
-static void credit_free(uint64_t val)
+/*
+ * This thread's block, made to count for the current profile; NULL when
+ * the thread must use the orphan block.  *e gets the profile's epoch.
+ */
+static inline struct mon_thread *self(uint64_t *e)
+{
+	struct mon_thread *t = mon_self;
+
+	*e = __atomic_load_n(&mon.epoch, __ATOMIC_ACQUIRE);
+	if (__builtin_expect(!t, 0) && !(t = block_attach()))
+		return NULL;
+	if (__builtin_expect(t->epoch != *e, 0))
+		block_reset(t, *e);
+	return t;
+}
+
+/* Charge a free to the stack that allocated it. */
+static void credit_free(struct mon_thread *t, uint64_t val)
 {
 	uint64_t size = val >> 24;
-	struct stacks_rec *r = stacks_get((uint32_t)(val & 0xffffff));
+	uint64_t *c = block_ctr(t, (uint32_t)(val & 0xffffff));
 	int sc = format_size_class(size);
 	uint32_t bin = format_bin_index(size);
 
-	ADD(r->counters[MPROF_C_FREES + sc], 1);
-	ADD(r->counters[MPROF_C_FREED + sc], size);
-	ADD(mon.bins[bin][1], 1);
-	ADD(mon.bins[bin][3], size);
-	ADD(mon.totals.frees, 1);
-	ADD(mon.totals.freed, size);
+	if (!c) {
+		mon_trouble("cannot map memory for counters", NULL);
+		return;
+	}
+	bump(&c[MPROF_C_FREES + sc], 1);
+	bump(&c[MPROF_C_FREED + sc], size);
+	bump(&t->bins[bin][1], 1);
+	bump(&t->bins[bin][3], size);
+	bump(&t->t[T_FREES], 1);
+	bump(&t->t[T_FREED], size);
+}
+
+/* A free: credit val (found) or count an unknown free, into t or the orphan. */
+static void settle_free(struct mon_thread *t, uint64_t e, int found, uint64_t val)
+{
+	int orphan = !t;
+
+	if (orphan && !(t = orphan_lock(e)))
+		return;
+	if (t->epoch == e) {
+		if (found)
+			credit_free(t, val);
+		else
+			bump(&t->t[T_UNKNOWN], 1);
+	}
+	if (orphan)
+		orphan_unlock();
 }
 
 static void autosave(void)
@@ -279,71 +491,112 @@ static void autosave(void)
 	writer_unlock();
 }
 
+static inline unsigned cache_slot(const uint64_t *frames, int depth)
+{
+	return (unsigned)(((frames[0] ^ (uint64_t)depth) * 0x9e3779b97f4a7c15ull) >> 61);
+}
+
+/*
+ * Count an allocation of n bytes on the stack frames[0..depth-1] into t
+ * (this thread's block, or the orphan under its lock); the stack's index
+ * (-1: failed).  A stack met recently is found in t's small cache, with no
+ * hashing and no probe (mprof paper: most of the chain repeats).
+ */
+static int64_t count_alloc(struct mon_thread *t, const uint64_t *frames, int depth,
+			   uint32_t flags, size_t n)
+{
+	unsigned k = cache_slot(frames, depth);
+	const struct stacks_rec *r = t->cache[k].r;
+	int sc = format_size_class(n);
+	uint32_t bin = format_bin_index(n);
+	int64_t idx;
+	uint64_t *c;
+
+	if (r && stacks_same(r, frames, (uint32_t)depth, flags)) {
+		c = t->cache[k].ctr;
+		idx = (int64_t)t->cache[k].idx;
+	} else {
+		idx = stacks_intern(frames, (uint32_t)depth, flags,
+				    stacks_hash(frames, (uint32_t)depth, flags));
+		if (idx < 0) {
+			mon_trouble("the stack table is full or out of memory", NULL);
+			return -1;
+		}
+		c = block_ctr(t, (uint32_t)idx);
+		if (!c) {
+			mon_trouble("cannot map memory for counters", NULL);
+			return -1;
+		}
+		t->cache[k].r = stacks_get((uint32_t)idx);
+		t->cache[k].ctr = c;
+		t->cache[k].idx = (uint64_t)idx;
+	}
+	bump(&c[MPROF_C_ALLOCS + sc], 1);
+	bump(&c[MPROF_C_BYTES + sc], n);
+	bump(&t->bins[bin][0], 1);
+	bump(&t->bins[bin][2], n);
+	bump(&t->t[T_ALLOCS], 1);
+	bump(&t->t[T_BYTES], n);
+	return idx;
+}
+
+#define ORPHAN_DEPTH 128 /* frames kept by a thread past its block */
+
 void mon_alloc(void *p, size_t n, void *ret)
 {
-	uint64_t *frames = frames_get();
-	uint32_t flags, bin = format_bin_index(n);
-	int depth, sc = format_size_class(n), as, rc = 0;
-	uint64_t epoch, nth;
+	uint64_t e, orphan_frames[ORPHAN_DEPTH], *frames;
+	struct mon_thread *t = self(&e);
 	struct addrmap_shard *s;
-	struct stacks_rec *r;
+	int depth, as, rc = 0;
+	uint32_t flags;
 	int64_t idx;
 
-	if (!frames || (uint64_t)n >> MON_SIZE_BITS) {
-		ADD(mon.totals.dropped, 1);
-		if (!frames)
-			mon_trouble("cannot map memory for stack capture", NULL);
+	if ((uint64_t)n >> MON_SIZE_BITS) {
+		ADD(mon.dropped, 1);
 		return;
 	}
-	depth = unwind_capture(frames, MON_MAX_DEPTH, (uint64_t)(uintptr_t)ret, &flags);
-
-	stacks_lock();
-	if (__atomic_load_n(&mon.state, __ATOMIC_ACQUIRE) != MON_ON) {
-		stacks_unlock();
+	frames = t ? t->frames : orphan_frames;
+	depth = unwind_capture(frames, t ? MON_MAX_DEPTH : ORPHAN_DEPTH,
+			       (uint64_t)(uintptr_t)ret, &flags);
+	if (__atomic_load_n(&mon.state, __ATOMIC_RELAXED) != MON_ON)
 		return; /* stopped meanwhile */
+	if (t) {
+		idx = count_alloc(t, frames, depth, flags, n);
+	} else {
+		if (!(t = orphan_lock(e)))
+			return;
+		idx = count_alloc(t, frames, depth, flags, n);
+		orphan_unlock();
 	}
-	idx = stacks_intern(frames, (uint32_t)depth, flags);
 	if (idx < 0) {
-		stacks_unlock();
-		ADD(mon.totals.dropped, 1);
-		mon_trouble("the stack table is full or out of memory", NULL);
+		ADD(mon.dropped, 1);
 		return;
 	}
-	r = stacks_get((uint32_t)idx);
-	ADD(r->counters[MPROF_C_ALLOCS + sc], 1);
-	ADD(r->counters[MPROF_C_BYTES + sc], n);
-	ADD(mon.bins[bin][0], 1);
-	ADD(mon.bins[bin][2], n);
-	ADD(mon.totals.bytes, n);
-	nth = ADD(mon.totals.allocs, 1) + 1;
-	epoch = mon.epoch;
-	stacks_unlock();
 
 	s = addrmap_lock((uintptr_t)p);
 	/* A restart in between emptied the map: the object belongs to the
 	 * profile that was thrown away, and its free will be "unknown". */
-	if (epoch == mon.epoch)
+	if (e == mon.epoch)
 		rc = addrmap_put(s, (uintptr_t)p, pack((uint32_t)idx, n));
 	addrmap_unlock(s);
 	if (rc < 0) {
 		mon_trouble("cannot map memory for the address map", NULL);
 		return;
 	}
-	as = mon.autosave;
-	if (as > 0 && nth % (uint64_t)as == 0)
+	as = __atomic_load_n(&mon.autosave, __ATOMIC_RELAXED);
+	if (__builtin_expect(as > 0, 0) && (ADD(mon.nallocs, 1) + 1) % (uint64_t)as == 0)
 		autosave();
 }
 
 void mon_free(void *p)
 {
+	uint64_t e, val = 0;
+	struct mon_thread *t = self(&e);
 	struct addrmap_shard *s = addrmap_lock((uintptr_t)p);
-	uint64_t val;
+	int found = addrmap_take(s, (uintptr_t)p, &val);
 
-	if (addrmap_take(s, (uintptr_t)p, &val))
-		credit_free(val);
-	else
-		ADD(mon.totals.unknown_frees, 1);
 	addrmap_unlock(s);
+	settle_free(t, e, found, val);
 }
 
 void mon_realloc_take(void *p, struct mon_old *o)
@@ -371,24 +624,38 @@ void mon_realloc_failed(void *p, const struct mon_old *o)
 
 void mon_realloc_freed(void *p, const struct mon_old *o)
 {
-	/* Only counters change; another thread may own address p by now, but
-	 * its map entry is not touched. */
-	struct addrmap_shard *s = addrmap_lock((uintptr_t)p);
+	/* Only counters change; another thread may own address p by now. */
+	uint64_t e;
+	struct mon_thread *t = self(&e);
 
-	if (o->epoch == mon.epoch) {
-		if (o->found)
-			credit_free(o->val);
-		else
-			ADD(mon.totals.unknown_frees, 1);
-	}
-	addrmap_unlock(s);
+	if (o->epoch == e)
+		settle_free(t, e, o->found, o->val);
 }
 
 /* ---- the API ---- */
 
+/* Autosave counts allocations in one shared counter, only while it is on;
+ * it starts from the allocations so far. */
+static void autosave_set(int count)
+{
+	struct mon_totals t;
+
+	if (count > 0 && !__atomic_load_n(&mon.autosave, __ATOMIC_RELAXED)) {
+		mon_read_totals(&t);
+		__atomic_store_n(&mon.nallocs, t.allocs, __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&mon.autosave, count > 0 ? count : 0, __ATOMIC_RELAXED);
+}
+
 void mon_set_autosave(int count)
 {
-	__atomic_store_n(&mon.autosave, count > 0 ? count : 0, __ATOMIC_RELAXED);
+	int g = mon_guard;
+
+	mon_guard = 1;
+	writer_lock();
+	autosave_set(count);
+	writer_unlock();
+	mon_guard = g;
 }
 
 /* Enter for an API call or the destructor: initialised, configured, guard. */
@@ -434,9 +701,10 @@ void mon_restart(const char *filename)
 	addrmap_lock_all();
 	stacks_reset();
 	addrmap_clear();
-	memset(&mon.totals, 0, sizeof mon.totals);
-	memset(mon.bins, 0, sizeof mon.bins);
-	mon.epoch++;
+	/* Per-thread counts go with the old epoch (their owners zero them). */
+	__atomic_store_n(&mon.dropped, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&mon.nallocs, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&mon.epoch, mon.epoch + 1, __ATOMIC_RELEASE);
 	mon.start_ns = mon_now_ns();
 	mon.nosave = 0;
 	if (filename && *filename)
@@ -459,6 +727,7 @@ static void fork_prepare(void)
 	mon_guard = 1; /* whatever allocates until the handlers: not us */
 	writer_lock();
 	pthread_mutex_lock(&mon_pool_lock);
+	pthread_mutex_lock(&mon_orphan_lock);
 	stacks_lock();
 	addrmap_lock_all();
 }
@@ -467,6 +736,7 @@ static void fork_parent(void)
 {
 	addrmap_unlock_all();
 	stacks_unlock();
+	pthread_mutex_unlock(&mon_orphan_lock);
 	pthread_mutex_unlock(&mon_pool_lock);
 	writer_unlock();
 	mon_guard = mon_fork_guard;
@@ -479,9 +749,20 @@ static void fork_parent(void)
  */
 static void fork_child(void)
 {
+	struct mon_thread *t;
+
 	addrmap_lock_reinit();
 	stacks_lock_reinit();
+	pthread_mutex_init(&mon_orphan_lock, NULL);
 	pthread_mutex_init(&mon_pool_lock, NULL);
+	/* The other threads are gone: their blocks (counts kept) are free. */
+	for (t = mon_all; t; t = t->all) {
+		if (t->owned && t != mon_self && t != mon_orphan) {
+			t->owned = 0;
+			t->pool = mon_pool;
+			mon_pool = t;
+		}
+	}
 	writer_lock_reinit();
 	mon_guard = mon_fork_guard;
 }

@@ -7,10 +7,13 @@
  * INITING -> OFF for good (another monitor's malloc is the one in use).
  *
  * Locks, always taken in this order, never held across anything that may
- * allocate: the writer's save lock, the frame-buffer pool lock, the stacks
- * lock, the address-map shard locks (several only in lock-all order).
- * The epoch changes only with all of them held (mprof_restart), so a value
- * read under any one of them is consistent with the table it guards.
+ * allocate: the writer's save lock, the block-pool lock, the orphan-block
+ * lock, the stacks lock, the address-map shard locks (several only in
+ * lock-all order).  The hot path takes none of the first four: stack
+ * lookups are lock-free and counts go to the thread's own block.
+ * The epoch changes only with the save, stacks and every shard lock held
+ * (mprof_restart); a thread's block is zeroed by its owner when it sees the
+ * epoch change, and the saver reads only blocks of the current epoch.
  */
 #ifndef MONITOR_H
 #define MONITOR_H
@@ -43,9 +46,9 @@ struct mon {
 	uint64_t epoch;    /* bumped by every restart */
 	uint64_t start_ns; /* CLOCK_REALTIME at init or restart */
 	pid_t root_pid;    /* the process that writes FILE; others FILE.PID */
-	struct mon_totals totals;
-	uint64_t bins[FORMAT_NBINS][4]; /* allocs, frees, bytes, bytes freed */
-	char out[PATH_MAX];             /* absolute output path */
+	uint64_t dropped;  /* allocations not recorded (shared: rare) */
+	uint64_t nallocs;  /* allocations, counted only while autosave is on */
+	char out[PATH_MAX]; /* absolute output path */
 };
 
 extern struct mon mon;
@@ -77,6 +80,16 @@ struct mon_old {
 void mon_realloc_take(void *p, struct mon_old *o);
 void mon_realloc_failed(void *p, const struct mon_old *o); /* p still live */
 void mon_realloc_freed(void *p, const struct mon_old *o);  /* p is gone */
+
+/*
+ * The profile so far, summed over every thread's block (writer.c; the
+ * caller holds the save lock).  A snapshot while other threads run; exact
+ * once they are done.  bins: FORMAT_NBINS x (allocs, frees, bytes, freed);
+ * counters: MPROF_NCOUNTERS for stack idx.
+ */
+void mon_read_totals(struct mon_totals *t);
+void mon_read_bins(uint64_t (*bins)[4]);
+void mon_read_counters(uint32_t idx, uint64_t *counters);
 
 /* Stop profiling: print "mprof: <what>; profiling stopped" once. */
 void mon_trouble(const char *what, const char *detail);

@@ -1,10 +1,18 @@
 /*
  * stacks.c - owns the distinct-stack table (stacks_*): records in a bump
- * arena, a chained hash table of indices, and an index -> record directory.
+ * arena, an index -> record directory, and a lock-free open-addressing hash
+ * table of (hash, index) slots.
  *
  * The directory is two-level (STACKS_DIR chunks of STACKS_CHUNK pointers)
  * so it never moves: a reader holding an index needs no lock to find the
- * record.  The hash buckets double when the table is as full as it is wide.
+ * record.  A slot is one 64-bit word, hash << 32 | (index + 1), 0 when
+ * empty, written once with a release store after the record and its
+ * directory entry, so a reader that sees the slot sees the record.  Slots
+ * are never removed; the table is at most half full, so a probe for a
+ * missing stack ends soon at an empty slot.  Growing builds the next
+ * table under the lock and publishes it; old tables are not unmapped (a
+ * reader may still be probing one), which costs at most the size of the
+ * current table again.
  */
 #include <pthread.h>
 #include <string.h>
@@ -15,14 +23,18 @@
 #define STACKS_CHUNK_SHIFT 16
 #define STACKS_CHUNK (1u << STACKS_CHUNK_SHIFT)
 #define STACKS_DIR (STACKS_MAX / STACKS_CHUNK)
-#define NIL UINT32_MAX
+#define STACKS_MIN_SLOTS 4096
+
+struct stacks_table {
+	uint64_t mask; /* slots - 1 */
+	uint64_t slots[];
+};
 
 static pthread_mutex_t stacks_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct arena stacks_arena;
 static struct stacks_rec **stacks_dir[STACKS_DIR];
 static uint32_t stacks_n;
-static uint32_t *stacks_buckets;
-static uint32_t stacks_nbuckets; /* a power of two, or 0 */
+static struct stacks_table *stacks_tab; /* published with release stores */
 
 void stacks_lock(void)
 {
@@ -39,16 +51,22 @@ void stacks_lock_reinit(void)
 	pthread_mutex_init(&stacks_mutex, NULL);
 }
 
-static uint32_t hash_frames(const uint64_t *frames, uint32_t depth, uint32_t flags)
+uint32_t stacks_hash(const uint64_t *frames, uint32_t depth, uint32_t flags)
 {
 	uint64_t h = 0x9e3779b97f4a7c15ull ^ depth ^ ((uint64_t)flags << 32);
 	uint32_t i;
 
-	for (i = 0; i < depth; i++) {
-		h ^= frames[i];
-		h *= 0xff51afd7ed558ccdull;
+	/* Two independent lanes: half the multiply latency chain. */
+	uint64_t g = 0x6a09e667f3bcc909ull;
+	for (i = 0; i + 1 < depth; i += 2) {
+		h = (h ^ frames[i]) * 0xff51afd7ed558ccdull;
+		g = (g ^ frames[i + 1]) * 0xc4ceb9fe1a85ec53ull;
 		h ^= h >> 32;
+		g ^= g >> 29;
 	}
+	if (i < depth)
+		h = (h ^ frames[i]) * 0xff51afd7ed558ccdull;
+	h ^= g * 0x9e3779b97f4a7c15ull;
 	h ^= h >> 29;
 	h *= 0xc4ceb9fe1a85ec53ull;
 	h ^= h >> 32;
@@ -57,7 +75,9 @@ static uint32_t hash_frames(const uint64_t *frames, uint32_t depth, uint32_t fla
 
 struct stacks_rec *stacks_get(uint32_t idx)
 {
-	return stacks_dir[idx >> STACKS_CHUNK_SHIFT][idx & (STACKS_CHUNK - 1)];
+	struct stacks_rec **chunk =
+		__atomic_load_n(&stacks_dir[idx >> STACKS_CHUNK_SHIFT], __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&chunk[idx & (STACKS_CHUNK - 1)], __ATOMIC_ACQUIRE);
 }
 
 uint32_t stacks_count(void)
@@ -65,71 +85,124 @@ uint32_t stacks_count(void)
 	return __atomic_load_n(&stacks_n, __ATOMIC_ACQUIRE);
 }
 
-static int grow_buckets(void)
+int stacks_same(const struct stacks_rec *r, const uint64_t *frames, uint32_t depth,
+		uint32_t flags)
 {
-	uint32_t nb = stacks_nbuckets ? stacks_nbuckets * 2 : 4096;
-	uint32_t *b = arena_map((size_t)nb * sizeof *b);
 	uint32_t i;
 
-	if (!b)
-		return -1;
-	memset(b, 0xff, (size_t)nb * sizeof *b);
-	for (i = 0; i < stacks_n; i++) {
-		struct stacks_rec *r = stacks_get(i);
-		uint32_t k = r->hash & (nb - 1);
-		r->next = b[k];
-		b[k] = i;
-	}
-	arena_unmap(stacks_buckets, (size_t)stacks_nbuckets * sizeof *b);
-	stacks_buckets = b;
-	stacks_nbuckets = nb;
-	return 0;
+	if (r->depth != depth || r->flags != flags)
+		return 0;
+	for (i = 0; i < depth; i++)
+		if (r->frames[i] != frames[i])
+			return 0;
+	return 1;
 }
 
-int64_t stacks_intern(const uint64_t *frames, uint32_t depth, uint32_t flags)
+/* Probe table t for the stack; its index, or -1. */
+static int64_t find(const struct stacks_table *t, const uint64_t *frames, uint32_t depth,
+		    uint32_t flags, uint32_t h)
 {
-	uint32_t h = hash_frames(frames, depth, flags);
-	uint32_t i, chunk;
-	struct stacks_rec *r;
+	uint64_t i, s;
 
-	if (stacks_nbuckets) {
-		for (i = stacks_buckets[h & (stacks_nbuckets - 1)]; i != NIL; i = r->next) {
-			r = stacks_get(i);
-			if (r->hash == h && r->depth == depth && r->flags == flags &&
-			    !memcmp(r->frames, frames, depth * sizeof *frames))
-				return i;
-		}
+	for (i = h & t->mask;; i = (i + 1) & t->mask) {
+		s = __atomic_load_n(&t->slots[i], __ATOMIC_ACQUIRE);
+		if (!s)
+			return -1;
+		if ((uint32_t)(s >> 32) == h &&
+		    stacks_same(stacks_get((uint32_t)s - 1), frames, depth, flags))
+			return (int64_t)(uint32_t)s - 1;
+	}
+}
+
+static void put_slot(struct stacks_table *t, uint32_t h, uint32_t idx)
+{
+	uint64_t i;
+
+	for (i = h & t->mask; t->slots[i]; i = (i + 1) & t->mask)
+		;
+	__atomic_store_n(&t->slots[i], (uint64_t)h << 32 | (idx + 1), __ATOMIC_RELEASE);
+}
+
+static struct stacks_table *new_table(uint64_t nslots)
+{
+	struct stacks_table *t = arena_map(sizeof *t + nslots * sizeof t->slots[0]);
+
+	if (t)
+		t->mask = nslots - 1;
+	return t;
+}
+
+/* Under the lock: a table with room for one more stack. */
+static struct stacks_table *room(void)
+{
+	struct stacks_table *t = stacks_tab, *nt;
+	uint32_t i;
+
+	if (t && (uint64_t)(stacks_n + 1) * 2 <= t->mask + 1)
+		return t;
+	nt = new_table(t ? (t->mask + 1) * 2 : STACKS_MIN_SLOTS);
+	if (!nt)
+		return NULL;
+	for (i = 0; i < stacks_n; i++)
+		put_slot(nt, stacks_get(i)->hash, i);
+	__atomic_store_n(&stacks_tab, nt, __ATOMIC_RELEASE);
+	return nt;
+}
+
+int64_t stacks_intern(const uint64_t *frames, uint32_t depth, uint32_t flags, uint32_t h)
+{
+	struct stacks_table *t = __atomic_load_n(&stacks_tab, __ATOMIC_ACQUIRE);
+	struct stacks_rec **chunk;
+	struct stacks_rec *r;
+	int64_t found;
+	uint32_t i;
+
+	if (t && (found = find(t, frames, depth, flags, h)) >= 0)
+		return found;
+	stacks_lock();
+	if ((t = room()) == NULL)
+		goto fail;
+	if ((found = find(t, frames, depth, flags, h)) >= 0) {
+		stacks_unlock();
+		return found;
 	}
 	if (stacks_n >= STACKS_MAX - 1)
-		return -1;
-	if (stacks_n >= stacks_nbuckets && grow_buckets() < 0)
-		return -1;
-	chunk = stacks_n >> STACKS_CHUNK_SHIFT;
-	if (!stacks_dir[chunk]) {
-		stacks_dir[chunk] = arena_map(STACKS_CHUNK * sizeof(struct stacks_rec *));
-		if (!stacks_dir[chunk])
-			return -1;
+		goto fail;
+	chunk = stacks_dir[stacks_n >> STACKS_CHUNK_SHIFT];
+	if (!chunk) {
+		chunk = arena_map(STACKS_CHUNK * sizeof(struct stacks_rec *));
+		if (!chunk)
+			goto fail;
+		__atomic_store_n(&stacks_dir[stacks_n >> STACKS_CHUNK_SHIFT], chunk,
+				 __ATOMIC_RELEASE);
 	}
 	r = arena_alloc(&stacks_arena, sizeof *r + depth * sizeof *frames);
 	if (!r)
-		return -1;
+		goto fail;
 	r->hash = h;
 	r->depth = depth;
 	r->flags = flags;
 	memcpy(r->frames, frames, depth * sizeof *frames);
 	i = stacks_n;
-	stacks_dir[chunk][i & (STACKS_CHUNK - 1)] = r;
-	r->next = stacks_buckets[h & (stacks_nbuckets - 1)];
-	stacks_buckets[h & (stacks_nbuckets - 1)] = i;
+	__atomic_store_n(&chunk[i & (STACKS_CHUNK - 1)], r, __ATOMIC_RELEASE);
+	put_slot(t, h, i);
 	__atomic_store_n(&stacks_n, i + 1, __ATOMIC_RELEASE);
+	stacks_unlock();
 	return i;
+fail:
+	stacks_unlock();
+	return -1;
 }
 
 void stacks_reset(void)
 {
-	/* The directory chunks stay mapped (they are reused); records go. */
-	arena_release(&stacks_arena);
-	if (stacks_nbuckets)
-		memset(stacks_buckets, 0xff, (size_t)stacks_nbuckets * sizeof *stacks_buckets);
+	/*
+	 * A reader may still hold a record or a table: leave them mapped and
+	 * start over in fresh memory.  The directory chunks are reused (a
+	 * stale index then reads some record, never unmapped memory).
+	 */
+	stacks_arena.head = NULL;
+	stacks_arena.cur = stacks_arena.end = NULL;
+	__atomic_store_n(&stacks_tab, NULL, __ATOMIC_RELEASE);
 	__atomic_store_n(&stacks_n, 0, __ATOMIC_RELEASE);
 }

@@ -1,17 +1,18 @@
 /*
- * stacks.h - the table of distinct call stacks and their counters.
+ * stacks.h - the table of distinct call stacks.
  *
  * A stack is identified by its frames and flags; each gets a dense index
  * (0, 1, 2, ...) that the address map stores with every live object, so a
  * free can credit the stack that allocated the object.
  *
- * Locking: stacks_lock() serialises stacks_intern() and stacks_reset().
- * Records never move and are only released by stacks_reset(), which the
- * monitor calls with every lock held, so a pointer from stacks_get() stays
- * valid for as long as the caller holds the stacks lock or an address-map
- * shard lock.  Counters are updated with atomic adds (allocations under the
- * stacks lock, frees under a shard lock).  Readers (the writer) use
- * stacks_count() and read records below it without the lock.
+ * Lookups take no lock: stacks_intern() probes an open-addressing table
+ * whose slots are published with release stores (and read with acquire
+ * loads), and only a miss takes the table lock to add the stack.  The table
+ * grows by building a bigger one and publishing it; a reader still probing
+ * the old one misses at worst, then finds the stack under the lock.
+ * Records never move and are never unmapped (not even by stacks_reset(),
+ * since a lock-free reader may be looking at one), so a pointer from
+ * stacks_get() stays readable for the life of the process.
  */
 #ifndef STACKS_H
 #define STACKS_H
@@ -24,28 +25,37 @@
 #define STACKS_MAX (1u << 24)
 
 struct stacks_rec {
-	uint32_t next; /* next index in the hash chain, or UINT32_MAX */
 	uint32_t hash;
 	uint32_t depth;
 	uint32_t flags;
-	uint64_t counters[MPROF_NCOUNTERS];
+	uint32_t pad;
 	uint64_t frames[];
 };
 
+/* Serialises adding stacks and stacks_reset() (fork, restart). */
 void stacks_lock(void);
 void stacks_unlock(void);
 /* In a fork child, whatever the parent's threads held. */
 void stacks_lock_reinit(void);
 
+/* The hash stacks_intern() uses (for callers that cache lookups). */
+uint32_t stacks_hash(const uint64_t *frames, uint32_t depth, uint32_t flags);
 /*
- * The index of the stack (frames, depth, flags), added if new.  Caller holds
- * the lock.  -1 when the table is full or memory cannot be mapped.
+ * The index of the stack (frames, depth, flags) whose hash is h, added if
+ * new.  Takes the table lock only to add; the caller holds no monitor lock.
+ * -1 when the table is full or memory cannot be mapped.
  */
-int64_t stacks_intern(const uint64_t *frames, uint32_t depth, uint32_t flags);
+int64_t stacks_intern(const uint64_t *frames, uint32_t depth, uint32_t flags, uint32_t h);
+/* Whether record r is the stack (frames, depth, flags). */
+int stacks_same(const struct stacks_rec *r, const uint64_t *frames, uint32_t depth,
+		uint32_t flags);
 struct stacks_rec *stacks_get(uint32_t idx);
 /* Number of stacks; records 0..count-1 are complete. */
 uint32_t stacks_count(void);
-/* Forget every stack.  Caller holds the lock (and excludes all readers). */
+/*
+ * Forget every stack.  Caller holds the lock.  The old records stay mapped
+ * (lock-free readers), so each restart keeps the previous profile's table.
+ */
 void stacks_reset(void);
 
 #endif

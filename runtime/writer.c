@@ -128,12 +128,7 @@ static void put_info(struct format_writer *w, const char *reason)
 	char pid[24], start[24], end[24], allocs[24], frees[24], bytes[24], freed[24],
 		unknown[24], dropped[24];
 
-	t.allocs = __atomic_load_n(&mon.totals.allocs, __ATOMIC_RELAXED);
-	t.bytes = __atomic_load_n(&mon.totals.bytes, __ATOMIC_RELAXED);
-	t.frees = __atomic_load_n(&mon.totals.frees, __ATOMIC_RELAXED);
-	t.freed = __atomic_load_n(&mon.totals.freed, __ATOMIC_RELAXED);
-	t.unknown_frees = __atomic_load_n(&mon.totals.unknown_frees, __ATOMIC_RELAXED);
-	t.dropped = __atomic_load_n(&mon.totals.dropped, __ATOMIC_RELAXED);
+	mon_read_totals(&t);
 	const char *kv[][2] = {
 		{ "cmdline", read_cmdline() },
 		{ "exe", read_exe() },
@@ -177,6 +172,7 @@ static void put_counters(struct format_writer *w)
 static void put_stacks(struct format_writer *w)
 {
 	uint32_t n = stacks_count(), i, d;
+	uint64_t ctr[MPROF_NCOUNTERS];
 	int c;
 
 	format_begin_section(w, FORMAT_SEC_STACKS);
@@ -187,8 +183,9 @@ static void put_stacks(struct format_writer *w)
 		format_put_u32(w, r->flags);
 		for (d = 0; d < r->depth; d++)
 			format_put_u64(w, r->frames[d]);
+		mon_read_counters(i, ctr);
 		for (c = 0; c < MPROF_NCOUNTERS; c++)
-			format_put_u64(w, __atomic_load_n(&r->counters[c], __ATOMIC_RELAXED));
+			format_put_u64(w, ctr[c]);
 	}
 	format_end_section(w);
 }
@@ -199,12 +196,10 @@ static void put_bins(struct format_writer *w)
 	uint32_t i, n = 0;
 	int k;
 
-	for (i = 0; i < FORMAT_NBINS; i++) {
-		for (k = 0; k < 4; k++)
-			writer_bins[i][k] = __atomic_load_n(&mon.bins[i][k], __ATOMIC_RELAXED);
+	mon_read_bins(writer_bins);
+	for (i = 0; i < FORMAT_NBINS; i++)
 		if (writer_bins[i][0] | writer_bins[i][1])
 			n++;
-	}
 	format_begin_section(w, FORMAT_SEC_BINS);
 	format_put_u32(w, n);
 	for (i = 0; i < FORMAT_NBINS; i++) {

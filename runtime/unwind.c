@@ -550,6 +550,7 @@ static uint32_t rule_from_hdr(const uint8_t *hdr, uintptr_t pc)
 
 static unsigned long long uw_subs;
 static int uw_subs_known;
+static unsigned uw_gen; /* bumped by every flush: previous walks are void */
 
 struct find {
 	uint64_t ra;
@@ -570,9 +571,11 @@ static int find_cb(struct dl_phdr_info *info, size_t size, void *arg)
 			return -1; /* cannot see dlclose: never cache */
 		/* A library was unloaded: another may now be where it was, so
 		 * no cached rule can be trusted. */
-		if (uw_subs_known && info->dlpi_subs != uw_subs)
+		if (uw_subs_known && info->dlpi_subs != uw_subs) {
 			for (uint32_t i = 0; i < C_SIZE; i++)
 				__atomic_store_n(&uw_cache[i], 0, __ATOMIC_RELAXED);
+			__atomic_add_fetch(&uw_gen, 1, __ATOMIC_RELEASE);
+		}
 		uw_subs = info->dlpi_subs;
 		uw_subs_known = 1;
 	}
@@ -636,6 +639,77 @@ static void stack_bounds(void)
 	pthread_attr_destroy(&a);
 }
 
+/* ---- the previous walk (mprof paper: most of the chain repeats) ---- */
+
+/*
+ * Each thread keeps its last complete walk, outermost frame first: for
+ * every frame the registers it was entered with (sp, pc, bp) and where its
+ * rule read the caller's rbp.  When a new walk reaches a frame with the same
+ * sp, pc and bp, the rest of the walk would read the same stack words with
+ * the same rules; if those words still hold the values the last walk read
+ * (checked: independent loads, no rule look-ups), the rest is the last
+ * walk's, exactly.
+ */
+#define REC_CAP 1024
+struct step {
+	uintptr_t sp, pc, bp, bpslot;
+};
+struct rec {
+	int n;            /* frames in r[], 0: none */
+	unsigned gen;     /* uw_gen when made */
+	uintptr_t endcfa; /* the outermost frame's CFA if its return address was 0 */
+	struct step r[REC_CAP];   /* outermost first */
+	struct step cur[REC_CAP]; /* the walk under way, innermost first */
+};
+static __thread struct rec *uw_rec;
+static pthread_key_t uw_rec_key;
+static int uw_rec_key_state; /* 0 not yet, 1 made, -1 failed */
+
+static void rec_release(void *p)
+{
+	if (p == uw_rec)
+		uw_rec = NULL;
+	munmap(p, sizeof(struct rec));
+}
+
+/* Caller holds the recursion guard (pthread_setspecific may allocate). */
+static struct rec *rec_get(void)
+{
+	void *m;
+
+	if (uw_rec_key_state == 0) {
+		static pthread_mutex_t once = PTHREAD_MUTEX_INITIALIZER;
+		pthread_mutex_lock(&once);
+		if (uw_rec_key_state == 0)
+			uw_rec_key_state = pthread_key_create(&uw_rec_key, rec_release) == 0 ? 1 : -1;
+		pthread_mutex_unlock(&once);
+	}
+	if (uw_rec_key_state < 0)
+		return NULL;
+	m = mmap(NULL, sizeof(struct rec), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	if (pthread_setspecific(uw_rec_key, m) != 0) {
+		munmap(m, sizeof(struct rec));
+		return NULL;
+	}
+	return uw_rec = m;
+}
+
+/* Do the words the last walk read above its frame m still hold the same? */
+static int rec_same(const struct rec *rc, int m)
+{
+	for (int q = m; q > 0; q--) {
+		const struct step *s = &rc->r[q], *up = &rc->r[q - 1];
+		if (*(const uintptr_t *)(up->sp - 8) != up->pc)
+			return 0;
+		if (s->bpslot && *(const uintptr_t *)s->bpslot != up->bp)
+			return 0;
+	}
+	return !rc->endcfa || *(const uintptr_t *)(rc->endcfa - 8) == 0;
+}
+
 /* ---- the fast walk ---- */
 
 /*
@@ -649,13 +723,23 @@ static int walk(uint64_t *frames, int max, uint64_t ret, uint32_t *flags, uintpt
 {
 	const uintptr_t hi = uw_hi;
 	const uint64_t *c = __atomic_load_n(&uw_cache, __ATOMIC_ACQUIRE);
-	int n = 0, skipped = 0, found = 0;
+	struct rec *rc = uw_rec;
+	int n = 0, skipped = 0, found = 0, m = -1;
+	uintptr_t endcfa = 0;
 
 	if (sp < uw_lo || sp >= hi)
 		return -1;
+	if (!rc)
+		rc = rec_get();
+	if (rc) {
+		if (rc->n && rc->gen == __atomic_load_n(&uw_gen, __ATOMIC_ACQUIRE))
+			m = rc->n - 1;
+		rc->n = 0;
+		rc->gen = __atomic_load_n(&uw_gen, __ATOMIC_ACQUIRE);
+	}
 	for (;;) {
 		uint32_t r;
-		uintptr_t cfa;
+		uintptr_t cfa, bpslot = 0;
 
 		/* The monitor's own frames, up to the one that returns to `ret`. */
 		if (!found) {
@@ -669,29 +753,80 @@ static int walk(uint64_t *frames, int max, uint64_t ret, uint32_t *flags, uintpt
 				*flags = FORMAT_STACK_TRUNCATED;
 				return n;
 			}
-			frames[n++] = pc;
+			if (m >= 0) {
+				while (m >= 0 && rc->r[m].sp < sp)
+					m--;
+				if (m >= 0 && rc->r[m].sp == sp && rc->r[m].pc == pc &&
+				    rc->r[m].bp == bp) {
+					if (rec_same(rc, m))
+						goto reuse;
+					m = -1;
+				}
+			}
+			frames[n] = pc;
+			if (rc) {
+				rc->cur[n].sp = sp;
+				rc->cur[n].pc = pc;
+				rc->cur[n].bp = bp;
+			}
+			n++;
 		}
 		r = c ? c_get(c, pc) : R_EMPTY;
 		if (__builtin_expect(r == R_EMPTY, 0)) {
 			r = rule_lookup(pc);
 			c = __atomic_load_n(&uw_cache, __ATOMIC_ACQUIRE);
 		}
-		if (R_KIND(r) != R_NORMAL)
-			return R_KIND(r) == R_END && found ? n : -1;
+		if (R_KIND(r) != R_NORMAL) {
+			if (R_KIND(r) == R_END && found)
+				goto done;
+			return -1;
+		}
 		cfa = (R_ON_RBP(r) ? bp : sp) + R_CFA_OFF(r);
 		if (cfa <= sp || cfa > hi || (cfa & 7))
 			return -1;
 		if (R_RBP_SAVED(r)) {
-			uintptr_t a = cfa + (uintptr_t)R_RBP_OFF(r);
-			if (a < sp || a + 8 > hi)
+			bpslot = cfa + (uintptr_t)R_RBP_OFF(r);
+			if (bpslot < sp || bpslot + 8 > hi)
 				return -1;
-			bp = *(const uintptr_t *)a;
+			bp = *(const uintptr_t *)bpslot;
 		}
+		if (found && rc)
+			rc->cur[n - 1].bpslot = bpslot;
 		pc = *(const uint64_t *)(cfa - 8);
 		sp = cfa;
 		/* A zero return address ends the stack (libgcc: _URC_END_OF_STACK). */
-		if (!pc)
-			return found ? n : -1;
+		if (!pc) {
+			if (!found)
+				return -1;
+			endcfa = cfa;
+			goto done;
+		}
+	}
+done:
+	/* A complete walk: keep it, outermost first, for the next one. */
+	if (rc) {
+		for (int k = 0; k < n; k++)
+			rc->r[n - 1 - k] = rc->cur[k];
+		rc->endcfa = endcfa;
+		rc->n = n;
+	}
+	return n;
+reuse:
+	/* Frames from here on are the last walk's r[m], r[m-1], ... r[0]. */
+	{
+		int total = n + m + 1, k, q;
+
+		for (k = n, q = m; k < max && q >= 0; k++, q--)
+			frames[k] = rc->r[q].pc;
+		if (total > max)
+			*flags = FORMAT_STACK_TRUNCATED;
+		/* The record: r[0..m] stays, the new inner frames go above it. */
+		if (total <= REC_CAP) {
+			for (k = 0; k < n; k++)
+				rc->r[m + n - k] = rc->cur[k];
+			rc->n = total;
+		}
+		return total > max ? max : total;
 	}
 }
 

@@ -652,8 +652,12 @@ static void stack_bounds(void)
  */
 #define REC_CAP 1024
 struct step {
-	uintptr_t sp, pc, bp, bpslot;
+	uintptr_t sp, pc, bp;
+	uintptr_t bpslot; /* where rbp was saved (8-aligned), | S_ONRBP | S_LIVE */
 };
+#define S_ONRBP 1u /* this frame's CFA is on rbp */
+#define S_LIVE 2u  /* the rest of the walk depends on the bp it came with */
+#define S_SLOT(s) ((s)->bpslot & ~(uintptr_t)7)
 struct rec {
 	int n;            /* frames in r[], 0: none */
 	unsigned gen;     /* uw_gen when made */
@@ -697,6 +701,22 @@ static struct rec *rec_get(void)
 	return uw_rec = m;
 }
 
+/*
+ * Mark the frames of s[0..n) (innermost first; the caller of s[n-1] had
+ * liveness `live`) whose incoming bp matters: a CFA on rbp uses it, a
+ * restore from the stack replaces it.
+ */
+static void rec_live(struct step *s, int n, uintptr_t live)
+{
+	for (int k = n - 1; k >= 0; k--) {
+		if ((s[k].bpslot & S_ONRBP) || (!S_SLOT(&s[k]) && live))
+			live = S_LIVE;
+		else
+			live = 0;
+		s[k].bpslot = (s[k].bpslot & ~(uintptr_t)S_LIVE) | live;
+	}
+}
+
 /* Do the words the last walk read above its frame m still hold the same? */
 static int rec_same(const struct rec *rc, int m)
 {
@@ -704,7 +724,7 @@ static int rec_same(const struct rec *rc, int m)
 		const struct step *s = &rc->r[q], *up = &rc->r[q - 1];
 		if (*(const uintptr_t *)(up->sp - 8) != up->pc)
 			return 0;
-		if (s->bpslot && *(const uintptr_t *)s->bpslot != up->bp)
+		if (S_SLOT(s) && (up->bpslot & S_LIVE) && *(const uintptr_t *)S_SLOT(s) != up->bp)
 			return 0;
 	}
 	return !rc->endcfa || *(const uintptr_t *)(rc->endcfa - 8) == 0;
@@ -757,7 +777,7 @@ static int walk(uint64_t *frames, int max, uint64_t ret, uint32_t *flags, uintpt
 				while (m >= 0 && rc->r[m].sp < sp)
 					m--;
 				if (m >= 0 && rc->r[m].sp == sp && rc->r[m].pc == pc &&
-				    rc->r[m].bp == bp) {
+				    (rc->r[m].bp == bp || !(rc->r[m].bpslot & S_LIVE))) {
 					if (rec_same(rc, m))
 						goto reuse;
 					m = -1;
@@ -791,7 +811,7 @@ static int walk(uint64_t *frames, int max, uint64_t ret, uint32_t *flags, uintpt
 			bp = *(const uintptr_t *)bpslot;
 		}
 		if (found && rc)
-			rc->cur[n - 1].bpslot = bpslot;
+			rc->cur[n - 1].bpslot = bpslot | R_ON_RBP(r);
 		pc = *(const uint64_t *)(cfa - 8);
 		sp = cfa;
 		/* A zero return address ends the stack (libgcc: _URC_END_OF_STACK). */
@@ -805,6 +825,7 @@ static int walk(uint64_t *frames, int max, uint64_t ret, uint32_t *flags, uintpt
 done:
 	/* A complete walk: keep it, outermost first, for the next one. */
 	if (rc) {
+		rec_live(rc->cur, n, 0);
 		for (int k = 0; k < n; k++)
 			rc->r[n - 1 - k] = rc->cur[k];
 		rc->endcfa = endcfa;
@@ -822,6 +843,7 @@ reuse:
 			*flags = FORMAT_STACK_TRUNCATED;
 		/* The record: r[0..m] stays, the new inner frames go above it. */
 		if (total <= REC_CAP) {
+			rec_live(rc->cur, n, rc->r[m].bpslot & S_LIVE);
 			for (k = 0; k < n; k++)
 				rc->r[m + n - k] = rc->cur[k];
 			rc->n = total;

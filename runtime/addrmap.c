@@ -1,61 +1,62 @@
 /*
  * addrmap.c - owns the address map (addrmap_*): ADDRMAP_SHARDS
- * independently locked open-addressing hash tables from pointer to a
- * 64-bit value, in mmap'd memory.  Key 0 marks an empty slot.
+ * open-addressing hash tables from pointer to a 64-bit value, each behind
+ * a spinlock (held for a probe: far shorter than a futex round trip), in
+ * mmap'd memory.  Key 0 marks an empty slot.
  */
-#include <pthread.h>
+#include <sched.h>
 #include <string.h>
 
 #include "addrmap.h"
 #include "arena.h"
 
-#define ADDRMAP_MIN 512 /* slots in a shard's first table */
+#define ADDRMAP_MIN 256 /* slots in a shard's first table (one page) */
 
-struct addrmap_slot {
-	uint64_t key, val;
-};
+struct addrmap_shard addrmap_shards[ADDRMAP_SHARDS];
 
-struct addrmap_shard {
-	pthread_mutex_t lock;
-	struct addrmap_slot *tab;
-	uint64_t mask; /* slots - 1, when tab */
-	uint64_t count;
-} __attribute__((aligned(64)));
-
-static struct addrmap_shard addrmap_shards[ADDRMAP_SHARDS];
-
-/* Addresses are 16-aligned and clustered: mix every bit into every bit. */
-static inline uint64_t mix(uint64_t x)
+void addrmap_spin(struct addrmap_shard *s)
 {
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
+	int n = 0;
+
+	do {
+		while (__atomic_load_n(&s->lock, __ATOMIC_RELAXED)) {
+			/* The holder may be preempted (more threads than CPUs). */
+			if (++n > 64)
+				sched_yield();
+			else
+				__builtin_ia32_pause();
+		}
+	} while (__atomic_exchange_n(&s->lock, 1, __ATOMIC_ACQUIRE));
 }
 
-struct addrmap_shard *addrmap_lock(uintptr_t p)
+/*
+ * An object's home slot: its 256-byte block of address space picks a
+ * window of 16 slots (by hash), its place in the block the slot in the
+ * window.  Objects allocated one after another share a few cache lines of
+ * the table instead of one line each, and no two objects of a block meet.
+ */
+#define BLOCK_SHIFT 8
+static inline uint64_t home(uint64_t mask, uint64_t key)
 {
-	struct addrmap_shard *s = &addrmap_shards[mix(p) & (ADDRMAP_SHARDS - 1)];
-	pthread_mutex_lock(&s->lock);
-	return s;
+	return ((addrmap_mix(key >> BLOCK_SHIFT) << (BLOCK_SHIFT - 4)) |
+		(key >> 4 & ((1u << (BLOCK_SHIFT - 4)) - 1))) & mask;
 }
 
-void addrmap_unlock(struct addrmap_shard *s)
+void addrmap_prefetch(uintptr_t p)
 {
-	pthread_mutex_unlock(&s->lock);
-}
+	struct addrmap_shard *s = addrmap_shard(p);
+	struct addrmap_slot *tab = __atomic_load_n(&s->tab, __ATOMIC_RELAXED);
+	uint64_t mask = __atomic_load_n(&s->mask, __ATOMIC_RELAXED);
 
-/* The shard index uses the low bits of the hash; slots use the rest. */
-static inline uint64_t home(const struct addrmap_shard *s, uint64_t key)
-{
-	return (mix(key) >> 8) & s->mask;
+	__builtin_prefetch(s, 1);
+	/* A racy peek: at worst the wrong line is warmed. */
+	if (tab)
+		__builtin_prefetch(&tab[home(mask, p)], 1);
 }
 
 static void insert_fresh(struct addrmap_shard *s, uint64_t key, uint64_t val)
 {
-	uint64_t i = home(s, key);
+	uint64_t i = home(s->mask, key);
 
 	while (s->tab[i].key)
 		i = (i + 1) & s->mask;
@@ -63,17 +64,18 @@ static void insert_fresh(struct addrmap_shard *s, uint64_t key, uint64_t val)
 	s->tab[i].val = val;
 }
 
+/* Double the table (geometric growth: only touched pages cost memory). */
 static int grow(struct addrmap_shard *s)
 {
 	uint64_t n = s->tab ? (s->mask + 1) * 2 : ADDRMAP_MIN;
 	struct addrmap_slot *old = s->tab;
 	uint64_t oldn = s->tab ? s->mask + 1 : 0, i;
-	struct addrmap_slot *tab = arena_map(n * sizeof *tab);
+	struct addrmap_slot *tab = arena_map_big(n * sizeof *tab);
 
 	if (!tab)
 		return -1;
-	s->tab = tab;
-	s->mask = n - 1;
+	__atomic_store_n(&s->tab, tab, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->mask, n - 1, __ATOMIC_RELAXED);
 	for (i = 0; i < oldn; i++)
 		if (old[i].key)
 			insert_fresh(s, old[i].key, old[i].val);
@@ -85,11 +87,11 @@ int addrmap_put(struct addrmap_shard *s, uintptr_t p, uint64_t val)
 {
 	uint64_t i;
 
-	if (!s->tab || (s->count + 1) * 10 > (s->mask + 1) * 7) {
+	if (!s->tab || (s->count + 1) * 5 > (s->mask + 1) * 4) {
 		if (grow(s) < 0)
 			return -1;
 	}
-	for (i = home(s, p); s->tab[i].key; i = (i + 1) & s->mask) {
+	for (i = home(s->mask, p); s->tab[i].key; i = (i + 1) & s->mask) {
 		if (s->tab[i].key == p) {
 			s->tab[i].val = val;
 			return 0;
@@ -107,13 +109,13 @@ int addrmap_take(struct addrmap_shard *s, uintptr_t p, uint64_t *val)
 
 	if (!s->tab)
 		return 0;
-	for (i = home(s, p); s->tab[i].key != p; i = (i + 1) & s->mask)
+	for (i = home(s->mask, p); s->tab[i].key != p; i = (i + 1) & s->mask)
 		if (!s->tab[i].key)
 			return 0;
 	*val = s->tab[i].val;
 	/* Backward-shift deletion: pull later members of the run into the hole. */
 	for (j = (i + 1) & s->mask; s->tab[j].key; j = (j + 1) & s->mask) {
-		h = home(s, s->tab[j].key);
+		h = home(s->mask, s->tab[j].key);
 		/* Move j to i unless its home lies cyclically in (i, j]. */
 		if (((j - h) & s->mask) >= ((j - i) & s->mask)) {
 			s->tab[i] = s->tab[j];
@@ -130,21 +132,21 @@ void addrmap_lock_all(void)
 {
 	int i;
 	for (i = 0; i < ADDRMAP_SHARDS; i++)
-		pthread_mutex_lock(&addrmap_shards[i].lock);
+		addrmap_lock_shard(&addrmap_shards[i]);
 }
 
 void addrmap_unlock_all(void)
 {
 	int i;
 	for (i = ADDRMAP_SHARDS - 1; i >= 0; i--)
-		pthread_mutex_unlock(&addrmap_shards[i].lock);
+		addrmap_unlock(&addrmap_shards[i]);
 }
 
 void addrmap_lock_reinit(void)
 {
 	int i;
 	for (i = 0; i < ADDRMAP_SHARDS; i++)
-		pthread_mutex_init(&addrmap_shards[i].lock, NULL);
+		__atomic_store_n(&addrmap_shards[i].lock, 0, __ATOMIC_RELEASE);
 }
 
 void addrmap_clear(void)

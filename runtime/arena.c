@@ -26,6 +26,28 @@ void arena_unmap(void *p, size_t n)
 		munmap(p, n);
 }
 
+#define HUGE_PAGE (2u << 20)
+
+void *arena_map_big(size_t n)
+{
+	char *p, *q;
+	size_t lead;
+
+	if (n < HUGE_PAGE || n % HUGE_PAGE)
+		return arena_map(n);
+	/* Over-map by one huge page and trim, for an aligned range. */
+	p = arena_map(n + HUGE_PAGE);
+	if (!p)
+		return NULL;
+	q = (char *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+	lead = (size_t)(q - p);
+	if (lead)
+		munmap(p, lead);
+	munmap(q + n, HUGE_PAGE - lead);
+	madvise(q, n, MADV_HUGEPAGE); /* a hint: fine if refused */
+	return q;
+}
+
 void *arena_alloc(struct arena *a, size_t n)
 {
 	struct arena_chunk *c;

@@ -13,6 +13,12 @@
 /* Zeroed read-write pages, or NULL (errno set). */
 void *arena_map(size_t n);
 void arena_unmap(void *p, size_t n);
+/*
+ * Like arena_map, for a big table touched at random: a multiple of 2 MiB
+ * gets an aligned range with transparent huge pages requested, so lookups
+ * miss the TLB far less.  Release with arena_unmap.
+ */
+void *arena_map_big(size_t n);
 
 struct arena_chunk;
 struct arena {

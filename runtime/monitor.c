@@ -424,11 +424,6 @@ int mon_enter(int is_alloc)
 
 /* ---- recording ---- */
 
-static inline uint64_t pack(uint32_t idx, uint64_t size)
-{
-	return size << 24 | idx;
-}
-
 /*
  * This thread's block, made to count for the current profile; NULL when
  * the thread must use the orphan block.  *e gets the profile's epoch.
@@ -446,10 +441,9 @@ static inline struct mon_thread *self(uint64_t *e)
 }
 
 /* Charge a free to the stack that allocated it. */
-static void credit_free(struct mon_thread *t, uint64_t val)
+static void credit_free(struct mon_thread *t, uint32_t idx, uint64_t size)
 {
-	uint64_t size = val >> 24;
-	uint64_t *c = block_ctr(t, (uint32_t)(val & 0xffffff));
+	uint64_t *c = block_ctr(t, idx);
 	int sc = format_size_class(size);
 	uint32_t bin = format_bin_index(size);
 
@@ -465,8 +459,10 @@ static void credit_free(struct mon_thread *t, uint64_t val)
 	bump(&t->t[T_FREED], size);
 }
 
-/* A free: credit val (found) or count an unknown free, into t or the orphan. */
-static void settle_free(struct mon_thread *t, uint64_t e, int found, uint64_t val)
+/* A free: credit the stack (found) or count an unknown free, into t or the
+ * orphan. */
+static void settle_free(struct mon_thread *t, uint64_t e, int found, uint32_t idx,
+			uint64_t size)
 {
 	int orphan = !t;
 
@@ -474,7 +470,7 @@ static void settle_free(struct mon_thread *t, uint64_t e, int found, uint64_t va
 		return;
 	if (t->epoch == e) {
 		if (found)
-			credit_free(t, val);
+			credit_free(t, idx, size);
 		else
 			bump(&t->t[T_UNKNOWN], 1);
 	}
@@ -546,8 +542,7 @@ void mon_alloc(void *p, size_t n, void *ret)
 {
 	uint64_t e, orphan_frames[ORPHAN_DEPTH], *frames;
 	struct mon_thread *t = self(&e);
-	struct addrmap_shard *s;
-	int depth, as, rc = 0;
+	int depth, as;
 	uint32_t flags;
 	int64_t idx;
 
@@ -555,6 +550,8 @@ void mon_alloc(void *p, size_t n, void *ret)
 		ADD(mon.dropped, 1);
 		return;
 	}
+	/* The map's lines load while the stack is walked. */
+	addrmap_prefetch((uintptr_t)p);
 	frames = t ? t->frames : orphan_frames;
 	depth = unwind_capture(frames, t ? MON_MAX_DEPTH : ORPHAN_DEPTH,
 			       (uint64_t)(uintptr_t)ret, &flags);
@@ -572,14 +569,9 @@ void mon_alloc(void *p, size_t n, void *ret)
 		ADD(mon.dropped, 1);
 		return;
 	}
-
-	s = addrmap_lock((uintptr_t)p);
-	/* A restart in between emptied the map: the object belongs to the
-	 * profile that was thrown away, and its free will be "unknown". */
-	if (e == mon.epoch)
-		rc = addrmap_put(s, (uintptr_t)p, pack((uint32_t)idx, n));
-	addrmap_unlock(s);
-	if (rc < 0) {
+	/* Inserted only if no restart came in between: then the object belongs
+	 * to the profile that was thrown away, and its free is "unknown". */
+	if (addrmap_put((uintptr_t)p, (uint32_t)idx, n, &mon.epoch, e) < 0) {
 		mon_trouble("cannot map memory for the address map", NULL);
 		return;
 	}
@@ -590,35 +582,24 @@ void mon_alloc(void *p, size_t n, void *ret)
 
 void mon_free(void *p)
 {
-	uint64_t e, val = 0;
+	uint64_t e, size = 0;
 	struct mon_thread *t = self(&e);
-	struct addrmap_shard *s = addrmap_lock((uintptr_t)p);
-	int found = addrmap_take(s, (uintptr_t)p, &val);
+	uint32_t idx = 0;
+	int found = addrmap_take((uintptr_t)p, &idx, &size, NULL, NULL);
 
-	addrmap_unlock(s);
-	settle_free(t, e, found, val);
+	settle_free(t, e, found, idx, size);
 }
 
 void mon_realloc_take(void *p, struct mon_old *o)
 {
-	struct addrmap_shard *s = addrmap_lock((uintptr_t)p);
-
-	o->found = addrmap_take(s, (uintptr_t)p, &o->val);
-	o->epoch = mon.epoch;
-	addrmap_unlock(s);
+	o->size = 0;
+	o->idx = 0;
+	o->found = addrmap_take((uintptr_t)p, &o->idx, &o->size, &mon.epoch, &o->epoch);
 }
 
 void mon_realloc_failed(void *p, const struct mon_old *o)
 {
-	struct addrmap_shard *s;
-
-	if (!o->found)
-		return;
-	s = addrmap_lock((uintptr_t)p);
-	if (o->epoch == mon.epoch && addrmap_put(s, (uintptr_t)p, o->val) < 0)
-		o = NULL;
-	addrmap_unlock(s);
-	if (!o)
+	if (o->found && addrmap_put((uintptr_t)p, o->idx, o->size, &mon.epoch, o->epoch) < 0)
 		mon_trouble("cannot map memory for the address map", NULL);
 }
 
@@ -629,7 +610,7 @@ void mon_realloc_freed(void *p, const struct mon_old *o)
 	struct mon_thread *t = self(&e);
 
 	if (o->epoch == e)
-		settle_free(t, e, o->found, o->val);
+		settle_free(t, e, o->found, o->idx, o->size);
 }
 
 /* ---- the API ---- */

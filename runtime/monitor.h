@@ -29,7 +29,7 @@ enum { MON_UNINIT, MON_INITING, MON_ON, MON_STOPPED, MON_TROUBLE, MON_OFF };
 
 /* Frames kept per stack (the innermost); deeper stacks are truncated. */
 #define MON_MAX_DEPTH 1024
-/* An object's requested size shares 64 bits with a 24-bit stack index. */
+/* Larger requests (possible with overcommit) are not recorded. */
 #define MON_SIZE_BITS 40
 
 struct mon_totals {
@@ -74,7 +74,8 @@ void mon_free(void *p);
 
 /* realloc: take p out of the map before the real call, then settle. */
 struct mon_old {
-	uint64_t val, epoch;
+	uint64_t size, epoch;
+	uint32_t idx;
 	int found;
 };
 void mon_realloc_take(void *p, struct mon_old *o);

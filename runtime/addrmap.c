@@ -85,21 +85,14 @@ static inline void unlock(int *l)
 	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
 }
 
-/* p's region, added if create; NULL if absent or out of memory. */
-static struct region *region(uintptr_t p, int create)
+/* Add p's region; NULL if out of memory. */
+static __attribute__((noinline)) struct region *region_add(uintptr_t p)
 {
 	uint64_t r = (uint64_t)p >> ADDRMAP_REGION_SHIFT;
 	uint64_t hi = r >> MID_BITS, lo = r & ((1u << MID_BITS) - 1);
 	struct region **mid;
 	struct region *g = NULL;
 
-	if ((uint64_t)p >> ADDR_BITS)
-		return NULL;
-	mid = __atomic_load_n(&addrmap_top[hi], __ATOMIC_ACQUIRE);
-	if (mid && (g = __atomic_load_n(&mid[lo], __ATOMIC_ACQUIRE)))
-		return g;
-	if (!create)
-		return NULL;
 	lock(&addrmap_regions_lock);
 	mid = addrmap_top[hi];
 	if (!mid && (mid = arena_map(sizeof(*mid) << MID_BITS)))
@@ -113,6 +106,22 @@ static struct region *region(uintptr_t p, int create)
 	}
 	unlock(&addrmap_regions_lock);
 	return g;
+}
+
+/* p's region, added if create; NULL if absent or out of memory. */
+static inline struct region *region(uintptr_t p, int create)
+{
+	uint64_t r = (uint64_t)p >> ADDRMAP_REGION_SHIFT;
+	struct region **mid;
+	struct region *g;
+
+	if (__builtin_expect((uint64_t)p >> ADDR_BITS, 0))
+		return NULL;
+	mid = __atomic_load_n(&addrmap_top[r >> MID_BITS], __ATOMIC_ACQUIRE);
+	if (__builtin_expect(mid != NULL, 1) &&
+	    (g = __atomic_load_n(&mid[r & ((1u << MID_BITS) - 1)], __ATOMIC_ACQUIRE)))
+		return g;
+	return create ? region_add(p) : NULL;
 }
 
 static inline struct shard *shard_of(struct region *g, uintptr_t p)

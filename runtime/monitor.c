@@ -398,25 +398,20 @@ void mon_init(void)
 	errno = e;
 }
 
-int mon_enter(int is_alloc)
+int mon_enter_slow(int is_alloc)
 {
-	int st;
+	int st = __atomic_load_n(&mon.state, __ATOMIC_ACQUIRE);
 
-	if (mon_guard)
-		return 0;
-	st = __atomic_load_n(&mon.state, __ATOMIC_ACQUIRE);
+	if (st == MON_UNINIT) {
+		mon_init();
+		st = __atomic_load_n(&mon.state, __ATOMIC_ACQUIRE);
+	}
 	if (st != MON_ON) {
-		if (st == MON_UNINIT) {
-			mon_init();
-			st = __atomic_load_n(&mon.state, __ATOMIC_ACQUIRE);
-		}
-		if (st != MON_ON) {
-			/* Another thread is initialising (never wait: it may need a
-			 * loader lock we hold), or trouble stopped us. */
-			if (is_alloc && st != MON_STOPPED && st != MON_OFF)
-				ADD(mon.dropped, 1);
-			return 0;
-		}
+		/* Another thread is initialising (never wait: it may need a
+		 * loader lock we hold), or trouble stopped us. */
+		if (is_alloc && st != MON_STOPPED && st != MON_OFF)
+			ADD(mon.dropped, 1);
+		return 0;
 	}
 	mon_guard = 1;
 	return 1;

@@ -51,13 +51,23 @@ struct mon {
 	char out[PATH_MAX]; /* absolute output path */
 };
 
-extern struct mon mon;
+extern struct mon mon __attribute__((visibility("hidden")));
 /* Non-zero while this thread is inside the monitor: allocate for real. */
-extern __thread int mon_guard;
+extern __thread int mon_guard __attribute__((visibility("hidden")));
 
 /* Enter the monitor for one call: 1 = record (the guard is now set; call
  * mon_leave), 0 = pass straight through. */
-int mon_enter(int is_alloc);
+int mon_enter_slow(int is_alloc);
+static inline __attribute__((always_inline)) int mon_enter(int is_alloc)
+{
+	/* The common cases in a few instructions: inside already, or on. */
+	if (__builtin_expect(mon_guard, 0))
+		return 0;
+	if (__builtin_expect(__atomic_load_n(&mon.state, __ATOMIC_ACQUIRE) != MON_ON, 0))
+		return mon_enter_slow(is_alloc);
+	mon_guard = 1;
+	return 1;
+}
 static inline void mon_leave(void)
 {
 	mon_guard = 0;

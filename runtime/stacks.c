@@ -85,19 +85,6 @@ uint32_t stacks_count(void)
 	return __atomic_load_n(&stacks_n, __ATOMIC_ACQUIRE);
 }
 
-int stacks_same(const struct stacks_rec *r, const uint64_t *frames, uint32_t depth,
-		uint32_t flags)
-{
-	uint32_t i;
-
-	if (r->depth != depth || r->flags != flags)
-		return 0;
-	for (i = 0; i < depth; i++)
-		if (r->frames[i] != frames[i])
-			return 0;
-	return 1;
-}
-
 /* Probe table t for the stack; its index, or -1. */
 static int64_t find(const struct stacks_table *t, const uint64_t *frames, uint32_t depth,
 		    uint32_t flags, uint32_t h)

@@ -47,8 +47,18 @@ uint32_t stacks_hash(const uint64_t *frames, uint32_t depth, uint32_t flags);
  */
 int64_t stacks_intern(const uint64_t *frames, uint32_t depth, uint32_t flags, uint32_t h);
 /* Whether record r is the stack (frames, depth, flags). */
-int stacks_same(const struct stacks_rec *r, const uint64_t *frames, uint32_t depth,
-		uint32_t flags);
+static inline int stacks_same(const struct stacks_rec *r, const uint64_t *frames,
+			      uint32_t depth, uint32_t flags)
+{
+	uint32_t i;
+
+	if (r->depth != depth || r->flags != flags)
+		return 0;
+	for (i = 0; i < depth; i++)
+		if (r->frames[i] != frames[i])
+			return 0;
+	return 1;
+}
 struct stacks_rec *stacks_get(uint32_t idx);
 /* Number of stacks; records 0..count-1 are complete. */
 uint32_t stacks_count(void);

@@ -24,14 +24,29 @@
 /* Referenced by monitor.c so that linking libmprof.a pulls this file in. */
 const char mon_hooks_anchor;
 
+/*
+ * This thread's errno, found once: __errno_location is a call through the
+ * PLT, and every recorded event saves and restores errno.
+ */
+static __thread int *mon_errno;
+
+static inline int *err(void)
+{
+	int *e = mon_errno;
+
+	if (__builtin_expect(!e, 0))
+		mon_errno = e = &errno;
+	return e;
+}
+
 /* Record p (n bytes) if it was allocated; errno stays the real call's. */
 static inline void note_alloc(void *p, size_t n, void *ret)
 {
-	int e = errno;
+	int *ep = err(), e = *ep;
 	if (p)
 		mon_alloc(p, n, ret);
 	mon_leave();
-	errno = e;
+	*ep = e;
 }
 
 EXPORT void *malloc(size_t n)
@@ -71,11 +86,11 @@ EXPORT void free(void *p)
 		real_free(p);
 		return;
 	}
-	int e = errno;
+	int *ep = err(), e = *ep;
 	mon_free(p);
 	real_free(p);
 	mon_leave();
-	errno = e;
+	*ep = e;
 }
 
 /* realloc = free of the old block + allocation of the new one. */

@@ -9,7 +9,9 @@
  * friends, which glibc exports for exactly this purpose.
  */
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
+#include <link.h>
 #include <stdint.h>
 
 #include "real.h"
@@ -47,6 +49,23 @@ static void *next(const char *name)
 	return p;
 }
 
+/*
+ * Whether the symbol at f is a definition.  A program built without PIE
+ * that takes malloc's address (Debian's python3) gives malloc a canonical
+ * PLT entry: an undefined symbol with that entry's address as its value,
+ * which is what dlsym(RTLD_DEFAULT) returns.  Calls through it reach the
+ * first definition in the search order: the preloaded (or linked) monitor.
+ */
+static int defines(void *f)
+{
+	const ElfW(Sym) *sym = NULL;
+	Dl_info info;
+
+	if (!dladdr1(f, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym)
+		return 1; /* cannot tell: take it as another monitor's */
+	return sym->st_shndx != SHN_UNDEF;
+}
+
 int real_init(void)
 {
 	/* Resolve everything first, publish after: no half-resolved pair. */
@@ -72,7 +91,7 @@ int real_init(void)
 	__atomic_store_n((void **)&real.free, f[3], __ATOMIC_RELEASE);
 	__atomic_store_n((void **)&real.malloc, f[0], __ATOMIC_RELEASE);
 	f[0] = dlsym(RTLD_DEFAULT, "malloc");
-	return !f[0] || f[0] == (void *)mon_malloc_self;
+	return !f[0] || f[0] == (void *)mon_malloc_self || !defines(f[0]);
 }
 
 void *real_malloc(size_t n)

@@ -79,6 +79,7 @@ struct mon_thread {
 		uint64_t *ctr;
 		uint64_t idx;
 	} cache[CACHE_N];
+	const struct stacks_rec *last; /* the stack of the last allocation */
 	mon_ctr *dir[CTR_DIR]; /* stack index -> this thread's counters */
 	uint64_t bins[FORMAT_NBINS][4];
 	uint64_t frames[MON_MAX_DEPTH];
@@ -163,6 +164,7 @@ static void block_reset(struct mon_thread *t, uint64_t e)
 		t->nchunks = 0;
 		memset(t->t, 0, sizeof t->t);
 		memset(t->cache, 0, sizeof t->cache);
+		t->last = NULL;
 		memset(t->bins, 0, sizeof t->bins);
 	}
 	__atomic_store_n(&t->epoch, e, __ATOMIC_RELEASE);
@@ -508,7 +510,7 @@ static int64_t count_alloc(struct mon_thread *t, const uint64_t *frames, int dep
 		idx = (int64_t)t->cache[k].idx;
 	} else {
 		idx = stacks_intern(frames, (uint32_t)depth, flags,
-				    stacks_hash(frames, (uint32_t)depth, flags));
+				    stacks_hash(frames, (uint32_t)depth, flags), t->last);
 		if (idx < 0) {
 			mon_trouble("the stack table is full or out of memory", NULL);
 			return -1;
@@ -522,6 +524,7 @@ static int64_t count_alloc(struct mon_thread *t, const uint64_t *frames, int dep
 		t->cache[k].ctr = c;
 		t->cache[k].idx = (uint64_t)idx;
 	}
+	t->last = t->cache[k].r;
 	bump(&c[MPROF_C_ALLOCS + sc], 1);
 	bump(&c[MPROF_C_BYTES + sc], n);
 	bump(&t->bins[bin][0], 1);

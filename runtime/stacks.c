@@ -136,13 +136,63 @@ static struct stacks_table *room(void)
 	return nt;
 }
 
-int64_t stacks_intern(const uint64_t *frames, uint32_t depth, uint32_t flags, uint32_t h)
+const uint64_t *stacks_frames(const struct stacks_rec *r, uint64_t *buf)
+{
+	uint32_t i = 0, j, depth = r->depth;
+
+	for (j = 0;;) {
+		for (; j < r->nown; j++)
+			buf[i++] = r->frames[j];
+		if (i == depth)
+			return buf;
+		j = r->pbase + (j - r->nown);
+		r = r->parent;
+	}
+}
+
+#define SHARE_MIN 4 /* outer frames worth a parent reference */
+
+static uint64_t stacks_tmp[4096]; /* under the lock: hint's frames */
+
+/*
+ * Under the lock: how the new stack (frames, depth) shares hint's outer
+ * frames.  Sets *k (frames shared, 0 for none), *parent and *pbase (the
+ * record and offset where the first shared frame is kept as its own).
+ */
+static void share(const uint64_t *frames, uint32_t depth, const struct stacks_rec *hint,
+		  uint32_t *k, const struct stacks_rec **parent, uint32_t *pbase)
+{
+	const uint64_t *hf;
+	uint32_t n = 0, off;
+
+	*k = 0;
+	if (!hint || hint->depth > sizeof stacks_tmp / sizeof stacks_tmp[0])
+		return;
+	hf = stacks_frames(hint, stacks_tmp);
+	while (n < depth && n < hint->depth && hf[hint->depth - 1 - n] == frames[depth - 1 - n])
+		n++;
+	if (n < SHARE_MIN)
+		return;
+	/* Walk to the record that keeps hint's frame hint->depth - n. */
+	off = hint->depth - n;
+	while (off >= hint->nown) {
+		off = hint->pbase + (off - hint->nown);
+		hint = hint->parent;
+	}
+	*k = n;
+	*parent = hint;
+	*pbase = off;
+}
+
+int64_t stacks_intern(const uint64_t *frames, uint32_t depth, uint32_t flags, uint32_t h,
+		      const struct stacks_rec *hint)
 {
 	struct stacks_table *t = __atomic_load_n(&stacks_tab, __ATOMIC_ACQUIRE);
+	const struct stacks_rec *parent = NULL;
 	struct stacks_rec **chunk;
 	struct stacks_rec *r;
+	uint32_t i, k, pbase = 0;
 	int64_t found;
-	uint32_t i;
 
 	if (t && (found = find(t, frames, depth, flags, h)) >= 0)
 		return found;
@@ -163,13 +213,17 @@ int64_t stacks_intern(const uint64_t *frames, uint32_t depth, uint32_t flags, ui
 		__atomic_store_n(&stacks_dir[stacks_n >> STACKS_CHUNK_SHIFT], chunk,
 				 __ATOMIC_RELEASE);
 	}
-	r = arena_alloc(&stacks_arena, sizeof *r + depth * sizeof *frames);
+	share(frames, depth, hint, &k, &parent, &pbase);
+	r = arena_alloc(&stacks_arena, sizeof *r + (depth - k) * sizeof *frames);
 	if (!r)
 		goto fail;
 	r->hash = h;
 	r->depth = depth;
 	r->flags = flags;
-	memcpy(r->frames, frames, depth * sizeof *frames);
+	r->nown = depth - k;
+	r->parent = k ? parent : NULL;
+	r->pbase = pbase;
+	memcpy(r->frames, frames, (depth - k) * sizeof *frames);
 	i = stacks_n;
 	__atomic_store_n(&chunk[i & (STACKS_CHUNK - 1)], r, __ATOMIC_RELEASE);
 	put_slot(t, h, i);

@@ -171,6 +171,7 @@ static void put_counters(struct format_writer *w)
 
 static void put_stacks(struct format_writer *w)
 {
+	static uint64_t frames[MON_MAX_DEPTH];
 	uint32_t n = stacks_count(), i, d;
 	uint64_t ctr[MPROF_NCOUNTERS];
 	int c;
@@ -181,8 +182,9 @@ static void put_stacks(struct format_writer *w)
 		struct stacks_rec *r = stacks_get(i);
 		format_put_u32(w, r->depth);
 		format_put_u32(w, r->flags);
+		stacks_frames(r, frames);
 		for (d = 0; d < r->depth; d++)
-			format_put_u64(w, r->frames[d]);
+			format_put_u64(w, frames[d]);
 		mon_read_counters(i, ctr);
 		for (c = 0; c < MPROF_NCOUNTERS; c++)
 			format_put_u64(w, ctr[c]);

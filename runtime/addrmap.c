@@ -24,6 +24,8 @@
 #define MID_BITS 11
 #define TOP_BITS (ADDR_BITS - ADDRMAP_REGION_SHIFT - MID_BITS)
 #define MIN_SLOTS 512 /* a shard's first table: one page */
+#define WINDOW 16     /* slots of a 256-byte block of address space */
+#define HUGE_SLOTS ((2u << 20) / sizeof(uint64_t))
 #define MIN_BIG 16
 
 struct big {
@@ -33,7 +35,7 @@ struct big {
 struct shard {
 	int lock; /* 0 free, 1 held */
 	uint64_t *tab;
-	uint64_t mask; /* slots - 1, when tab */
+	uint64_t n; /* slots (a multiple of WINDOW), when tab */
 	uint64_t count;
 	struct big *big; /* objects of SIZE_BIG bytes or more */
 	uint64_t bigmask, bigcount;
@@ -141,32 +143,45 @@ static inline uint64_t slot_off(uint64_t v)
 
 /*
  * An object's home slot: its 256-byte block of address space picks a
- * window of 16 slots (by hash), its place in the block the slot in the
- * window.  Objects allocated one after another share a cache line or two
- * of the table instead of one line each, and no two objects of a block
- * compete for a slot.
+ * window of 16 slots (by hash, scaled to the table's n / 16 windows), its
+ * place in the block the slot in the window.  Objects allocated one after
+ * another share a cache line or two of the table instead of one line
+ * each, and no two objects of a block compete for a slot.
  */
-static inline uint64_t home(uint64_t mask, uint64_t off)
+static inline uint64_t home(uint64_t n, uint64_t off)
 {
-	return ((mix(off >> 4) << 4) | (off & 15)) & mask;
+	uint64_t w = (uint64_t)(((unsigned __int128)mix(off >> 4) * (n / WINDOW)) >> 64);
+
+	return w * WINDOW + (off & (WINDOW - 1));
+}
+
+static inline uint64_t next(uint64_t n, uint64_t i)
+{
+	return i + 1 == n ? 0 : i + 1;
+}
+
+/* Cyclic distance from slot a forward to slot b. */
+static inline uint64_t dist(uint64_t n, uint64_t a, uint64_t b)
+{
+	return b >= a ? b - a : b + n - a;
 }
 
 void addrmap_prefetch(uintptr_t p)
 {
 	struct region *g = region(p, 0);
 	struct shard *s;
-	uint64_t *tab;
+	uint64_t *tab, n;
 
 	if (!g)
 		return;
 	s = shard_of(g, p);
 	__builtin_prefetch(s, 1);
-	/* A racy peek: at worst the wrong line is warmed. */
 	tab = __atomic_load_n(&s->tab, __ATOMIC_RELAXED);
-	if (tab)
-		__builtin_prefetch(&tab[home(__atomic_load_n(&s->mask, __ATOMIC_RELAXED),
-					      off_of(p))],
-				   1);
+	n = __atomic_load_n(&s->n, __ATOMIC_RELAXED);
+	/* A racy peek (n may be another table's): a prefetch never faults,
+	 * at worst it warms the wrong line. */
+	if (tab && n)
+		__builtin_prefetch(&tab[home(n, off_of(p))], 1);
 }
 
 /* ---- the side table of big objects (whole address -> size) ---- */
@@ -243,30 +258,38 @@ static uint64_t big_take(struct shard *s, uint64_t key)
 
 /* ---- the slots ---- */
 
-static void insert_fresh(uint64_t *tab, uint64_t mask, uint64_t v)
+static void insert_fresh(uint64_t *tab, uint64_t n, uint64_t v)
 {
-	uint64_t i = home(mask, slot_off(v));
+	uint64_t i = home(n, slot_off(v));
 
 	while (tab[i])
-		i = (i + 1) & mask;
+		i = next(n, i);
 	tab[i] = v;
 }
 
-/* Double the table (geometric growth: only touched pages cost memory). */
+/*
+ * Grow the table by half (geometric growth, so a table is 0.53-0.8 full;
+ * only touched pages cost memory).  From 2 MiB on, sizes are whole huge
+ * pages.
+ */
 static int grow(struct shard *s)
 {
-	uint64_t n = s->tab ? (s->mask + 1) * 2 : MIN_SLOTS, i;
-	uint64_t *tab = arena_map_big(n * sizeof *tab);
+	uint64_t n = s->tab ? s->n + s->n / 2 : MIN_SLOTS, i;
+	uint64_t *tab;
 
+	n = (n + WINDOW - 1) / WINDOW * WINDOW;
+	if (n >= HUGE_SLOTS)
+		n = (n + HUGE_SLOTS - 1) / HUGE_SLOTS * HUGE_SLOTS;
+	tab = arena_map_big(n * sizeof *tab);
 	if (!tab)
 		return -1;
-	for (i = 0; s->tab && i <= s->mask; i++)
+	for (i = 0; s->tab && i < s->n; i++)
 		if (s->tab[i])
-			insert_fresh(tab, n - 1, s->tab[i]);
+			insert_fresh(tab, n, s->tab[i]);
 	if (s->tab)
-		arena_unmap(s->tab, (s->mask + 1) * sizeof *tab);
+		arena_unmap(s->tab, s->n * sizeof *tab);
 	__atomic_store_n(&s->tab, tab, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->mask, n - 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->n, n, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -275,10 +298,10 @@ static void remove_at(struct shard *s, uint64_t i)
 {
 	uint64_t j, h;
 
-	for (j = (i + 1) & s->mask; s->tab[j]; j = (j + 1) & s->mask) {
-		h = home(s->mask, slot_off(s->tab[j]));
+	for (j = next(s->n, i); s->tab[j]; j = next(s->n, j)) {
+		h = home(s->n, slot_off(s->tab[j]));
 		/* Move j to i unless its home lies cyclically in (i, j]. */
-		if (((j - h) & s->mask) >= ((j - i) & s->mask)) {
+		if (dist(s->n, h, j) >= dist(s->n, i, j)) {
 			s->tab[i] = s->tab[j];
 			i = j;
 		}
@@ -305,11 +328,11 @@ int addrmap_put(uintptr_t p, uint32_t idx, uint64_t size, const uint64_t *gate,
 	 * profile that was thrown away. */
 	if (gate && __atomic_load_n(gate, __ATOMIC_RELAXED) != want)
 		goto out;
-	if ((!s->tab || (s->count + 1) * 5 > (s->mask + 1) * 4) && grow(s) < 0)
+	if ((!s->tab || (s->count + 1) * 5 > s->n * 4) && grow(s) < 0)
 		goto fail;
 	if (size >= SIZE_BIG && big_put(s, p, size) < 0)
 		goto fail;
-	for (i = home(s->mask, off); s->tab[i]; i = (i + 1) & s->mask) {
+	for (i = home(s->n, off); s->tab[i]; i = next(s->n, i)) {
 		if (slot_off(s->tab[i]) == off) {
 			if ((s->tab[i] & SIZE_BIG) == SIZE_BIG && size < SIZE_BIG)
 				big_take(s, p);
@@ -346,7 +369,7 @@ int addrmap_take(uintptr_t p, uint32_t *idx, uint64_t *size, const uint64_t *gat
 		*seen = __atomic_load_n(gate, __ATOMIC_RELAXED);
 	if (!s->tab)
 		goto out;
-	for (i = home(s->mask, off); (v = s->tab[i]) != 0; i = (i + 1) & s->mask) {
+	for (i = home(s->n, off); (v = s->tab[i]) != 0; i = next(s->n, i)) {
 		if (slot_off(v) == off) {
 			*idx = (uint32_t)(((v >> SIZE_BITS) & IDX_MASK) - 1);
 			*size = v & SIZE_BIG;
@@ -405,12 +428,12 @@ void addrmap_clear(void)
 		for (i = 0; i < ADDRMAP_SUBSHARDS; i++) {
 			s = &g->sh[i];
 			if (s->tab)
-				arena_unmap(s->tab, (s->mask + 1) * sizeof *s->tab);
+				arena_unmap(s->tab, s->n * sizeof *s->tab);
 			if (s->big)
 				arena_unmap(s->big, (s->bigmask + 1) * sizeof *s->big);
 			s->tab = NULL;
 			s->big = NULL;
-			s->mask = s->count = s->bigmask = s->bigcount = 0;
+			s->n = s->count = s->bigmask = s->bigcount = 0;
 		}
 	}
 }

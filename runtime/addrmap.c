@@ -26,6 +26,7 @@
 #define MIN_SLOTS 512 /* a shard's first table: one page */
 #define WINDOW 16     /* slots of a 256-byte block of address space */
 #define HUGE_SLOTS ((2u << 20) / sizeof(uint64_t))
+#define PREFETCH_SLOTS ((256u << 10) / sizeof(uint64_t)) /* beyond L2 */
 #define MIN_BIG 16
 
 struct big {
@@ -166,7 +167,9 @@ static inline uint64_t dist(uint64_t n, uint64_t a, uint64_t b)
 	return b >= a ? b - a : b + n - a;
 }
 
-void addrmap_prefetch(uintptr_t p)
+int addrmap_prefetching;
+
+void addrmap_prefetch_slow(uintptr_t p)
 {
 	struct region *g = region(p, 0);
 	struct shard *s;
@@ -283,6 +286,8 @@ static int grow(struct shard *s)
 	tab = arena_map_big(n * sizeof *tab);
 	if (!tab)
 		return -1;
+	if (n >= PREFETCH_SLOTS)
+		__atomic_store_n(&addrmap_prefetching, 1, __ATOMIC_RELAXED);
 	for (i = 0; s->tab && i < s->n; i++)
 		if (s->tab[i])
 			insert_fresh(tab, n, s->tab[i]);

@@ -40,8 +40,18 @@ int addrmap_put(uintptr_t p, uint32_t idx, uint64_t size, const uint64_t *gate,
  */
 int addrmap_take(uintptr_t p, uint32_t *idx, uint64_t *size, const uint64_t *gate,
 		 uint64_t *seen);
-/* Warm the cache lines p's insertion will touch (before a slow step). */
-void addrmap_prefetch(uintptr_t p);
+/*
+ * Warm the cache lines p's insertion will touch (before a slow step).  Only
+ * once some table has outgrown the caches: until then it costs more than
+ * it saves.
+ */
+extern int addrmap_prefetching __attribute__((visibility("hidden")));
+void addrmap_prefetch_slow(uintptr_t p);
+static inline void addrmap_prefetch(uintptr_t p)
+{
+	if (__atomic_load_n(&addrmap_prefetching, __ATOMIC_RELAXED))
+		addrmap_prefetch_slow(p);
+}
 
 /* Every shard, in order (mprof_restart, fork). */
 void addrmap_lock_all(void);

@@ -8,8 +8,8 @@
  *
  * Locks, always taken in this order, never held across anything that may
  * allocate: the writer's save lock, the block-pool lock, the orphan-block
- * lock, the stacks lock, the address-map shard locks (several only in
- * lock-all order).  The hot path takes none of the first four: stack
+ * lock, the stacks lock, the address-map region lock, the address-map
+ * shard spinlocks (several only in lock-all order).  The hot path takes none of the first four: stack
  * lookups are lock-free and counts go to the thread's own block.
  * The epoch changes only with the save, stacks and every shard lock held
  * (mprof_restart); a thread's block is zeroed by its owner when it sees the

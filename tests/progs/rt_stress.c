@@ -4,9 +4,10 @@
  * blocks of the first), each making N/2 random operations (default N
  * 200000): malloc, realloc (grow or shrink), free, and handing a block to
  * a shared exchange where whichever thread comes next frees it, so many
- * frees happen on a thread other than the allocating one.  A block
- * carries its requested size in its first 8 bytes.  One block in 64 is
- * kept to the end.  The program counts what the monitor must count and
+ * frees happen on a thread other than the allocating one; a few blocks
+ * are of 256 KiB or more (the address map keeps their sizes apart).  A
+ * block carries its requested size in its first 8 bytes.  One block in 64
+ * is kept to the end.  The program counts what the monitor must count and
  * prints "allocs frees bytes bytes_freed" after main has freed the
  * exchange and the slots (kept blocks stay allocated).
  *
@@ -65,6 +66,8 @@ static void *work(void *arg)
 	for (i = 0; i < n / 2; i++) {
 		r = rnd(&s);
 		size_t size = 8 + (r >> 8) % (r & 1 ? 100 : 3000);
+		if ((r >> 4) % 512 == 0) /* now and then 256 KiB or more */
+			size = (256 << 10) + (r >> 24) % 100000;
 		unsigned k = (unsigned)(r >> 40) % SLOTS;
 		switch ((r >> 20) % 8) {
 		case 0: case 1: case 2: /* malloc (replacing) */

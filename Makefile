@@ -39,12 +39,17 @@ endif
 
 RT_SRC := $(wildcard runtime/*.c) lib/format.c
 RT_OBJ := $(patsubst %.c,$(B)/rt/%.o,$(RT_SRC))
+# The cpprof sampler: its own modules, plus the unwinder, the MODULES
+# writer, mmap helpers and the encoder it shares with the mprof monitor.
+CP_SRC := $(wildcard runtime/cpprof/*.c)
+CP_OBJ := $(patsubst %.c,$(B)/rt/%.o,$(CP_SRC)) \
+	$(patsubst %.c,$(B)/rt/%.o,runtime/unwind.c runtime/arena.c runtime/modules.c lib/format.c)
 LIB_SRC := $(wildcard lib/*.c)
 LIB_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 
-RUNTIME := $(B)/lib/libmprof.so $(B)/lib/libmprof.a
+RUNTIME := $(B)/lib/libmprof.so $(B)/lib/libmprof.a $(B)/lib/libcpprof.so
 TOOLS := $(B)/bin/mprof $(B)/bin/cpprof
 
 .PHONY: all demo check test install clean deps fuzz bench
@@ -68,6 +73,13 @@ $(B)/lib/libmprof.so: $(RT_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) -shared -pthread -Wl,-z,nodelete -Wl,-soname,libmprof.so -o $@ $^ -ldl
 
+$(patsubst %.c,$(B)/rt/%.o,$(CP_SRC)): RT_CFLAGS += -Iruntime
+$(patsubst %.c,$(B)/rt/%.o,$(CP_SRC)): $(wildcard runtime/cpprof/*.h)
+
+$(B)/lib/libcpprof.so: $(CP_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -pthread -Wl,-z,nodelete -Wl,-soname,libcpprof.so -o $@ $^ -ldl
+
 $(B)/lib/libmprof.a: $(RT_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
@@ -80,7 +92,11 @@ $(B)/bin/mprof: $(B)/obj/cmd/mprof.o $(B)/lib/libtools.a
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOL_LDFLAGS) -o $@ $^ $(TOOL_LDLIBS)
 
-$(B)/bin/cpprof: $(B)/obj/cmd/cpprof.o $(B)/lib/libtools.a
+$(B)/obj/runtime/cpprof/resources.o: runtime/cpprof/resources.h
+$(B)/obj/cmd/cpprof.o: TOOL_CFLAGS += -Iruntime/cpprof
+$(B)/obj/cmd/cpprof.o: runtime/cpprof/resources.h
+
+$(B)/bin/cpprof: $(B)/obj/cmd/cpprof.o $(B)/obj/runtime/cpprof/resources.o $(B)/lib/libtools.a
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOL_LDFLAGS) -o $@ $^ $(TOOL_LDLIBS) -ledit
 
@@ -110,6 +126,7 @@ install: all
 	install -m 755 $(B)/bin/mprof $(DESTDIR)$(PREFIX)/bin/mprof
 	install -m 755 $(B)/bin/cpprof $(DESTDIR)$(PREFIX)/bin/cpprof
 	install -m 755 $(B)/lib/libmprof.so $(DESTDIR)$(PREFIX)/lib/libmprof.so
+	install -m 755 $(B)/lib/libcpprof.so $(DESTDIR)$(PREFIX)/lib/libcpprof.so
 	install -m 644 $(B)/lib/libmprof.a $(DESTDIR)$(PREFIX)/lib/libmprof.a
 	install -m 644 include/mprof.h $(DESTDIR)$(PREFIX)/include/mprof.h
 	install -m 644 doc/mprof.1 $(DESTDIR)$(PREFIX)/share/man/man1/mprof.1

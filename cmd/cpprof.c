@@ -12,6 +12,7 @@
 #include "format.h"
 #include "model.h"
 #include "reader.h"
+#include "resources.h"
 #include "symbols.h"
 #include "util.h"
 
@@ -19,9 +20,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 struct resource {
@@ -480,8 +484,198 @@ static int is_elf(const char *path)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: cpprof [-c 'CMD; CMD...'] [a.out] [cpprof.data]\n"
+		   "       cpprof record [-e RESOURCE[:INTERVAL]]... [-o FILE] [--no-random] [--] PROG [ARGS...]\n"
+		   "       cpprof list\n"
 		   "Reads cpprof.data or mprof.data and answers the call path profile commands\n"
-		   "('help' lists them) from -c, from standard input, or interactively.\n");
+		   "('help' lists them) from -c, from standard input, or interactively.\n"
+		   "record runs PROG with the sampler preloaded and writes cpprof.data (or FILE);\n"
+		   "list shows the resources this machine can sample.\n");
+}
+
+/* ---- record and list: running a program under the sampler ------------- */
+
+/* The sampler library: $CPPROF_LIB, else ../lib/libcpprof.so beside this
+ * program (build tree and install tree alike). */
+static void find_sampler(char *buf, size_t len)
+{
+	const char *env = getenv("CPPROF_LIB");
+	char self[PATH_MAX];
+	ssize_t n;
+	char *slash;
+
+	if (env && *env) {
+		snprintf(buf, len, "%s", env);
+		return;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n < 0)
+		die("cannot find myself: /proc/self/exe: %s", strerror(errno));
+	self[n] = 0;
+	slash = strrchr(self, '/');
+	if (slash)
+		*slash = 0;
+	if ((size_t)snprintf(buf, len, "%s/../lib/libcpprof.so", self) >= len)
+		die("record: path of the sampler library is too long");
+}
+
+static int no_perf(void)
+{
+	const char *s = getenv("CPPROF_NO_PERF");
+	return s && s[0] == '1';
+}
+
+static void fmt_interval(int r, uint64_t v, char *buf, size_t len)
+{
+	if (!strcmp(res_table[r].unit, "ns") && v % 1000000 == 0)
+		snprintf(buf, len, "%" PRIu64 "ms", v / 1000000);
+	else if (!strcmp(res_table[r].unit, "ns") && v % 1000 == 0)
+		snprintf(buf, len, "%" PRIu64 "us", v / 1000);
+	else
+		snprintf(buf, len, "%" PRIu64, v);
+}
+
+static int cmd_list(int argc, char **argv)
+{
+	char how[512], why[512], iv[32];
+	int missing = 0;
+
+	if (argc > 1)
+		die("list: no arguments expected (usage: cpprof list)");
+	printf("resources sampled here (cpprof record -e NAME[:INTERVAL]):\n");
+	printf("  %-17s %-9s %-9s %s\n", "name", "gtick", "default", "what; how it is sampled");
+	for (int r = 0; r < RES_N; r++) {
+		if (res_probe(r, no_perf(), how, sizeof how, why, sizeof why) < 0) {
+			missing++;
+			continue;
+		}
+		fmt_interval(r, res_table[r].interval, iv, sizeof iv);
+		printf("  %-17s %-9s %-9s %s; %s\n", res_table[r].name, res_table[r].unit, iv,
+		       res_table[r].what, how);
+	}
+	if (missing) {
+		printf("not available here:\n");
+		for (int r = 0; r < RES_N; r++)
+			if (res_probe(r, no_perf(), how, sizeof how, why, sizeof why) < 0)
+				printf("  %-17s %s\n", res_table[r].name, why);
+	}
+	return 0;
+}
+
+#define RECORD_USAGE "usage: cpprof record [-e RESOURCE[:INTERVAL]]... [-o FILE] [--no-random] [--] PROG [ARGS...]"
+
+static int cmd_record(int argc, char **argv)
+{
+	const char *out = "cpprof.data";
+	char lib[PATH_MAX], outabs[PATH_MAX], preload[2 * PATH_MAX], cwd[PATH_MAX];
+	char events[1024] = "", how[512], why[512];
+	uint64_t interval[RES_N];
+	int want[RES_N] = { 0 }, nwant = 0, random = 1, i, status, usable = 0;
+	const char *old;
+	pid_t pid;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+			if (i + 1 >= argc)
+				die("record: -o needs a file name");
+			out = argv[++i];
+		} else if (!strcmp(a, "-e") || !strcmp(a, "--event")) {
+			char spec[256], *colon;
+			int r;
+
+			if (i + 1 >= argc)
+				die("record: -e needs a resource (cpprof list shows them)");
+			if (snprintf(spec, sizeof spec, "%s", argv[++i]) >= (int)sizeof spec)
+				die("record: -e '%s': too long", argv[i]);
+			colon = strchr(spec, ':');
+			if (colon)
+				*colon = 0;
+			r = res_find(spec);
+			if (r < 0)
+				die("record: unknown resource '%s' (cpprof list shows them)", spec);
+			interval[r] = res_table[r].interval;
+			if (colon && res_parse_interval(r, colon + 1, &interval[r]) < 0)
+				die("record: bad interval '%s' for %s (a positive count of %s%s)", colon + 1,
+				    spec, res_table[r].unit,
+				    !strcmp(res_table[r].unit, "ns") ? "; or with ns, us, ms, s"
+				    : !strcmp(res_table[r].unit, "bytes") ? "; or with k, m" : "");
+			if (!want[r])
+				nwant++;
+			want[r] = 1;
+		} else if (!strcmp(a, "--no-random")) {
+			random = 0;
+		} else if (a[0] == '-') {
+			die("record: unknown option '%s' (" RECORD_USAGE ")", a);
+		} else {
+			break;
+		}
+	}
+	if (i >= argc)
+		die("record: no program given (" RECORD_USAGE ")");
+	if (!nwant) {
+		want[RES_CPU] = 1;
+		interval[RES_CPU] = res_table[RES_CPU].interval;
+	}
+	for (int r = 0; r < RES_N; r++) {
+		size_t n = strlen(events);
+		if (!want[r])
+			continue;
+		if (res_probe(r, no_perf(), how, sizeof how, why, sizeof why) < 0) {
+			fprintf(stderr, "cpprof: record: %s not sampled: %s\n", res_table[r].name, why);
+			continue;
+		}
+		if ((r == RES_CPU || r == RES_REAL) && strncmp(how, "perf", 4) &&
+		    strncmp(how, "on CPU: perf", 12))
+			fprintf(stderr, "cpprof: record: %s: %s\n", res_table[r].name, how);
+		snprintf(events + n, sizeof events - n, "%s%s:%" PRIu64, n ? "," : "",
+			 res_table[r].name, interval[r]);
+		usable++;
+	}
+	if (!usable)
+		die("record: none of the resources asked for can be sampled here");
+	find_sampler(lib, sizeof(lib));
+	if (access(lib, R_OK) != 0)
+		die("record: cannot read the sampler library %s: %s", lib, strerror(errno));
+	if (out[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		cwd[0] = 0;
+	if ((size_t)snprintf(outabs, sizeof(outabs), "%s%s%s", cwd, cwd[0] ? "/" : "", out) >= sizeof(outabs))
+		die("record: output file name too long: %s", out);
+	old = getenv("LD_PRELOAD");
+	snprintf(preload, sizeof(preload), "%s%s%s", lib, old && *old ? ":" : "", old ? old : "");
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		die("record: fork: %s", strerror(errno));
+	if (pid == 0) {
+		char pidbuf[32];
+		snprintf(pidbuf, sizeof(pidbuf), "%d", (int)getpid());
+		setenv("LD_PRELOAD", preload, 1);
+		setenv("CPPROF_OUT", outabs, 1);
+		setenv("CPPROF_EVENTS", events, 1);
+		setenv("CPPROF_ROOT_PID", pidbuf, 1);
+		if (!random)
+			setenv("CPPROF_RANDOM", "0", 1);
+		execvp(argv[i], argv + i);
+		fprintf(stderr, "cpprof: record: cannot run %s: %s\n", argv[i], strerror(errno));
+		_exit(127);
+	}
+	/* The program owns the terminal's signals; we only wait for it. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			die("record: waitpid: %s", strerror(errno));
+	if (WIFSIGNALED(status)) {
+		signal(WTERMSIG(status), SIG_DFL);
+		raise(WTERMSIG(status));
+		return 128 + WTERMSIG(status);
+	}
+	return WEXITSTATUS(status);
 }
 
 int main(int argc, char **argv)
@@ -492,6 +686,10 @@ int main(int argc, char **argv)
 	char err[256];
 
 	util_progname = "cpprof";
+	if (argc > 1 && strcmp(argv[1], "record") == 0)
+		return cmd_record(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "list") == 0)
+		return cmd_list(argc - 1, argv + 1);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-c")) {
 			if (i + 1 >= argc)

@@ -61,6 +61,9 @@ enum format_kind {
  *           interrupted pc for a sample), u64 counters[ncounters].
  * BINS:     u32 n, then per bin: u32 size (0..1024; 1025 means "larger"),
  *           u64 allocs, u64 frees, u64 bytes, u64 bytes_freed.
+ * THREADS:  u64 n (= the number of stacks), then u32 tid per stack, in
+ *           STACKS order: the thread each sampled stack was seen in
+ *           (cpprof).  Optional; after STACKS.
  */
 enum format_section {
 	FORMAT_SEC_INFO = 1,
@@ -68,6 +71,7 @@ enum format_section {
 	FORMAT_SEC_COUNTERS = 3,
 	FORMAT_SEC_STACKS = 4,
 	FORMAT_SEC_BINS = 5,
+	FORMAT_SEC_THREADS = 6,
 };
 
 /* Stack flags. */

@@ -234,6 +234,25 @@ static void read_stacks(struct cur *c, struct profile *p, int have_counters)
 	}
 }
 
+/* THREADS (optional, after STACKS): the thread id of each stack. */
+static void read_threads(struct cur *c, struct profile *p, int have_stacks)
+{
+	uint64_t n = get64(c);
+
+	if (c->bad)
+		return;
+	if (!have_stacks || n != p->nstacks) {
+		seterr(c->err, c->errlen, "corrupt threads section: %llu threads for %zu stacks",
+		       (unsigned long long)n, p->nstacks);
+		c->bad = 1;
+		return;
+	}
+	if (!count_fits(c, n, 4))
+		return;
+	for (uint64_t i = 0; i < n && !c->bad; i++)
+		p->stacks[i].tid = get32(c);
+}
+
 static void read_bins(struct cur *c, struct profile *p)
 {
 	uint32_t n = get32(c);
@@ -264,6 +283,7 @@ static const char *section_name(uint32_t type)
 	case FORMAT_SEC_COUNTERS: return "counters";
 	case FORMAT_SEC_STACKS: return "stacks";
 	case FORMAT_SEC_BINS: return "bins";
+	case FORMAT_SEC_THREADS: return "threads";
 	}
 	return "unknown";
 }
@@ -365,6 +385,10 @@ int reader_parse(const unsigned char *buf, size_t len, struct profile *p, char *
 			read_stacks(&s, p, (seen >> FORMAT_SEC_COUNTERS) & 1);
 			break;
 		case FORMAT_SEC_BINS: read_bins(&s, p); break;
+		case FORMAT_SEC_THREADS:
+			read_threads(&s, p, (seen >> FORMAT_SEC_STACKS) & 1);
+			p->has_threads = !s.bad;
+			break;
 		default: s.left = 0; break; /* a newer writer's section */
 		}
 		if (s.bad)

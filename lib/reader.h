@@ -26,6 +26,7 @@ struct prof_stack {
 	uint32_t flags;    /* FORMAT_STACK_* */
 	uint64_t *frames;  /* innermost first */
 	uint64_t *counts;  /* profile.ncounters values */
+	uint32_t tid;      /* the sampled thread (THREADS section), else 0 */
 };
 
 struct prof_bin {
@@ -51,6 +52,7 @@ struct profile {
 	uint64_t *slab; /* every stack's frames and counts, one allocation */
 	size_t nbins;
 	struct prof_bin *bins;
+	int has_threads; /* the file had a THREADS section: stacks[].tid */
 };
 
 /*

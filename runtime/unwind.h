@@ -6,6 +6,7 @@
 #ifndef UNWIND_H
 #define UNWIND_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Name recorded in the data file (INFO "unwinder"). */
@@ -25,5 +26,36 @@ extern const char unwind_name[];
  * monitor's recursion guard and no lock.
  */
 int unwind_capture(uint64_t *frames, int max, uint64_t ret, uint32_t *flags);
+
+/*
+ * Capture without the loader, locks or malloc, for a sampling profiler
+ * (libcpprof).  The first three are called outside signal context:
+ *
+ * unwind_modules_refresh: snapshot the loaded objects (dl_iterate_phdr) and
+ *   map the rule cache; at start and after every dlopen.  0 or -1.
+ * unwind_dlclose_begin / _end: bracket the real dlclose (wait until no
+ *   handler reads a module's unwind tables; then refresh and flush).
+ * unwind_thread_init: this thread's stack bounds (pthread_getattr_np, which
+ *   allocates); in every thread before its first sample.  0 or -1.
+ *
+ * unwind_capture_context (async-signal-safe): the stack of the thread a
+ *   signal interrupted, from its ucontext_t: frames[0] is the interrupted
+ *   pc (flags has FORMAT_STACK_PC_FIRST), then return addresses.  The walk
+ *   follows the same CFI rules as unwind_capture; where they do not apply
+ *   (signal frames, PLT entries, code with no unwind tables, a module loaded
+ *   since the last refresh, a stack that is not the thread's), it stops and
+ *   sets FORMAT_STACK_TRUNCATED.  Reads stay within the thread's stack.
+ *
+ * unwind_capture_copy (async-signal-safe): the same walk from registers
+ *   (pc, sp and, if bp_known, bp) over a copy of len bytes of a stack taken
+ *   at sp (another thread's, blocked in the kernel): no read leaves the copy.
+ */
+int unwind_modules_refresh(void);
+void unwind_dlclose_begin(void);
+void unwind_dlclose_end(void);
+int unwind_thread_init(void);
+int unwind_capture_context(const void *ucontext, uint64_t *frames, int max, uint32_t *flags);
+int unwind_capture_copy(uint64_t pc, uint64_t sp, uint64_t bp, int bp_known, const void *copy,
+			size_t len, uint64_t *frames, int max, uint32_t *flags);
 
 #endif

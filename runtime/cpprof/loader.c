@@ -1,0 +1,48 @@
+/*
+ * loader.c - owns the sampler's view of the dynamic loader (ld_*): dlopen
+ * and dlclose are interposed so the unwinder's module snapshot, which the
+ * signal handler reads instead of calling dl_iterate_phdr, follows what is
+ * mapped (unwind.h: unwind_modules_refresh, unwind_dlclose_begin/end).
+ *
+ * A library's constructors run inside dlopen, before the refresh: samples
+ * taken in them stop at its first frame (flagged truncated).
+ */
+#include <dlfcn.h>
+
+#include "sampler.h"
+#include "unwind.h"
+
+typedef void *open_fn(const char *, int);
+typedef int close_fn(void *);
+
+CP_VIS void *dlopen(const char *file, int mode)
+{
+	static open_fn *real;
+	void *h;
+
+	if (!real)
+		real = (open_fn *)dlsym(RTLD_NEXT, "dlopen");
+	if (!real)
+		return NULL;
+	h = real(file, mode);
+	if (h && __atomic_load_n(&cp.on, __ATOMIC_ACQUIRE))
+		unwind_modules_refresh();
+	return h;
+}
+
+CP_VIS int dlclose(void *handle)
+{
+	static close_fn *real;
+	int rc;
+
+	if (!real)
+		real = (close_fn *)dlsym(RTLD_NEXT, "dlclose");
+	if (!real)
+		return -1;
+	if (!__atomic_load_n(&cp.on, __ATOMIC_ACQUIRE))
+		return real(handle);
+	unwind_dlclose_begin();
+	rc = real(handle);
+	unwind_dlclose_end();
+	return rc;
+}

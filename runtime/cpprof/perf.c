@@ -1,0 +1,196 @@
+/*
+ * perf.c - owns perf_event_open for the sampler (pf_*): per-thread events
+ * that signal their own thread on overflow, and ring-buffer events.
+ *
+ * Signals: O_ASYNC with F_SETSIG(CP_SIG) and F_SETOWN_EX(F_OWNER_TID): the
+ * kernel sends CP_SIG to the thread that owns the event, with si_fd naming
+ * it, at each overflow.  Ring buffers are for events whose overflow happens
+ * when a signal would do harm: a context switch happens as the thread goes
+ * to sleep, and a signal then would wake it and make nanosleep, poll,
+ * select, epoll_wait or sem_wait fail with EINTR (measured: 500 sleeps out
+ * of 500).  There the kernel records the user registers and a copy of the
+ * user stack instead, and nobody is interrupted.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "perf.h"
+#include "sampler.h"
+
+static long perf_open(struct perf_event_attr *a, int tid, int *user_only)
+{
+	long fd = syscall(SYS_perf_event_open, a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+
+	if (fd < 0 && (errno == EACCES || errno == EPERM) && !a->exclude_kernel) {
+		a->exclude_kernel = 1;
+		fd = syscall(SYS_perf_event_open, a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd >= 0 && user_only)
+			*user_only = 1;
+	}
+	return fd < 0 ? -errno : fd;
+}
+
+int pf_open_signal(uint32_t type, uint64_t config, uint64_t period, int *user_only)
+{
+	struct perf_event_attr a;
+	struct f_owner_ex o;
+	long fd;
+
+	memset(&a, 0, sizeof a);
+	a.size = sizeof a;
+	a.type = type;
+	a.config = config;
+	a.sample_period = period;
+	a.disabled = 1;
+	a.exclude_hv = 1;
+	fd = perf_open(&a, 0, user_only);
+	if (fd < 0)
+		return (int)fd;
+	o.type = F_OWNER_TID;
+	o.pid = (pid_t)syscall(SYS_gettid);
+	if (fcntl((int)fd, F_SETFL, O_ASYNC) < 0 || fcntl((int)fd, F_SETSIG, CP_SIG) < 0 ||
+	    fcntl((int)fd, F_SETOWN_EX, &o) < 0 || ioctl((int)fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+		int e = errno;
+		close((int)fd);
+		return -e;
+	}
+	return (int)fd;
+}
+
+uint64_t pf_read(int fd)
+{
+	uint64_t v = 0;
+
+	if (read(fd, &v, sizeof v) != (ssize_t)sizeof v)
+		return 0;
+	return v;
+}
+
+void pf_set_period(int fd, uint64_t period)
+{
+	ioctl(fd, PERF_EVENT_IOC_PERIOD, &period);
+}
+
+#define RING_PAGES 16 /* data pages: 64 KiB, three stack copies and more */
+
+int pf_open_ring(struct pf_ring *r, int tid, uint32_t type, uint64_t config, uint64_t period)
+{
+	struct perf_event_attr a;
+	long fd;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	memset(&a, 0, sizeof a);
+	a.size = sizeof a;
+	a.type = type;
+	a.config = config;
+	a.sample_period = period;
+	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_READ | PERF_SAMPLE_REGS_USER |
+			PERF_SAMPLE_STACK_USER;
+	a.sample_regs_user = 1ull << 8 | 1ull << 7 | 1ull << 6; /* ip, sp, bp */
+	a.sample_stack_user = PF_STACK_COPY;
+	a.disabled = 1;
+	a.exclude_hv = 1;
+	a.watermark = 1;
+	a.wakeup_watermark = (uint32_t)(RING_PAGES * page / 2);
+	fd = perf_open(&a, tid, NULL);
+	if (fd < 0)
+		return (int)fd;
+	r->map_len = (1 + RING_PAGES) * page;
+	r->map = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+	if (r->map == MAP_FAILED) {
+		int e = errno;
+		close((int)fd);
+		r->map = NULL;
+		return -e;
+	}
+	r->fd = (int)fd;
+	r->last = 0;
+	r->next = period;
+	if (ioctl(r->fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+		int e = errno;
+		pf_close_ring(r);
+		return -e;
+	}
+	return 0;
+}
+
+void pf_close_ring(struct pf_ring *r)
+{
+	if (r->map)
+		munmap(r->map, r->map_len);
+	if (r->fd >= 0)
+		close(r->fd);
+	r->map = NULL;
+	r->fd = -1;
+}
+
+/* Copy n bytes at ring offset off (wrapping) into out. */
+static void ring_copy(const uint8_t *data, uint64_t size, uint64_t off, void *out, size_t n)
+{
+	uint64_t at = off % size;
+	size_t first = n < size - at ? n : (size_t)(size - at);
+
+	memcpy(out, data + at, first);
+	if (n > first)
+		memcpy((uint8_t *)out + first, data, n - first);
+}
+
+int pf_drain(struct pf_ring *r, pf_sample_fn *fn, void *arg)
+{
+	/* One consumer (the watcher): not on its stack, not in everyone's TLS. */
+	static uint8_t rec[PF_STACK_COPY + 256];
+	struct perf_event_mmap_page *meta = r->map;
+	const uint8_t *data;
+	uint64_t head, tail, size;
+	int n = 0;
+
+	if (!meta)
+		return 0;
+	data = (const uint8_t *)r->map + meta->data_offset;
+	size = meta->data_size;
+	head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	tail = meta->data_tail;
+	while (tail + sizeof(struct perf_event_header) <= head) {
+		struct perf_event_header h;
+
+		ring_copy(data, size, tail, &h, sizeof h);
+		if (h.size < sizeof h || tail + h.size > head)
+			break;
+		if (h.type == PERF_RECORD_SAMPLE && h.size <= sizeof rec) {
+			const uint64_t *q;
+			uint64_t abi, stack_size, dyn;
+			uint32_t tid;
+			const uint8_t *stack;
+
+			ring_copy(data, size, tail, rec, h.size);
+			q = (const uint64_t *)(rec + sizeof h);
+			/* PERF_SAMPLE_TID: u32 pid, tid; READ: u64 value;
+			 * REGS_USER: u64 abi, regs (bp, sp, ip by bit order);
+			 * STACK_USER: u64 size, data[size], u64 dyn_size. */
+			tid = (uint32_t)(q[0] >> 32);
+			uint64_t count = q[1];
+			abi = q[2];
+			if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+				uint64_t bp = q[3], sp = q[4], ip = q[5];
+				stack_size = q[6];
+				stack = (const uint8_t *)&q[7];
+				if ((size_t)(stack - rec) + stack_size + 8 <= h.size) {
+					memcpy(&dyn, stack + stack_size, 8);
+					if (dyn > stack_size)
+						dyn = stack_size;
+					fn(arg, tid, count, ip, sp, bp, stack, (size_t)dyn);
+				}
+			}
+			n++;
+		}
+		tail += h.size;
+	}
+	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+	return n;
+}

@@ -1,0 +1,50 @@
+/*
+ * perf.h - perf_event_open for one thread: events whose overflow sends
+ * CP_SIG to that thread (fasync, F_SETOWN_EX), and events whose samples
+ * (registers and a copy of the user stack) the kernel writes to a ring
+ * buffer, drained by the watcher.
+ */
+#ifndef CP_PERF_H
+#define CP_PERF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Open a counting event of (type, config) on the calling thread, first
+ * overflow after `period`, overflow signal CP_SIG to this thread.  Enabled
+ * on return.  The fd, or -errno.  Sets *user_only when the kernel refused
+ * to count kernel-mode events (perf_event_paranoid 2) and they are left out.
+ */
+int pf_open_signal(uint32_t type, uint64_t config, uint64_t period, int *user_only);
+
+/* The event's count (read(2)); async-signal-safe.  0 on error. */
+uint64_t pf_read(int fd);
+
+/* Change the overflow period; async-signal-safe. */
+void pf_set_period(int fd, uint64_t period);
+
+struct pf_ring {
+	int fd;
+	void *map;       /* metadata page + data pages */
+	size_t map_len;
+	uint64_t last;   /* the count at the previous sample */
+	uint64_t next;   /* the next boundary, in counts */
+};
+
+/* Stack bytes the kernel copies per ring sample. */
+#define PF_STACK_COPY 16384
+
+/* Open a ring-buffer event on thread tid.  0 or -errno. */
+int pf_open_ring(struct pf_ring *r, int tid, uint32_t type, uint64_t config, uint64_t period);
+void pf_close_ring(struct pf_ring *r);
+
+/*
+ * Each sample record waiting in the ring: fn(arg, tid, count, ip, sp, bp,
+ * stack, stack_len).  Returns the records seen.  One consumer per ring.
+ */
+typedef void pf_sample_fn(void *arg, uint32_t tid, uint64_t count, uint64_t ip, uint64_t sp,
+			  uint64_t bp, const void *stack, size_t len);
+int pf_drain(struct pf_ring *r, pf_sample_fn *fn, void *arg);
+
+#endif

@@ -1,0 +1,329 @@
+/*
+ * sampler.c - owns the sampler's life and its signal handler (cp_*): the
+ * configuration from the environment, start-up in the preloaded library's
+ * constructor, the overflow handler, the crediting of hits (paper 5.1),
+ * fork and exit.
+ *
+ * Environment (set by `cpprof record`; doc/cpprof.1):
+ *   CPPROF_EVENTS    NAME:INTERVAL,... (intervals in gticks); default cpu:1ms
+ *   CPPROF_RANDOM    0: fixed intervals (default: uniform in mean +- 50%)
+ *   CPPROF_OUT       the data file (default cpprof.data, made absolute)
+ *   CPPROF_ROOT_PID  the process that writes FILE; others write FILE.PID
+ *   CPPROF_NO_PERF   1: act as if perf_event_open were not permitted
+ *
+ * The handler is async-signal-safe: it reads a counter (read(2)), walks the
+ * interrupted stack with unwind_capture_context (no loader lock, no malloc,
+ * no locks), adds to the lock-free table, and may re-arm the event
+ * (ioctl(2), timer_settime(2)).  It touches only this thread's TLS, the
+ * table's atomics and the read-only configuration; errno is preserved.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "perf.h"
+#include "resources.h"
+#include "sampler.h"
+#include "save.h"
+#include "table.h"
+#include "thread.h"
+#include "unwind.h"
+#include "watch.h"
+
+struct cp_config cp;
+__thread struct cp_thread cp_self __attribute__((tls_model("initial-exec")));
+
+uint64_t cp_now(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
+void cp_warn(const char *a, const char *b, const char *c)
+{
+	char line[512];
+	size_t n = 0;
+	const char *part[4] = { "cpprof: ", a, b, c };
+
+	for (int i = 0; i < 4; i++)
+		for (const char *p = part[i]; p && *p && n < sizeof line - 2; p++)
+			line[n++] = *p;
+	line[n++] = '\n';
+	(void)!write(2, line, n);
+}
+
+uint64_t cp_draw(struct cp_thread *t, uint64_t mean)
+{
+	uint64_t x, half;
+
+	if (!cp.random || mean < 2)
+		return mean;
+	/* xorshift64*: per thread, so no shared state in the handler. */
+	x = t->rng;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	t->rng = x;
+	x *= 0x2545f4914f6cdd1dull;
+	half = mean / 2;
+	return mean - half + (x >> 11) % (2 * half + 1);
+}
+
+uint64_t cp_credit(struct cp_thread *t, int r, uint64_t consumed)
+{
+	struct cp_rstate *s = &t->r[r];
+	uint64_t mean = cp.interval[r], hits = 0;
+
+	s->consumed = consumed;
+	if (consumed < s->next)
+		return 0;
+	/* A huge step (a 1 GiB read): whole means at once, then the rest. */
+	if (consumed - s->next > 64 * mean) {
+		uint64_t k = (consumed - s->next) / mean;
+		hits += k;
+		s->next += k * mean;
+	}
+	while (consumed >= s->next) {
+		hits++;
+		s->next += cp_draw(t, mean);
+	}
+	return hits;
+}
+
+/* ---- the handler ---- */
+
+static void rearm(struct cp_thread *t, int r, uint64_t consumed)
+{
+	struct cp_rstate *s = &t->r[r];
+	uint64_t left = s->next - consumed;
+
+	if (!cp.random)
+		return; /* the kernel reloads the same period itself */
+	if (s->fd >= 0) {
+		if (r == RES_SYSCALLS)
+			left += 2; /* this handler's and the early one's rt_sigreturn */
+		pf_set_period(s->fd, left);
+		t->nsys++;
+		/* A software event (not the hrtimer-driven task-clock) overflows
+		 * at its very next event after a period change. */
+		if (r != RES_CPU)
+			s->early = 1;
+	} else if (s->has_timer) {
+		struct itimerspec it;
+		it.it_value.tv_sec = (time_t)(left / 1000000000);
+		it.it_value.tv_nsec = (long)(left % 1000000000);
+		it.it_interval.tv_sec = (time_t)(cp.interval[r] / 1000000000);
+		it.it_interval.tv_nsec = (long)(cp.interval[r] % 1000000000);
+		timer_settime(s->timer, 0, &it, NULL);
+	}
+}
+
+static void handler(int sig, siginfo_t *si, void *uc)
+{
+	struct cp_thread *t = &cp_self;
+	int e = errno, r = -1, n;
+	uint64_t consumed, crossed, hits, real = 0;
+	uint32_t flags;
+	struct cp_rstate *s;
+
+	(void)sig;
+	if (!__atomic_load_n(&t->ready, __ATOMIC_ACQUIRE) || !__atomic_load_n(&cp.on, __ATOMIC_RELAXED))
+		goto out;
+	if (si->si_code == SI_TIMER) {
+		if (si->si_value.sival_int == RES_CPU && t->r[RES_CPU].has_timer)
+			r = RES_CPU;
+	} else if (si->si_code >= POLL_IN && si->si_code <= POLL_HUP) {
+		for (int k = 0; k < RES_N; k++)
+			if (t->r[k].fd >= 0 && t->r[k].fd == si->si_fd)
+				r = k;
+	}
+	if (r < 0)
+		goto out; /* not ours (a kill -PROF from outside): ignored */
+	s = &t->r[r];
+	if (s->early) {
+		s->early = 0;
+		goto out;
+	}
+	if (s->fd >= 0) {
+		uint64_t own = t->nsys, raw = pf_read(s->fd);
+		t->nsys++;
+		consumed = raw - s->base - (r == RES_SYSCALLS ? own : 0);
+		if (raw < s->base + (r == RES_SYSCALLS ? own : 0))
+			goto out;
+	} else {
+		consumed = cp_now(CLOCK_THREAD_CPUTIME_ID) - s->base;
+	}
+	crossed = cp_credit(t, r, consumed);
+	hits = cp.col[r] >= 0 ? crossed : 0; /* else the clock serves real only */
+	if (r == RES_CPU && cp.col[RES_REAL] >= 0 && t->slot)
+		real = __atomic_exchange_n(&t->slot->real_pending, 0, __ATOMIC_ACQ_REL);
+	if (hits || real) {
+		n = unwind_capture_context(uc, t->frames, CP_MAX_DEPTH, &flags);
+		if (hits)
+			tab_add(t->frames, n, flags, (uint32_t)t->tid, cp.col[r], hits);
+		if (real)
+			tab_add(t->frames, n, flags, (uint32_t)t->tid, cp.col[RES_REAL], real);
+	}
+	if (crossed)
+		rearm(t, r, consumed);
+out:
+	t->nsys++; /* this handler's rt_sigreturn */
+	errno = e;
+}
+
+/* ---- configuration ---- */
+
+static int parse_events(const char *spec)
+{
+	char buf[1024], *save = NULL, *tok;
+
+	if (strlen(spec) >= sizeof buf)
+		return -1;
+	strcpy(buf, spec);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(tok, ':');
+		int r;
+
+		if (colon)
+			*colon = 0;
+		r = res_find(tok);
+		if (r < 0)
+			return -1;
+		if (cp.col[r] < 0) {
+			cp.col[r] = cp.nres;
+			cp.res[cp.nres++] = r;
+		}
+		cp.interval[r] = res_table[r].interval;
+		if (colon && res_parse_interval(r, colon + 1, &cp.interval[r]) < 0)
+			return -1;
+	}
+	return cp.nres ? 0 : -1;
+}
+
+static void out_path(void)
+{
+	const char *o = getenv("CPPROF_OUT");
+	size_t n = 0;
+
+	if (!o || !*o)
+		o = "cpprof.data";
+	if (o[0] != '/' && getcwd(cp.out, sizeof cp.out - 2)) {
+		n = strlen(cp.out);
+		cp.out[n++] = '/';
+	}
+	if (n + strlen(o) >= sizeof cp.out) {
+		cp.out[0] = 0;
+		return;
+	}
+	strcpy(cp.out + n, o);
+}
+
+/* Drop resource r from the run (this machine cannot sample it). */
+static void drop(int r)
+{
+	int c = cp.col[r];
+
+	for (int k = c; k + 1 < cp.nres; k++) {
+		cp.res[k] = cp.res[k + 1];
+		cp.col[cp.res[k]] = k;
+	}
+	cp.nres--;
+	cp.col[r] = -1;
+}
+
+static void on_fork_child(void)
+{
+	if (!cp.on)
+		return;
+	cp.start_ns = cp_now(CLOCK_REALTIME);
+	if (tab_reset() < 0) {
+		cp.on = 0;
+		cp_warn("forked child: cannot map the stack table; profiling stopped", NULL, NULL);
+		return;
+	}
+	th_after_fork();
+	wt_after_fork();
+}
+
+__attribute__((constructor(101))) static void cp_start(void)
+{
+	const char *ev = getenv("CPPROF_EVENTS"), *s;
+	char how[512], why[512];
+	struct sigaction sa;
+
+	for (int r = 0; r < RES_N; r++)
+		cp.col[r] = -1;
+	s = getenv("CPPROF_RANDOM");
+	cp.random = !(s && s[0] == '0');
+	s = getenv("CPPROF_NO_PERF");
+	cp.no_perf = s && s[0] == '1';
+	if (parse_events(ev && *ev ? ev : "cpu") < 0) {
+		cp_warn("bad CPPROF_EVENTS '", ev, "'; nothing sampled");
+		return;
+	}
+	for (int k = 0; k < cp.nres;) {
+		int r = cp.res[k];
+		if (res_probe(r, cp.no_perf, how, sizeof how, why, sizeof why) < 0) {
+			cp_warn(res_table[r].name, " not sampled: ", why);
+			drop(r);
+			continue;
+		}
+		k++;
+	}
+	if (!cp.nres)
+		return;
+	if (cp.col[RES_SYSCALLS] >= 0)
+		cp.syscall_tp = res_tracepoint_id("raw_syscalls/sys_exit", why, sizeof why);
+	cp.clock_needed = cp.col[RES_CPU] >= 0 || cp.col[RES_REAL] >= 0;
+	if (cp.col[RES_CPU] < 0 && cp.col[RES_REAL] >= 0)
+		cp.interval[RES_CPU] = cp.interval[RES_REAL];
+	cp.clock_interval = cp.interval[RES_CPU];
+	cp.clock_perf = !cp.no_perf;
+	s = getenv("CPPROF_ROOT_PID");
+	cp.root_pid = s && *s ? (pid_t)atol(s) : getpid();
+	out_path();
+	if (!cp.out[0]) {
+		cp_warn("output file name too long; nothing sampled", NULL, NULL);
+		return;
+	}
+	if (tab_init(cp.nres) < 0 || unwind_modules_refresh() < 0 || th_init() < 0) {
+		cp_warn("cannot map the sampler's memory; nothing sampled", NULL, NULL);
+		return;
+	}
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = handler;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, CP_SIG);
+	if (sigaction(CP_SIG, &sa, NULL) < 0) {
+		cp_warn("cannot install the SIGPROF handler; nothing sampled", NULL, NULL);
+		return;
+	}
+	pthread_atfork(NULL, NULL, on_fork_child);
+	cp.start_ns = cp_now(CLOCK_REALTIME);
+	__atomic_store_n(&cp.on, 1, __ATOMIC_RELEASE);
+	th_setup();
+	if (wt_start() < 0)
+		cp_warn("cannot start the watcher thread: real time of blocked threads and "
+			"context switches are not sampled", NULL, NULL);
+}
+
+/* After the program's atexit handlers and destructors (priority 101 runs
+ * last among destructors). */
+__attribute__((destructor(101))) static void cp_finish(void)
+{
+	if (!__atomic_load_n(&cp.on, __ATOMIC_ACQUIRE))
+		return;
+	__atomic_store_n(&cp.on, 0, __ATOMIC_SEQ_CST);
+	th_teardown();
+	wt_stop();
+	sv_save();
+}

@@ -1,0 +1,98 @@
+/*
+ * sampler.h - the cpprof sampler's shared state: the run's configuration
+ * (from CPPROF_EVENTS and friends), each thread's sampling state, and the
+ * one function every sampling path ends in, cp_credit.
+ *
+ * Who runs where:
+ *   signal context  cp_handler (sampler.c): overflow of a perf event or of
+ *                   a CPU-time timer in the thread that consumed the gticks
+ *   the program     the interposed read/write calls (io.c)
+ *   the watcher     a thread of ours (watch.c): real time of blocked
+ *                   threads, and the context-switch ring buffers
+ * None of them locks or allocates: per-thread state is in initial-exec TLS
+ * (this thread's only), the stack table is lock-free (table.c).
+ */
+#ifndef CP_SAMPLER_H
+#define CP_SAMPLER_H
+
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "resources.h"
+
+#define CP_SIG SIGPROF
+#define CP_MAX_DEPTH 1024
+#define CP_VIS __attribute__((visibility("default")))
+
+struct cp_config {
+	int on;                    /* sampling set up and not stopped */
+	int nres;                  /* counters in the file, in column order */
+	int res[RES_N];            /* column -> resource */
+	int col[RES_N];            /* resource -> column, -1 if not sampled */
+	uint64_t interval[RES_N];  /* mean interval, gticks */
+	int random;                /* draw intervals around the mean */
+	int no_perf;               /* CPPROF_NO_PERF: timers only */
+	int clock_perf;            /* the CPU clock is perf task-clock (else a timer) */
+	int clock_res;             /* RES_CPU, or RES_REAL when only real needs the clock */
+	int clock_needed;          /* cpu or real asked */
+	uint64_t clock_interval;   /* period of the CPU clock */
+	int kernel_excluded;       /* perf only counts user space (paranoid 2) */
+	int64_t syscall_tp;        /* tracepoint id of raw_syscalls:sys_exit */
+	uint64_t start_ns;
+	pid_t root_pid;
+	char out[PATH_MAX];
+};
+extern struct cp_config cp;
+
+/* One resource's counting state in one thread. */
+struct cp_rstate {
+	int fd;            /* perf event, or -1 */
+	int has_timer;
+	timer_t timer;
+	int early;         /* a software event whose period was just changed
+			    * overflows at its next event: expect that */
+	uint64_t base;     /* raw count when counting started */
+	uint64_t own;      /* gticks the sampler consumed itself (syscalls) */
+	uint64_t consumed; /* gticks so far (raw - base - own) */
+	uint64_t next;     /* the next sample boundary, in consumed gticks */
+	uint64_t carry;    /* the watcher's: ns of real time not yet a hit */
+};
+
+struct cp_slot;
+
+struct cp_thread {
+	int ready;           /* set up: signals and calls may sample */
+	int tid;
+	int busy;            /* inside an interposed call's sampling */
+	uint64_t nsys;       /* syscalls the sampler made in this thread and
+			      * that have returned (the syscalls resource
+			      * leaves them out) */
+	uint64_t rng;
+	uint64_t *frames;    /* CP_MAX_DEPTH for the signal handler */
+	uint64_t *cframes;   /* CP_MAX_DEPTH for the interposed calls */
+	struct cp_slot *slot;
+	struct cp_rstate r[RES_N];
+};
+extern __thread struct cp_thread cp_self __attribute__((tls_model("initial-exec")));
+
+/* A mean-`mean` interval: uniform in [mean/2, 3*mean/2] unless --no-random. */
+uint64_t cp_draw(struct cp_thread *t, uint64_t mean);
+
+/*
+ * The gticks consumed by resource r in thread t are now `consumed`: return
+ * the sample boundaries crossed since the last call (hits, paper 5.1:
+ * "when more gticks pass than a single sample boundary, we credit that
+ * many hits") and move the next boundary past them.
+ */
+uint64_t cp_credit(struct cp_thread *t, int r, uint64_t consumed);
+
+/* Nanoseconds of CLOCK_MONOTONIC / CLOCK_REALTIME; async-signal-safe. */
+uint64_t cp_now(clockid_t c);
+
+/* "cpprof: <what>" on stderr, once per distinct call site; never stdio. */
+void cp_warn(const char *a, const char *b, const char *c);
+
+#endif

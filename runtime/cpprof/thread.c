@@ -1,0 +1,320 @@
+/*
+ * thread.c - owns the sampler's threads (th_*): the registry the watcher
+ * walks, the interposed pthread_create that sets a new thread up before it
+ * runs the program's code, each thread's events (one per resource, owned
+ * by the thread: overflow signals go to it alone), and their release at
+ * thread exit (a pthread key destructor) and in a forked child.
+ *
+ * Everything here runs outside signal context and may call libc freely
+ * (pthread_getattr_np and malloc allocate).  The signal handler only reads
+ * cp_self.ready and the fds and state below it, all this thread's own.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "perf.h"
+#include "sampler.h"
+#include "thread.h"
+#include "unwind.h"
+#include "watch.h"
+
+struct cp_slot th_slots[TH_MAX];
+int th_nslots;
+static pthread_key_t th_key;
+
+int th_init(void)
+{
+	return pthread_key_create(&th_key, (void (*)(void *))th_teardown) == 0 ? 0 : -1;
+}
+
+static struct cp_slot *claim(int tid)
+{
+	for (int i = 0; i < TH_MAX; i++) {
+		int want = TH_FREE;
+		if (__atomic_compare_exchange_n(&th_slots[i].state, &want, TH_CLAIMED, 0,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			struct cp_slot *s = &th_slots[i];
+			s->tid = tid;
+			s->real_pending = 0;
+			s->real_carry = 0;
+			s->proc_fd = s->sched_fd = -1;
+			s->ring.fd = -1;
+			s->ring.map = NULL;
+			int n = __atomic_load_n(&th_nslots, __ATOMIC_RELAXED);
+			while (n < i + 1 &&
+			       !__atomic_compare_exchange_n(&th_nslots, &n, i + 1, 0, __ATOMIC_RELEASE,
+							    __ATOMIC_RELAXED))
+				;
+			return s;
+		}
+	}
+	return NULL;
+}
+
+/* A timer on this thread's CPU time, sending CP_SIG to this thread. */
+static int clock_timer(struct cp_thread *t, struct cp_rstate *s)
+{
+	struct sigevent ev;
+	struct itimerspec it;
+	uint64_t first = cp_draw(t, cp.clock_interval);
+
+	memset(&ev, 0, sizeof ev);
+	ev.sigev_notify = SIGEV_THREAD_ID;
+	ev.sigev_signo = CP_SIG;
+	ev.sigev_value.sival_int = RES_CPU;
+	ev._sigev_un._tid = t->tid;
+	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &s->timer) < 0)
+		return -1;
+	it.it_value.tv_sec = (time_t)(first / 1000000000);
+	it.it_value.tv_nsec = (long)(first % 1000000000);
+	it.it_interval.tv_sec = (time_t)(cp.clock_interval / 1000000000);
+	it.it_interval.tv_nsec = (long)(cp.clock_interval % 1000000000);
+	s->has_timer = 1;
+	s->next = first;
+	s->base = 0;
+	{
+		struct timespec ts;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+		s->base = (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+	}
+	if (timer_settime(s->timer, 0, &it, NULL) < 0) {
+		timer_delete(s->timer);
+		s->has_timer = 0;
+		return -1;
+	}
+	return 0;
+}
+
+static int open_signal_event(struct cp_thread *t, int r, uint32_t type, uint64_t config,
+			     uint64_t mean)
+{
+	struct cp_rstate *s = &t->r[r];
+	uint64_t first = cp_draw(t, mean);
+	int user_only = 0, fd;
+
+	fd = pf_open_signal(type, config, first + (r == RES_SYSCALLS ? 1 : 0), &user_only);
+	if (fd < 0)
+		return fd;
+	if (user_only)
+		cp.kernel_excluded = 1;
+	s->fd = fd;
+	s->next = first;
+	s->base = 0;
+	return 0;
+}
+
+/* This thread's events; the syscall tracepoint last (see sampler.c). */
+static void setup_events(struct cp_thread *t)
+{
+	for (int r = 0; r < RES_N; r++) {
+		t->r[r].fd = -1;
+		t->r[r].has_timer = 0;
+		t->r[r].early = 0;
+		t->r[r].own = t->r[r].consumed = t->r[r].carry = 0;
+		t->r[r].next = cp.col[r] >= 0 ? cp_draw(t, cp.interval[r]) : UINT64_MAX;
+	}
+	t->nsys = 0;
+	if (cp.clock_needed) {
+		int rc = -1;
+		if (cp.clock_perf) {
+			rc = open_signal_event(t, RES_CPU, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK,
+					       cp.clock_interval);
+			if (rc < 0) {
+				/* This thread and those after it use timers. */
+				cp_warn("cpu: perf task-clock refused (", strerror(-rc),
+					"); using a POSIX CPU-time timer");
+				cp.clock_perf = 0;
+			}
+		}
+		if (!cp.clock_perf)
+			rc = clock_timer(t, &t->r[RES_CPU]);
+		if (rc < 0)
+			cp_warn("a thread's CPU clock could not be set up: ", strerror(errno),
+				"; its CPU time is not sampled");
+	}
+	for (int r = 0; r < RES_N; r++) {
+		const struct res_info *ri = &res_table[r];
+		int rc;
+
+		if (cp.col[r] < 0 || r == RES_SYSCALLS)
+			continue;
+		if (ri->how == RES_HOW_PERF) {
+			rc = open_signal_event(t, r, ri->perf_type, ri->perf_config, cp.interval[r]);
+			if (rc < 0)
+				cp_warn(ri->name, ": perf_event_open failed in a thread: ", strerror(-rc));
+		} else if (ri->how == RES_HOW_RING && t->slot) {
+			uint64_t first = cp_draw(t, cp.interval[r]);
+			rc = pf_open_ring(&t->slot->ring, t->tid, ri->perf_type, ri->perf_config, first);
+			if (rc < 0)
+				cp_warn(ri->name, ": perf ring buffer failed in a thread: ", strerror(-rc));
+			t->slot->ring_last = 0;
+			t->slot->ring_next = first;
+		}
+	}
+	if (cp.col[RES_SYSCALLS] >= 0) {
+		int rc = open_signal_event(t, RES_SYSCALLS, PERF_TYPE_TRACEPOINT,
+					   (uint64_t)cp.syscall_tp, cp.interval[RES_SYSCALLS]);
+		if (rc < 0)
+			cp_warn("syscalls: perf_event_open failed in a thread: ", strerror(-rc), NULL);
+		/* The enabling ioctl's own sys_exit is counted. */
+		t->nsys = 1;
+	}
+}
+
+static void close_events(struct cp_thread *t)
+{
+	for (int r = 0; r < RES_N; r++) {
+		if (t->r[r].fd >= 0)
+			close(t->r[r].fd);
+		if (t->r[r].has_timer)
+			timer_delete(t->r[r].timer);
+		t->r[r].fd = -1;
+		t->r[r].has_timer = 0;
+	}
+}
+
+static void bounds(struct cp_slot *s)
+{
+	pthread_attr_t a;
+	void *addr;
+	size_t size;
+
+	s->stack_lo = s->stack_hi = 0;
+	if (pthread_getattr_np(pthread_self(), &a) != 0)
+		return;
+	if (pthread_attr_getstack(&a, &addr, &size) == 0) {
+		s->stack_lo = (uintptr_t)addr;
+		s->stack_hi = (uintptr_t)addr + size;
+	}
+	pthread_attr_destroy(&a);
+}
+
+int th_setup(void)
+{
+	struct cp_thread *t = &cp_self;
+
+	t->ready = 0;
+	t->tid = (int)syscall(SYS_gettid);
+	t->rng = ((uint64_t)t->tid << 32 ^ cp_now(CLOCK_MONOTONIC)) | 1;
+	if (unwind_thread_init() < 0)
+		return -1;
+	if (!t->frames) {
+		void *m = mmap(NULL, 2 * CP_MAX_DEPTH * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED)
+			return -1;
+		t->frames = m;
+		t->cframes = t->frames + CP_MAX_DEPTH;
+	}
+	t->slot = claim(t->tid);
+	if (t->slot)
+		bounds(t->slot);
+	setup_events(t);
+	if (t->slot)
+		__atomic_store_n(&t->slot->state, TH_LIVE, __ATOMIC_RELEASE);
+	pthread_setspecific(th_key, (void *)1);
+	__atomic_store_n(&t->ready, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void th_teardown(void)
+{
+	struct cp_thread *t = &cp_self;
+
+	__atomic_store_n(&t->ready, 0, __ATOMIC_SEQ_CST);
+	close_events(t);
+	if (t->slot) {
+		if (wt_running()) {
+			/* The watcher drains and closes the ring, then frees it. */
+			__atomic_store_n(&t->slot->state, TH_EXITED, __ATOMIC_RELEASE);
+		} else {
+			pf_close_ring(&t->slot->ring);
+			__atomic_store_n(&t->slot->state, TH_FREE, __ATOMIC_RELEASE);
+		}
+		t->slot = NULL;
+	}
+}
+
+void th_after_fork(void)
+{
+	struct cp_thread *t = &cp_self;
+	int was = t->ready;
+
+	t->ready = 0;
+	/* Inherited descriptors count the parent's threads: close them. */
+	for (int i = 0; i < th_nslots; i++) {
+		struct cp_slot *s = &th_slots[i];
+		if (s->state == TH_FREE)
+			continue;
+		pf_close_ring(&s->ring);
+		if (s->proc_fd >= 0)
+			close(s->proc_fd);
+		if (s->sched_fd >= 0)
+			close(s->sched_fd);
+		s->proc_fd = s->sched_fd = -1;
+		s->state = TH_FREE;
+	}
+	th_nslots = 0;
+	for (int r = 0; r < RES_N; r++)
+		if (t->r[r].fd >= 0)
+			close(t->r[r].fd);
+	/* POSIX timers are not inherited. */
+	for (int r = 0; r < RES_N; r++) {
+		t->r[r].fd = -1;
+		t->r[r].has_timer = 0;
+	}
+	t->slot = NULL;
+	if (was)
+		th_setup();
+}
+
+/* ---- pthread_create ---- */
+
+struct th_start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *trampoline(void *p)
+{
+	struct th_start s = *(struct th_start *)p;
+
+	free(p);
+	if (__atomic_load_n(&cp.on, __ATOMIC_ACQUIRE))
+		th_setup();
+	return s.fn(s.arg);
+}
+
+typedef int create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+static create_fn *real_create;
+
+int th_create_unprofiled(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	if (!real_create)
+		real_create = (create_fn *)dlsym(RTLD_NEXT, "pthread_create");
+	return real_create ? real_create(th, attr, fn, arg) : EAGAIN;
+}
+
+CP_VIS int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	struct th_start *s;
+	int rc;
+
+	if (!__atomic_load_n(&cp.on, __ATOMIC_ACQUIRE) || !(s = malloc(sizeof *s)))
+		return th_create_unprofiled(th, attr, fn, arg);
+	s->fn = fn;
+	s->arg = arg;
+	rc = th_create_unprofiled(th, attr, trampoline, s);
+	if (rc != 0)
+		free(s);
+	return rc;
+}

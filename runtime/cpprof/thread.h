@@ -1,0 +1,51 @@
+/*
+ * thread.h - the threads the sampler knows: a registry the watcher walks,
+ * and the set-up of each thread's events as it starts (pthread_create is
+ * interposed) and their release as it ends.
+ */
+#ifndef CP_THREAD_H
+#define CP_THREAD_H
+
+#include <stdint.h>
+
+#include "perf.h"
+
+#define TH_MAX 4096
+
+enum { TH_FREE, TH_CLAIMED, TH_LIVE, TH_EXITED };
+
+/* Shared between a thread and the watcher; fields written by one side each. */
+struct cp_slot {
+	int state;              /* TH_*, atomic */
+	int tid;
+	uintptr_t stack_lo, stack_hi; /* the thread's stack */
+	uint64_t real_pending;  /* real-time hits for the thread to record at its
+				 * next CPU-clock sample (watcher adds, thread takes) */
+	/* the watcher's own */
+	uint64_t real_carry;
+	int proc_fd, sched_fd;  /* /proc/self/task/TID/{syscall,schedstat} */
+	struct pf_ring ring;    /* context switches */
+	uint64_t ring_last;     /* count at the previous ring sample */
+	uint64_t ring_next;     /* next boundary, in counts */
+};
+
+extern struct cp_slot th_slots[TH_MAX];
+extern int th_nslots; /* slots ever used: the watcher scans [0, th_nslots) */
+
+/*
+ * Set up the calling thread: stack bounds, frame buffers, its slot, its
+ * events.  Outside signal context.  0, or -1 (the thread is not sampled).
+ */
+int th_setup(void);
+/* Stop sampling the calling thread and release what it holds. */
+void th_teardown(void);
+/* In a forked child: forget every other thread; set up this one again. */
+void th_after_fork(void);
+/* pthread_create without the set-up (the watcher). */
+#include <pthread.h>
+int th_create_unprofiled(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
+			 void *arg);
+/* Key for the release at thread exit; once, at start. */
+int th_init(void);
+
+#endif

@@ -1,0 +1,18 @@
+/*
+ * watch.h - the watcher: a thread of the sampler's own (not profiled, all
+ * signals blocked, no libc locks, no malloc) that samples what a signal
+ * must not: the real time of threads blocked in the kernel, and the
+ * context-switch ring buffers.
+ */
+#ifndef CP_WATCH_H
+#define CP_WATCH_H
+
+/* Start it if real or context-switches is sampled.  0 or -1. */
+int wt_start(void);
+/* Ask it to stop and wait until it has (at exit, before the save). */
+void wt_stop(void);
+int wt_running(void);
+/* In a forked child: the watcher did not come along; start another. */
+void wt_after_fork(void);
+
+#endif

@@ -313,9 +313,60 @@ static int show(struct session *s, enum view v, const char *root)
 	return 0;
 }
 
+/* Samples per thread (a cpprof file's THREADS section), busiest first. */
+struct thread_row {
+	uint32_t tid;
+	uint64_t hits;
+};
+
+static int by_hits(const void *a, const void *b)
+{
+	const struct thread_row *x = a, *y = b;
+
+	if (x->hits != y->hits)
+		return x->hits < y->hits ? 1 : -1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static int show_threads(struct session *s)
+{
+	const struct resource *r = &s->res[s->cur];
+	const char *pid = reader_info(&s->p, "pid");
+	struct thread_row *row;
+	size_t n = 0, hidden = 0;
+
+	if (!s->p.has_threads || s->m.nstacks != s->p.nstacks) {
+		fprintf(stderr, "cpprof: threads: this profile does not say which thread a stack was in\n");
+		return -1;
+	}
+	row = xcalloc(s->p.nstacks + 1, sizeof(*row));
+	for (size_t i = 0; i < s->p.nstacks; i++) {
+		size_t k;
+		for (k = 0; k < n && row[k].tid != s->p.stacks[i].tid; k++)
+			;
+		if (k == n)
+			row[n++].tid = s->p.stacks[i].tid;
+		row[k].hits += r->w[i];
+	}
+	qsort(row, n, sizeof(*row), by_hits);
+	header(s, "Thread Profile", "usage_fraction thread_id [#raw_samples]");
+	for (size_t k = 0; k < n; k++) {
+		double frac = r->total ? (double)row[k].hits / (double)r->total : 0;
+		if (frac < s->threshold || !row[k].hits) {
+			hidden += row[k].hits != 0;
+			continue;
+		}
+		printf("%.5f %" PRIu32 "%s [%" PRIu64 "]\n", frac, row[k].tid,
+		       pid && strtoul(pid, NULL, 10) == row[k].tid ? " (main)" : "", row[k].hits);
+	}
+	footer(hidden, s->threshold);
+	free(row);
+	return 0;
+}
+
 static const char *const commands[] = {
 	"resources", "resource", "root", "threshold", "function", "body", "down", "up",
-	"tree", "sites", "help", "quit", NULL,
+	"tree", "threads", "sites", "help", "quit", NULL,
 };
 
 static void help(void)
@@ -330,6 +381,7 @@ static void help(void)
 	       "  down [ROOT]          downward call path profile from ROOT\n"
 	       "  up [ROOT]            upward call path profile to ROOT\n"
 	       "  tree                 the sample tree\n"
+	       "  threads              samples per thread (cpprof record data)\n"
 	       "  sites on|off         tell call sites apart (function@file:line, function+offset)\n"
 	       "  help                 this text\n"
 	       "  quit                 leave\n"
@@ -385,6 +437,9 @@ static int run(struct session *s, char *line)
 			goto failed;
 	} else if (!strcmp(argv[0], "tree") && argc == 1) {
 		show(s, V_TREE, NULL);
+	} else if (!strcmp(argv[0], "threads") && argc == 1) {
+		if (show_threads(s) < 0)
+			goto failed;
 	} else if (!strcmp(argv[0], "sites") && argc == 2 &&
 		   (!strcmp(argv[1], "on") || !strcmp(argv[1], "off"))) {
 		s->sites = !strcmp(argv[1], "on");

@@ -1252,3 +1252,27 @@ int unwind_capture_copy(uint64_t pc, uint64_t sp, uint64_t bp, int bp_known, con
 	return walk_regs(pc, sp, bp, bp_known, sp + len, (intptr_t)((uintptr_t)copy - sp), frames,
 			 max, flags);
 }
+
+__attribute__((noinline)) int unwind_capture_here(uint64_t *frames, int max, uint64_t ret,
+						  uint32_t *flags)
+{
+	uintptr_t pc, sp, bp;
+	int n, i;
+
+	__asm__ volatile("leaq 0(%%rip), %0\n\tmovq %%rsp, %1\n\tmovq %%rbp, %2"
+			 : "=&r"(pc), "=&r"(sp), "=&r"(bp));
+	if (max < 1)
+		return 0;
+	n = uw_hi > 1 && sp >= uw_lo && sp < uw_hi ? walk_regs(pc, sp, bp, 1, uw_hi, 0, frames, max, flags)
+						   : 0;
+	for (i = 0; i < n && i <= UNWIND_MAX_SKIP && frames[i] != ret; i++)
+		;
+	if (i >= n || frames[i] != ret) {
+		frames[0] = ret;
+		*flags = FORMAT_STACK_TRUNCATED;
+		return 1;
+	}
+	memmove(frames, frames + i, (size_t)(n - i) * sizeof(*frames));
+	*flags &= ~FORMAT_STACK_PC_FIRST;
+	return n - i;
+}

@@ -49,6 +49,11 @@ int unwind_capture(uint64_t *frames, int max, uint64_t ret, uint32_t *flags);
  * unwind_capture_copy (async-signal-safe): the same walk from registers
  *   (pc, sp and, if bp_known, bp) over a copy of len bytes of a stack taken
  *   at sp (another thread's, blocked in the kernel): no read leaves the copy.
+ *
+ * unwind_capture_here (async-signal-safe): the calling thread's stack, like
+ *   unwind_capture (frames up to the one returning to `ret` skipped, frames
+ *   are return addresses) but with the signal-safe walk: for code that may
+ *   run inside the program's own signal handlers (an interposed read).
  */
 int unwind_modules_refresh(void);
 void unwind_dlclose_begin(void);
@@ -57,5 +62,6 @@ int unwind_thread_init(void);
 int unwind_capture_context(const void *ucontext, uint64_t *frames, int max, uint32_t *flags);
 int unwind_capture_copy(uint64_t pc, uint64_t sp, uint64_t bp, int bp_known, const void *copy,
 			size_t len, uint64_t *frames, int max, uint32_t *flags);
+int unwind_capture_here(uint64_t *frames, int max, uint64_t ret, uint32_t *flags);
 
 #endif

@@ -108,13 +108,17 @@ static void rearm(struct cp_thread *t, int r, uint64_t consumed)
 	if (!cp.random)
 		return; /* the kernel reloads the same period itself */
 	if (s->fd >= 0) {
+		/* The syscall tracepoint counts the handler's own syscalls too:
+		 * its period must leave room for them, or the handler's own
+		 * calls would overflow it again and again. */
 		if (r == RES_SYSCALLS)
-			left += 2; /* this handler's and the early one's rt_sigreturn */
+			left = left + 2 < cp.sys_min_period ? cp.sys_min_period : left + 2;
 		pf_set_period(s->fd, left);
 		t->nsys++;
 		/* A software event (not the hrtimer-driven task-clock) overflows
-		 * at its very next event after a period change. */
-		if (r != RES_CPU)
+		 * at its very next event after a period change; for the syscall
+		 * tracepoint that event is this very ioctl, already counted. */
+		if (r != RES_CPU && r != RES_SYSCALLS)
 			s->early = 1;
 	} else if (s->has_timer) {
 		struct itimerspec it;
@@ -126,13 +130,58 @@ static void rearm(struct cp_thread *t, int r, uint64_t consumed)
 	}
 }
 
+/* The interrupted stack, walked at most once per signal. */
+struct caught {
+	const void *uc;
+	int n; /* -1: not yet */
+	uint32_t flags;
+};
+
+static void record(struct cp_thread *t, struct caught *c, int col, uint64_t hits)
+{
+	if (c->n < 0)
+		c->n = unwind_capture_context(c->uc, t->frames, CP_MAX_DEPTH, &c->flags);
+	tab_add(t->frames, c->n, c->flags, (uint32_t)t->tid, col, hits);
+}
+
+/* Read resource r's counter, credit its hits, re-arm it. */
+static void take(struct cp_thread *t, int r, struct caught *c)
+{
+	struct cp_rstate *s = &t->r[r];
+	uint64_t consumed, crossed, real = 0;
+
+	if (s->fd >= 0) {
+		uint64_t own = r == RES_SYSCALLS ? t->nsys : 0, raw = pf_read(s->fd);
+		t->nsys++;
+		if (raw < s->base + own)
+			return;
+		consumed = raw - s->base - own;
+	} else {
+		consumed = cp_now(CLOCK_THREAD_CPUTIME_ID) - s->base;
+	}
+	crossed = cp_credit(t, r, consumed);
+	if (crossed && cp.col[r] >= 0) /* else the clock serves real only */
+		record(t, c, cp.col[r], crossed);
+	if (r == RES_CPU && cp.col[RES_REAL] >= 0 && t->slot)
+		real = __atomic_exchange_n(&t->slot->real_pending, 0, __ATOMIC_ACQ_REL);
+	if (real)
+		record(t, c, cp.col[RES_REAL], real);
+	if (crossed)
+		rearm(t, r, consumed);
+}
+
+/*
+ * CP_SIG: an overflow of one of this thread's perf events (si_fd names it)
+ * or of its CPU-time timer.  Two overflows before the signal is delivered
+ * make one signal (it is not a queued signal, deliberately: a full queue
+ * of real-time signals turns into SIGIO, which kills), so every counting
+ * event of the thread is read, not only the one named.
+ */
 static void handler(int sig, siginfo_t *si, void *uc)
 {
 	struct cp_thread *t = &cp_self;
-	int e = errno, r = -1, n;
-	uint64_t consumed, crossed, hits, real = 0;
-	uint32_t flags;
-	struct cp_rstate *s;
+	struct caught c = { uc, -1, 0 };
+	int e = errno, r = -1;
 
 	(void)sig;
 	if (!__atomic_load_n(&t->ready, __ATOMIC_ACQUIRE) || !__atomic_load_n(&cp.on, __ATOMIC_RELAXED))
@@ -147,33 +196,13 @@ static void handler(int sig, siginfo_t *si, void *uc)
 	}
 	if (r < 0)
 		goto out; /* not ours (a kill -PROF from outside): ignored */
-	s = &t->r[r];
-	if (s->early) {
-		s->early = 0;
-		goto out;
-	}
-	if (s->fd >= 0) {
-		uint64_t own = t->nsys, raw = pf_read(s->fd);
-		t->nsys++;
-		consumed = raw - s->base - (r == RES_SYSCALLS ? own : 0);
-		if (raw < s->base + (r == RES_SYSCALLS ? own : 0))
-			goto out;
-	} else {
-		consumed = cp_now(CLOCK_THREAD_CPUTIME_ID) - s->base;
-	}
-	crossed = cp_credit(t, r, consumed);
-	hits = cp.col[r] >= 0 ? crossed : 0; /* else the clock serves real only */
-	if (r == RES_CPU && cp.col[RES_REAL] >= 0 && t->slot)
-		real = __atomic_exchange_n(&t->slot->real_pending, 0, __ATOMIC_ACQ_REL);
-	if (hits || real) {
-		n = unwind_capture_context(uc, t->frames, CP_MAX_DEPTH, &flags);
-		if (hits)
-			tab_add(t->frames, n, flags, (uint32_t)t->tid, cp.col[r], hits);
-		if (real)
-			tab_add(t->frames, n, flags, (uint32_t)t->tid, cp.col[RES_REAL], real);
-	}
-	if (crossed)
-		rearm(t, r, consumed);
+	if (t->r[r].early)
+		t->r[r].early = 0; /* the overflow right after a period change */
+	else
+		take(t, r, &c);
+	for (int k = 0; k < RES_N; k++)
+		if (k != r && t->r[k].fd >= 0 && !t->r[k].early)
+			take(t, k, &c);
 out:
 	t->nsys++; /* this handler's rt_sigreturn */
 	errno = e;
@@ -280,8 +309,16 @@ __attribute__((constructor(101))) static void cp_start(void)
 	}
 	if (!cp.nres)
 		return;
-	if (cp.col[RES_SYSCALLS] >= 0)
+	if (cp.col[RES_SYSCALLS] >= 0) {
+		int nperf = 0;
 		cp.syscall_tp = res_tracepoint_id("raw_syscalls/sys_exit", why, sizeof why);
+		for (int r = 0; r < RES_N; r++)
+			nperf += cp.col[r] >= 0 && (res_table[r].how == RES_HOW_PERF || r == RES_CPU);
+		/* A handler makes a read per event, an ioctl and rt_sigreturn;
+		 * two handlers can run per overflow.  A smaller mean interval
+		 * still works: a sample then credits several hits. */
+		cp.sys_min_period = 4 * ((uint64_t)nperf + 2);
+	}
 	cp.clock_needed = cp.col[RES_CPU] >= 0 || cp.col[RES_REAL] >= 0;
 	if (cp.col[RES_CPU] < 0 && cp.col[RES_REAL] >= 0)
 		cp.interval[RES_CPU] = cp.interval[RES_REAL];

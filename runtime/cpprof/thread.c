@@ -98,16 +98,18 @@ static int open_signal_event(struct cp_thread *t, int r, uint32_t type, uint64_t
 			     uint64_t mean)
 {
 	struct cp_rstate *s = &t->r[r];
-	uint64_t first = cp_draw(t, mean);
+	uint64_t first = s->next; /* drawn in setup_events */
 	int user_only = 0, fd;
 
-	fd = pf_open_signal(type, config, first + (r == RES_SYSCALLS ? 1 : 0), &user_only);
+	(void)mean;
+	if (r == RES_SYSCALLS) /* see rearm() in sampler.c */
+		first = first + 1 < cp.sys_min_period ? cp.sys_min_period : first + 1;
+	fd = pf_open_signal(type, config, first, &user_only);
 	if (fd < 0)
 		return fd;
 	if (user_only)
 		cp.kernel_excluded = 1;
 	s->fd = fd;
-	s->next = first;
 	s->base = 0;
 	return 0;
 }
@@ -120,7 +122,9 @@ static void setup_events(struct cp_thread *t)
 		t->r[r].has_timer = 0;
 		t->r[r].early = 0;
 		t->r[r].own = t->r[r].consumed = t->r[r].carry = 0;
-		t->r[r].next = cp.col[r] >= 0 ? cp_draw(t, cp.interval[r]) : UINT64_MAX;
+		t->r[r].next = cp.col[r] >= 0 || (r == RES_CPU && cp.clock_needed)
+				       ? cp_draw(t, cp.interval[r])
+				       : UINT64_MAX;
 	}
 	t->nsys = 0;
 	if (cp.clock_needed) {

@@ -1,0 +1,127 @@
+/*
+ * io.c - owns the interposed I/O calls (io_*): the read family credits
+ * read-bytes, the write family write-bytes, and all of them (with fsync
+ * and fdatasync) io-time, the wall time spent inside the call, blocked or
+ * not.  Each byte actually transferred (the return value) is a gtick; a
+ * call that crosses k sample boundaries credits k hits to the caller's
+ * stack (paper 5.1: "reading 10240 bytes will result in 10 hits").
+ *
+ * Only calls that go through libc's dynamic symbols are seen: stdio's own
+ * reads and writes (fgets, fprintf) are internal to libc and are not; fread
+ * and fwrite are counted as calls of their own.  The real functions come
+ * from dlsym(RTLD_NEXT).  These wrappers may run in the program's signal
+ * handlers (read and write are async-signal-safe): they use the
+ * signal-safe unwinder and the lock-free table, and a wrapper that finds
+ * its thread already inside one (busy) only passes the call through.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "sampler.h"
+#include "table.h"
+#include "unwind.h"
+
+/* Macros in <stdio.h> when optimizing; the functions are what we wrap. */
+#undef fread_unlocked
+#undef fwrite_unlocked
+
+static inline uint64_t io_start(void)
+{
+	if (cp.col[RES_IO_TIME] < 0 || !cp_self.ready)
+		return 0;
+	return cp_now(CLOCK_MONOTONIC);
+}
+
+__attribute__((noinline)) static void io_done(uint64_t t0, int r, int64_t bytes, uint64_t ret)
+{
+	struct cp_thread *t = &cp_self;
+	uint64_t hits = 0, thits = 0;
+	uint32_t flags;
+	int e = errno, n;
+
+	if (!t->ready || t->busy || !__atomic_load_n(&cp.on, __ATOMIC_RELAXED))
+		return;
+	t->busy = 1;
+	if (r >= 0 && cp.col[r] >= 0 && bytes > 0)
+		hits = cp_credit(t, r, t->r[r].consumed + (uint64_t)bytes);
+	if (t0)
+		thits = cp_credit(t, RES_IO_TIME,
+				  t->r[RES_IO_TIME].consumed + (cp_now(CLOCK_MONOTONIC) - t0));
+	if (hits || thits) {
+		n = unwind_capture_here(t->cframes, CP_MAX_DEPTH, ret, &flags);
+		if (hits)
+			tab_add(t->cframes, n, flags, (uint32_t)t->tid, cp.col[r], hits);
+		if (thits)
+			tab_add(t->cframes, n, flags, (uint32_t)t->tid, cp.col[RES_IO_TIME], thits);
+	}
+	t->busy = 0;
+	errno = e;
+}
+
+#define RET_ADDR ((uint64_t)(uintptr_t)__builtin_return_address(0))
+
+/* A wrapper: resolve the real function once, time it, credit its bytes. */
+#define WRAP(type, name, r, params, args, bytes)                                     \
+	CP_VIS type name params                                                      \
+	{                                                                            \
+		static type(*real) params;                                           \
+		uint64_t t0;                                                         \
+		type rc;                                                             \
+		if (!real)                                                           \
+			real = (type(*) params)dlsym(RTLD_NEXT, #name);              \
+		if (!real) {                                                         \
+			errno = ENOSYS;                                              \
+			return (type)-1;                                             \
+		}                                                                    \
+		t0 = io_start();                                                     \
+		rc = real args;                                                      \
+		if (t0 || (r >= 0 && cp.col[r] >= 0 && (int64_t)(bytes) > 0))       \
+			io_done(t0, r, (int64_t)(bytes), RET_ADDR);                  \
+		return rc;                                                           \
+	}
+
+#define RB RES_READ_BYTES
+#define WB RES_WRITE_BYTES
+
+WRAP(ssize_t, read, RB, (int fd, void *b, size_t n), (fd, b, n), rc)
+WRAP(ssize_t, __read_chk, RB, (int fd, void *b, size_t n, size_t bl), (fd, b, n, bl), rc)
+WRAP(ssize_t, pread, RB, (int fd, void *b, size_t n, off_t o), (fd, b, n, o), rc)
+WRAP(ssize_t, pread64, RB, (int fd, void *b, size_t n, off64_t o), (fd, b, n, o), rc)
+WRAP(ssize_t, __pread_chk, RB, (int fd, void *b, size_t n, off_t o, size_t bl), (fd, b, n, o, bl), rc)
+WRAP(ssize_t, __pread64_chk, RB, (int fd, void *b, size_t n, off64_t o, size_t bl), (fd, b, n, o, bl), rc)
+WRAP(ssize_t, readv, RB, (int fd, const struct iovec *v, int c), (fd, v, c), rc)
+WRAP(ssize_t, preadv, RB, (int fd, const struct iovec *v, int c, off_t o), (fd, v, c, o), rc)
+WRAP(ssize_t, preadv64, RB, (int fd, const struct iovec *v, int c, off64_t o), (fd, v, c, o), rc)
+WRAP(ssize_t, preadv2, RB, (int fd, const struct iovec *v, int c, off_t o, int f), (fd, v, c, o, f), rc)
+WRAP(ssize_t, preadv64v2, RB, (int fd, const struct iovec *v, int c, off64_t o, int f), (fd, v, c, o, f), rc)
+WRAP(ssize_t, recv, RB, (int fd, void *b, size_t n, int f), (fd, b, n, f), rc)
+WRAP(ssize_t, __recv_chk, RB, (int fd, void *b, size_t n, size_t bl, int f), (fd, b, n, bl, f), rc)
+WRAP(ssize_t, recvfrom, RB, (int fd, void *b, size_t n, int f, struct sockaddr *a, socklen_t *l), (fd, b, n, f, a, l), rc)
+WRAP(ssize_t, __recvfrom_chk, RB, (int fd, void *b, size_t n, size_t bl, int f, struct sockaddr *a, socklen_t *l), (fd, b, n, bl, f, a, l), rc)
+WRAP(ssize_t, recvmsg, RB, (int fd, struct msghdr *m, int f), (fd, m, f), rc)
+WRAP(size_t, fread, RB, (void *p, size_t s, size_t n, FILE *f), (p, s, n, f), rc * s)
+WRAP(size_t, fread_unlocked, RB, (void *p, size_t s, size_t n, FILE *f), (p, s, n, f), rc * s)
+WRAP(size_t, __fread_chk, RB, (void *p, size_t pl, size_t s, size_t n, FILE *f), (p, pl, s, n, f), rc * s)
+WRAP(size_t, __fread_unlocked_chk, RB, (void *p, size_t pl, size_t s, size_t n, FILE *f), (p, pl, s, n, f), rc * s)
+
+WRAP(ssize_t, write, WB, (int fd, const void *b, size_t n), (fd, b, n), rc)
+WRAP(ssize_t, pwrite, WB, (int fd, const void *b, size_t n, off_t o), (fd, b, n, o), rc)
+WRAP(ssize_t, pwrite64, WB, (int fd, const void *b, size_t n, off64_t o), (fd, b, n, o), rc)
+WRAP(ssize_t, writev, WB, (int fd, const struct iovec *v, int c), (fd, v, c), rc)
+WRAP(ssize_t, pwritev, WB, (int fd, const struct iovec *v, int c, off_t o), (fd, v, c, o), rc)
+WRAP(ssize_t, pwritev64, WB, (int fd, const struct iovec *v, int c, off64_t o), (fd, v, c, o), rc)
+WRAP(ssize_t, pwritev2, WB, (int fd, const struct iovec *v, int c, off_t o, int f), (fd, v, c, o, f), rc)
+WRAP(ssize_t, pwritev64v2, WB, (int fd, const struct iovec *v, int c, off64_t o, int f), (fd, v, c, o, f), rc)
+WRAP(ssize_t, send, WB, (int fd, const void *b, size_t n, int f), (fd, b, n, f), rc)
+WRAP(ssize_t, sendto, WB, (int fd, const void *b, size_t n, int f, const struct sockaddr *a, socklen_t l), (fd, b, n, f, a, l), rc)
+WRAP(ssize_t, sendmsg, WB, (int fd, const struct msghdr *m, int f), (fd, m, f), rc)
+WRAP(size_t, fwrite, WB, (const void *p, size_t s, size_t n, FILE *f), (p, s, n, f), rc * s)
+WRAP(size_t, fwrite_unlocked, WB, (const void *p, size_t s, size_t n, FILE *f), (p, s, n, f), rc * s)
+
+WRAP(int, fsync, -1, (int fd), (fd), 0)
+WRAP(int, fdatasync, -1, (int fd), (fd), 0)

@@ -1,0 +1,39 @@
+# read-bytes, write-bytes and io-time: the interposed read/write calls.
+# With --no-random the arithmetic is exact (paper 5.1: a 10240-byte read at
+# interval 1024 credits 10 hits); with random intervals the byte shares are
+# within 0.01 of the truth the program prints.
+. "$(dirname "$0")/../lib.sh"
+plan 10
+CPPROF=$B/bin/cpprof
+cc -O2 -g -o "$T/cp_io" "$TOP/tests/progs/cp_io.c" || exit 1
+head -c 4000000 /dev/zero > "$T/in.bin"
+"$T/cp_io" "$T/in.bin" > "$T/bare"
+
+# hits DATA RESOURCE FUNCTION: the function's samples (body + descendants).
+hits() {
+	"$CPPROF" -c "resource $2; threshold 0; function" "$T/cp_io" "$1" |
+		awk -v f="$3" '{ n = $2; sub(/\..*/, "", n) } n == f { gsub(/[][]/, "", $3); print $3 }'
+}
+
+"$CPPROF" record -e read-bytes:1024 -e write-bytes:1k -e io-time:100us --no-random \
+	-o "$T/x.data" "$T/cp_io" "$T/in.bin" > "$T/out"
+ok $? "record --no-random"
+is "$(cat "$T/out")" "$(cat "$T/bare")" "the program's output is unchanged"
+is "$(hits "$T/x.data" read-bytes big_reads)" 3000 "300 reads of 10240 bytes at interval 1024: 10 hits each"
+is "$(hits "$T/x.data" read-bytes small_reads)" 1953 "20000 reads of 100 bytes: floor(2000000 / 1024) hits"
+is "$(hits "$T/x.data" read-bytes stdio_reads)" 976 "fread counts its bytes: floor(1000000 / 1024)"
+is "$(hits "$T/x.data" write-bytes writes)" 2000 "write-bytes: 2048000 bytes at 1 KiB, 2000 hits"
+io=$("$CPPROF" -c 'resource io-time; threshold 0; function' "$T/cp_io" "$T/x.data" |
+	awk '{ n = $2; sub(/\..*/, "", n) } n == "wait_pipe" { print $1 }')
+ok $(awk -v f="${io:-0}" 'BEGIN { exit !(f > 0.8) }'; echo $?) "io-time: the 0.3 s wait on a pipe dominates ($io)"
+
+"$CPPROF" record -e read-bytes:1024 -o "$T/r.data" "$T/cp_io" "$T/in.bin" > "$T/out"
+tot=$(awk '$1 ~ /reads$/ { s += $2 } END { print s }' "$T/out")
+prof=$("$CPPROF" -c 'threshold 0; function' "$T/cp_io" "$T/r.data")
+for f in big_reads small_reads stdio_reads; do
+	want=$(awk -v f=$f -v t="$tot" '$1 == f { print $2 / t }' "$T/out")
+	got=$(printf '%s\n' "$prof" | awk -v f=$f '{ n = $2; sub(/\..*/, "", n) } n == f { print $1 }')
+	ok $(awk -v a="${got:-9}" -v b="$want" 'BEGIN { d = a - b; exit !(d < 0.01 && d > -0.01) }'; echo $?) \
+		"random intervals: $f got ${got:-nothing}, true byte share $want"
+done
+done_testing

@@ -1,0 +1,27 @@
+# Threads and processes: every thread is sampled (THREADS section, the
+# `threads` command), a forked child writes FILE.PID with its own samples
+# only, and record passes the program's output and exit status through.
+. "$(dirname "$0")/../lib.sh"
+plan 9
+CPPROF=$B/bin/cpprof
+cc -O2 -g -pthread -o "$T/cp_threads" "$TOP/tests/progs/cp_threads.c" || exit 1
+cc -O2 -g -o "$T/cp_fork" "$TOP/tests/progs/cp_fork.c" || exit 1
+cd "$T" || exit 1
+
+out=$("$CPPROF" record -o th.data ./cp_threads)
+is "$?/$out" "3/done" "exit status 3 and output passed through"
+thr=$("$CPPROF" -c 'threshold 0; threads' th.data)
+is "$(printf '%s\n' "$thr" | grep -c '^0\.[0-9]* [0-9]* \[')" 4 "four worker threads have samples"
+like "$thr" '^0\.[0-9]+ [0-9]+ \(main\) \[[0-9]+\]$' "and the main thread"
+n=$(printf '%s\n' "$thr" | awk '!/main/ && /^0\./ { gsub(/[][]/, "", $3); if (min == "" || $3 < min) min = $3 } END { print min }')
+ok $([ "${n:-0}" -ge 200 ]; echo $?) "each worker: at least 200 samples for its 0.3 s ($n)"
+like "$("$CPPROF" -c 'down worker' ./cp_threads th.data)" '^0\.9[0-9]+ \(worker burn\) \[[0-9]+\]$' \
+	"workers' stacks: start_thread > worker > burn"
+
+child=$("$CPPROF" record -o fk.data ./cp_fork)
+is "$(ls fk.data*)" "$(printf 'fk.data\nfk.data.%s' "$child")" "fork: the child writes FILE.PID"
+like "$("$CPPROF" -c 'function' ./cp_fork fk.data)" '^(1\.0|0\.9)[0-9]+ parent_work' "parent's file: parent_work"
+like "$("$CPPROF" -c 'function' ./cp_fork fk.data.$child)" '^(1\.0|0\.9)[0-9]+ child_work' "child's file: child_work"
+unlike "$("$CPPROF" -c 'threshold 0; function' ./cp_fork fk.data.$child)" 'parent_work' \
+	"child's file: nothing of the parent's before the fork"
+done_testing

@@ -1,0 +1,34 @@
+# cpprof list and the argument checks of cpprof record: a bad argument is
+# one line on stderr and exit status 2, before anything runs.
+. "$(dirname "$0")/../lib.sh"
+plan 14
+CPPROF=$B/bin/cpprof
+cd "$T" || exit 1
+
+out=$("$CPPROF" list); ok $? "list: exit 0"
+like "$out" '^  cpu +ns +1ms +thread CPU time; (perf task-clock|POSIX CPU-time timer)' "list: cpu, its gtick and default"
+like "$out" '^  read-bytes +bytes +4096 ' "list: read-bytes"
+out=$(CPPROF_NO_PERF=1 "$CPPROF" list)
+like "$out" '^  cpu .*POSIX CPU-time timer, fires at scheduler ticks \(perf_event_open disabled by CPPROF_NO_PERF\)$' \
+	"list without perf: cpu through timers, and why"
+like "$out" '^not available here:$' "list without perf: a section of what is missing"
+like "$out" '^  page-faults +perf_event_open disabled by CPPROF_NO_PERF$' "list without perf: page-faults, and why"
+
+# bad CMD...: exit 2, exactly one line on stderr, nothing run.
+bad() {
+	"$CPPROF" record "$@" touch "$T/ran" > /dev/null 2> "$T/err"
+	st=$?
+	is "$st/$(wc -l < "$T/err")/$([ -e "$T/ran" ] && echo ran)" "2/1/" "record $*: exit 2, one line"
+}
+bad -e nosuch
+like "$(cat "$T/err")" "^cpprof: record: unknown resource 'nosuch' \(cpprof list shows them\)$" "unknown resource: named"
+bad -e cpu:0
+bad -e cpu:1xs
+bad -e read-bytes:-5
+bad --frobnicate
+"$CPPROF" record > /dev/null 2> "$T/err"
+is "$?/$(cat "$T/err")" "2/cpprof: record: no program given (usage: cpprof record [-e RESOURCE[:INTERVAL]]... [-o FILE] [--no-random] [--] PROG [ARGS...])" \
+	"no program: usage"
+"$CPPROF" record -o "$T/x.data" "$T/no/such/prog" 2> "$T/err"
+is "$?/$(cat "$T/err")" "127/cpprof: record: cannot run $T/no/such/prog: No such file or directory" "a program that cannot run: 127"
+done_testing

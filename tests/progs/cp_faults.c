@@ -1,0 +1,45 @@
+/* cp_faults: touch_pages faults in 20480 fresh 4 KiB pages (no huge pages);
+ * many_syscalls makes 20000 system calls; compute makes neither. */
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define PAGES 20480
+
+static volatile uint64_t sink;
+
+__attribute__((noinline)) static void touch_pages(void)
+{
+	char *p = mmap(NULL, PAGES * 4096L, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return;
+	madvise(p, PAGES * 4096L, MADV_NOHUGEPAGE);
+	for (long i = 0; i < PAGES; i++)
+		p[i * 4096] = (char)i;
+	sink += (uint64_t)p[4096];
+}
+
+__attribute__((noinline)) static void many_syscalls(void)
+{
+	for (int i = 0; i < 20000; i++)
+		sink += (uint64_t)syscall(SYS_getppid);
+}
+
+__attribute__((noinline)) static void compute(void)
+{
+	uint64_t x = 1;
+	for (long i = 0; i < 50000000; i++)
+		x = x * 6364136223846793005ull + 1;
+	sink += x;
+}
+
+int main(void)
+{
+	touch_pages();
+	many_syscalls();
+	compute();
+	printf("ok\n");
+	return 0;
+}

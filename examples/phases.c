@@ -1,7 +1,9 @@
 /*
  * phases.c - a program that knows where its CPU time goes: three phases,
  * each in its own function, run in rounds so that they take 50%, 30% and
- * 20% of the CPU.  Each phase measures its own thread CPU time
+ * 20% of the CPU.  Rounds vary in length (5 to 15 ms), so the program is not
+ * periodic at the scale of a scheduler tick: a profiler that samples only at
+ * ticks would otherwise see the same phase at every sample.  Each phase measures its own thread CPU time
  * (CLOCK_THREAD_CPUTIME_ID) and the program prints the true shares, so a
  * profiler's answer can be checked against them (tests/e2e/50-cp-cpu.t).
  *
@@ -68,14 +70,15 @@ int main(int argc, char **argv)
 	long rounds = ms / 10 > 0 ? ms / 10 : 1;
 
 	for (long r = 0; r < rounds; r++) {
+		uint64_t unit = 500000 + (uint64_t)(r * 7919 % 101) * 10000; /* 0.5-1.5 ms */
 		t0 = cpu_ns();
-		parse_input(5000000);
+		parse_input(5 * unit);
 		spent[0] += cpu_ns() - t0;
 		t0 = cpu_ns();
-		transform(3000000);
+		transform(3 * unit);
 		spent[1] += cpu_ns() - t0;
 		t0 = cpu_ns();
-		write_output(2000000);
+		write_output(2 * unit);
 		spent[2] += cpu_ns() - t0;
 	}
 	total = spent[0] + spent[1] + spent[2];

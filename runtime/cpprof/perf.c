@@ -79,7 +79,8 @@ void pf_set_period(int fd, uint64_t period)
 
 #define RING_PAGES 16 /* data pages: 64 KiB, three stack copies and more */
 
-int pf_open_ring(struct pf_ring *r, int tid, uint32_t type, uint64_t config, uint64_t period)
+int pf_open_ring(struct pf_ring *r, int tid, uint32_t type, uint64_t config, uint64_t period,
+		 uint32_t stack)
 {
 	struct perf_event_attr a;
 	long fd;
@@ -91,9 +92,9 @@ int pf_open_ring(struct pf_ring *r, int tid, uint32_t type, uint64_t config, uin
 	a.config = config;
 	a.sample_period = period;
 	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_READ | PERF_SAMPLE_REGS_USER |
-			PERF_SAMPLE_STACK_USER;
+			(stack ? PERF_SAMPLE_STACK_USER : 0);
 	a.sample_regs_user = 1ull << 8 | 1ull << 7 | 1ull << 6; /* ip, sp, bp */
-	a.sample_stack_user = PF_STACK_COPY;
+	a.sample_stack_user = stack;
 	a.disabled = 1;
 	a.exclude_hv = 1;
 	a.watermark = 1;
@@ -110,14 +111,19 @@ int pf_open_ring(struct pf_ring *r, int tid, uint32_t type, uint64_t config, uin
 		return -e;
 	}
 	r->fd = (int)fd;
-	r->last = 0;
-	r->next = period;
+	r->stack = stack;
 	if (ioctl(r->fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
 		int e = errno;
 		pf_close_ring(r);
 		return -e;
 	}
 	return 0;
+}
+
+void pf_disable(int fd)
+{
+	if (fd >= 0)
+		ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 }
 
 void pf_close_ring(struct pf_ring *r)
@@ -176,7 +182,9 @@ int pf_drain(struct pf_ring *r, pf_sample_fn *fn, void *arg)
 			tid = (uint32_t)(q[0] >> 32);
 			uint64_t count = q[1];
 			abi = q[2];
-			if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+			if (abi != PERF_SAMPLE_REGS_ABI_NONE && !r->stack) {
+				fn(arg, tid, count, q[5], q[4], q[3], NULL, 0);
+			} else if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
 				uint64_t bp = q[3], sp = q[4], ip = q[5];
 				stack_size = q[6];
 				stack = (const uint8_t *)&q[7];

@@ -28,20 +28,24 @@ struct pf_ring {
 	int fd;
 	void *map;       /* metadata page + data pages */
 	size_t map_len;
-	uint64_t last;   /* the count at the previous sample */
-	uint64_t next;   /* the next boundary, in counts */
+	uint32_t stack;  /* bytes of user stack copied per sample, 0: none */
 };
 
 /* Stack bytes the kernel copies per ring sample. */
 #define PF_STACK_COPY 16384
 
-/* Open a ring-buffer event on thread tid.  0 or -errno. */
-int pf_open_ring(struct pf_ring *r, int tid, uint32_t type, uint64_t config, uint64_t period);
+/* Open a ring-buffer event on thread tid, copying `stack` bytes of its
+ * stack per sample (0: registers only).  0 or -errno. */
+int pf_open_ring(struct pf_ring *r, int tid, uint32_t type, uint64_t config, uint64_t period,
+		 uint32_t stack);
 void pf_close_ring(struct pf_ring *r);
+/* Stop an event counting (its records stay readable). */
+void pf_disable(int fd);
 
 /*
  * Each sample record waiting in the ring: fn(arg, tid, count, ip, sp, bp,
- * stack, stack_len).  Returns the records seen.  One consumer per ring.
+ * stack, stack_len) (stack NULL without a copy).  Returns the records
+ * seen.  One consumer (the watcher) for all rings.
  */
 typedef void pf_sample_fn(void *arg, uint32_t tid, uint64_t count, uint64_t ip, uint64_t sp,
 			  uint64_t bp, const void *stack, size_t len);

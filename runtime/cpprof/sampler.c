@@ -347,10 +347,11 @@ __attribute__((constructor(101))) static void cp_start(void)
 	pthread_atfork(NULL, NULL, on_fork_child);
 	cp.start_ns = cp_now(CLOCK_REALTIME);
 	__atomic_store_n(&cp.on, 1, __ATOMIC_RELEASE);
-	th_setup();
+	/* The watcher first: creating it is not the program's doing. */
 	if (wt_start() < 0)
 		cp_warn("cannot start the watcher thread: real time of blocked threads and "
 			"context switches are not sampled", NULL, NULL);
+	th_setup();
 }
 
 /* After the program's atexit handlers and destructors (priority 101 runs

@@ -47,8 +47,9 @@ static struct cp_slot *claim(int tid)
 			s->real_pending = 0;
 			s->real_carry = 0;
 			s->proc_fd = s->sched_fd = -1;
-			s->ring.fd = -1;
-			s->ring.map = NULL;
+			s->ring.fd = s->regs.fd = -1;
+			s->ring.map = s->regs.map = NULL;
+			s->last_ip = s->last_sp = s->last_bp = 0;
 			int n = __atomic_load_n(&th_nslots, __ATOMIC_RELAXED);
 			while (n < i + 1 &&
 			       !__atomic_compare_exchange_n(&th_nslots, &n, i + 1, 0, __ATOMIC_RELEASE,
@@ -157,13 +158,20 @@ static void setup_events(struct cp_thread *t)
 				cp_warn(ri->name, ": perf_event_open failed in a thread: ", strerror(-rc));
 		} else if (ri->how == RES_HOW_RING && t->slot) {
 			uint64_t first = cp_draw(t, cp.interval[r]);
-			rc = pf_open_ring(&t->slot->ring, t->tid, ri->perf_type, ri->perf_config, first);
+			rc = pf_open_ring(&t->slot->ring, t->tid, ri->perf_type, ri->perf_config, first,
+					  PF_STACK_COPY);
 			if (rc < 0)
 				cp_warn(ri->name, ": perf ring buffer failed in a thread: ", strerror(-rc));
 			t->slot->ring_last = 0;
 			t->slot->ring_next = first;
 		}
 	}
+	/* real: registers at every switch-out, so the watcher knows the bp
+	 * of a thread blocked in the kernel (best effort: without it, frame
+	 * pointer code is walked only up to its first frame). */
+	if (cp.col[RES_REAL] >= 0 && t->slot && !cp.no_perf)
+		pf_open_ring(&t->slot->regs, t->tid, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, 1,
+			     0);
 	if (cp.col[RES_SYSCALLS] >= 0) {
 		int rc = open_signal_event(t, RES_SYSCALLS, PERF_TYPE_TRACEPOINT,
 					   (uint64_t)cp.syscall_tp, cp.interval[RES_SYSCALLS]);
@@ -237,11 +245,16 @@ void th_teardown(void)
 	__atomic_store_n(&t->ready, 0, __ATOMIC_SEQ_CST);
 	close_events(t);
 	if (t->slot) {
+		/* What this thread does from here on (joining the watcher at
+		 * exit, say) is not the program's. */
+		pf_disable(t->slot->ring.fd);
+		pf_disable(t->slot->regs.fd);
 		if (wt_running()) {
 			/* The watcher drains and closes the ring, then frees it. */
 			__atomic_store_n(&t->slot->state, TH_EXITED, __ATOMIC_RELEASE);
 		} else {
 			pf_close_ring(&t->slot->ring);
+			pf_close_ring(&t->slot->regs);
 			__atomic_store_n(&t->slot->state, TH_FREE, __ATOMIC_RELEASE);
 		}
 		t->slot = NULL;
@@ -260,6 +273,7 @@ void th_after_fork(void)
 		if (s->state == TH_FREE)
 			continue;
 		pf_close_ring(&s->ring);
+		pf_close_ring(&s->regs);
 		if (s->proc_fd >= 0)
 			close(s->proc_fd);
 		if (s->sched_fd >= 0)

@@ -24,7 +24,10 @@ struct cp_slot {
 	/* the watcher's own */
 	uint64_t real_carry;
 	int proc_fd, sched_fd;  /* /proc/self/task/TID/{syscall,schedstat} */
-	struct pf_ring ring;    /* context switches */
+	struct pf_ring ring;    /* context switches (the resource) */
+	struct pf_ring regs;    /* every switch-out, registers only (real: the
+				 * bp of a blocked thread, which /proc lacks) */
+	uint64_t last_ip, last_sp, last_bp; /* from the newest such record */
 	uint64_t ring_last;     /* count at the previous ring sample */
 	uint64_t ring_next;     /* next boundary, in counts */
 };

@@ -1,10 +1,329 @@
 /*
- * watch.c - owns the watcher thread (wt_*).  Not written yet: without it,
- * real time is not sampled and context switches are not read.
+ * watch.c - owns the watcher thread (wt_*): a thread of the sampler's own
+ * that samples what a signal must not interrupt.
+ *
+ * real (wall-clock time, every thread): at each tick (the real interval,
+ * drawn around its mean), every thread has used one tick of real time.  A
+ * thread that is blocked in the kernel is sampled here without being
+ * touched: /proc/self/task/TID/syscall gives the user pc and sp of a
+ * blocked thread ("running" otherwise), process_vm_readv copies its stack
+ * (a thread that exits meanwhile is an EFAULT, not a crash), the walk runs
+ * on the copy, and the sample counts only if the thread did not run in
+ * between (the same syscall line and the same /proc schedstat before and
+ * after).  The bp register, which /proc does not give, comes from a
+ * registers-only perf record the kernel makes at each of the thread's
+ * switch-outs, when that record's pc and sp are the blocked ones.  A
+ * thread that is running or runnable instead gets the hits as "pending":
+ * its own CPU clock signal records them with its stack (sampler.c), so it
+ * is interrupted only while on the CPU, as for cpu.  A signal to a blocked
+ * thread would make nanosleep, poll, select and sem_wait fail with EINTR.
+ *
+ * context-switches: the kernel writes each sampled switch-out's registers
+ * and a copy of the user stack into a per-thread ring (perf.c); the watcher
+ * drains the rings, walks the copies and credits hits by counts.
+ *
+ * The watcher takes no libc lock and never allocates (only system calls,
+ * the lock-free table and static buffers), so a fork in another thread can
+ * never find it holding one.  All signals are blocked in it.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "perf.h"
+#include "sampler.h"
+#include "table.h"
+#include "thread.h"
+#include "unwind.h"
 #include "watch.h"
 
-int wt_start(void) { return 0; }
-void wt_stop(void) {}
-int wt_running(void) { return 0; }
-void wt_after_fork(void) {}
+#define WT_COPY (64 * 1024) /* stack bytes copied from a blocked thread */
+
+static pthread_t wt_thread;
+static int wt_on, wt_quit;
+static struct cp_thread wt_rng; /* only its rng: cp_draw's state */
+static uint64_t wt_frames[CP_MAX_DEPTH];
+static uint8_t wt_stack[WT_COPY];
+static pid_t wt_pid;
+
+int wt_running(void)
+{
+	return __atomic_load_n(&wt_on, __ATOMIC_ACQUIRE);
+}
+
+/* ---- context switches ---- */
+
+struct csw_arg {
+	struct cp_slot *s;
+	int rings; /* the regs ring: only note the registers */
+};
+
+static void on_record(void *arg, uint32_t tid, uint64_t count, uint64_t ip, uint64_t sp,
+		      uint64_t bp, const void *stack, size_t len)
+{
+	struct csw_arg *a = arg;
+	struct cp_slot *s = a->s;
+	uint64_t hits = 0, mean = cp.interval[RES_CONTEXT_SWITCHES];
+	uint32_t flags;
+	int n;
+
+	if (a->rings) {
+		s->last_ip = ip;
+		s->last_sp = sp;
+		s->last_bp = bp;
+		return;
+	}
+	/* Boundaries crossed by the count (paper 5.1), as cp_credit does. */
+	while (count >= s->ring_next) {
+		hits++;
+		s->ring_next += cp_draw(&wt_rng, mean);
+	}
+	if (!hits || !stack)
+		return;
+	n = unwind_capture_copy(ip, sp, bp, 1, stack, len, wt_frames, CP_MAX_DEPTH, &flags);
+	tab_add(wt_frames, n, flags, tid, cp.col[RES_CONTEXT_SWITCHES], hits);
+}
+
+static void drain(struct cp_slot *s)
+{
+	struct csw_arg a = { s, 0 };
+
+	if (s->ring.map && pf_drain(&s->ring, on_record, &a) && cp.random)
+		pf_set_period(s->ring.fd, cp_draw(&wt_rng, cp.interval[RES_CONTEXT_SWITCHES]));
+	a.rings = 1;
+	if (s->regs.map)
+		pf_drain(&s->regs, on_record, &a);
+}
+
+/* ---- real time of blocked threads ---- */
+
+static int open_proc(int tid, const char *what)
+{
+	char path[64];
+
+	snprintf(path, sizeof path, "/proc/self/task/%d/%s", tid, what);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+static ssize_t reread(int fd, char *buf, size_t len)
+{
+	ssize_t n = pread(fd, buf, len - 1, 0);
+
+	buf[n > 0 ? n : 0] = 0;
+	return n;
+}
+
+static uint64_t hex(const char **p)
+{
+	uint64_t v = 0;
+
+	while (**p == ' ')
+		(*p)++;
+	if ((*p)[0] == '0' && (*p)[1] == 'x')
+		*p += 2;
+	for (;; (*p)++) {
+		char c = **p;
+		int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+		if (d < 0)
+			return v;
+		v = v << 4 | (uint64_t)d;
+	}
+}
+
+/* "NR a1..a6 sp pc", "-1 sp pc" or "running": 1 and sp/pc if blocked. */
+static int parse_syscall(const char *b, uint64_t *sp, uint64_t *pc)
+{
+	const char *p = b;
+	int fields = 0;
+	uint64_t v[9];
+
+	if (!strncmp(b, "running", 7) || !*b)
+		return 0;
+	while (*p && *p != '\n' && fields < 9) {
+		while (*p == ' ')
+			p++;
+		if (*p == '-') { /* -1: blocked, not in a syscall */
+			p++;
+		}
+		v[fields++] = hex(&p);
+		while (*p && *p != ' ' && *p != '\n')
+			p++;
+	}
+	if (fields == 3) {
+		*sp = v[1];
+		*pc = v[2];
+	} else if (fields == 9) {
+		*sp = v[7];
+		*pc = v[8];
+	} else {
+		return 0;
+	}
+	return *sp != 0;
+}
+
+/* The blocked thread's stack into wt_frames; its depth, or 0: not blocked
+ * (or it moved while we looked). */
+static int sample_blocked(struct cp_slot *s, uint32_t *flags)
+{
+	char sys1[256], sys2[256], st1[128], st2[128];
+	uint64_t sp, pc, len, bp = 0;
+	struct iovec local, remote;
+	ssize_t got;
+	int n, bp_known = 0;
+
+	if (s->proc_fd < 0)
+		s->proc_fd = open_proc(s->tid, "syscall");
+	if (s->sched_fd < 0)
+		s->sched_fd = open_proc(s->tid, "schedstat");
+	if (s->proc_fd < 0 || s->sched_fd < 0)
+		return 0;
+	if (reread(s->sched_fd, st1, sizeof st1) <= 0 || reread(s->proc_fd, sys1, sizeof sys1) <= 0 ||
+	    !parse_syscall(sys1, &sp, &pc))
+		return 0;
+	if (sp < s->stack_lo || sp >= s->stack_hi)
+		return 0;
+	len = s->stack_hi - sp < WT_COPY ? s->stack_hi - sp : WT_COPY;
+	local.iov_base = wt_stack;
+	local.iov_len = len;
+	remote.iov_base = (void *)(uintptr_t)sp;
+	remote.iov_len = len;
+	got = process_vm_readv(wt_pid, &local, 1, &remote, 1, 0);
+	if (got <= 0)
+		return 0;
+	if (s->last_sp == sp && s->last_ip == pc) {
+		bp = s->last_bp;
+		bp_known = 1;
+	}
+	if (reread(s->proc_fd, sys2, sizeof sys2) <= 0 || strcmp(sys1, sys2) ||
+	    reread(s->sched_fd, st2, sizeof st2) <= 0 || strcmp(st1, st2))
+		return 0; /* it ran meanwhile: the copy may be torn */
+	n = unwind_capture_copy(pc, sp, bp, bp_known, wt_stack, (size_t)got, wt_frames, CP_MAX_DEPTH,
+				flags);
+	return n;
+}
+
+static void real_tick(struct cp_slot *s, uint64_t elapsed)
+{
+	uint64_t mean = cp.interval[RES_REAL], hits, pend;
+	uint32_t flags;
+	int n;
+
+	s->real_carry += elapsed;
+	hits = s->real_carry / mean;
+	s->real_carry -= hits * mean;
+	if (!hits)
+		return;
+	n = sample_blocked(s, &flags);
+	if (n > 0) {
+		/* Its pending hits too: it ran up to here, then blocked before
+		 * its CPU clock fired again. */
+		pend = __atomic_exchange_n(&s->real_pending, 0, __ATOMIC_ACQ_REL);
+		tab_add(wt_frames, n, flags, (uint32_t)s->tid, cp.col[RES_REAL], hits + pend);
+	} else {
+		__atomic_add_fetch(&s->real_pending, hits, __ATOMIC_ACQ_REL);
+	}
+}
+
+/* ---- the loop ---- */
+
+static void release(struct cp_slot *s)
+{
+	drain(s);
+	pf_close_ring(&s->ring);
+	pf_close_ring(&s->regs);
+	if (s->proc_fd >= 0)
+		close(s->proc_fd);
+	if (s->sched_fd >= 0)
+		close(s->sched_fd);
+	s->proc_fd = s->sched_fd = -1;
+	__atomic_store_n(&s->state, TH_FREE, __ATOMIC_RELEASE);
+}
+
+static void *loop(void *arg)
+{
+	int real = cp.col[RES_REAL] >= 0;
+	uint64_t last = cp_now(CLOCK_MONOTONIC), next = last;
+
+	(void)arg;
+	prctl(PR_SET_NAME, "cpprof-watch", 0, 0, 0);
+	wt_rng.rng = last | 1;
+	while (!__atomic_load_n(&wt_quit, __ATOMIC_ACQUIRE)) {
+		uint64_t iv = real ? cp_draw(&wt_rng, cp.interval[RES_REAL]) : 10000000, now, elapsed;
+		struct timespec ts;
+		int ns = __atomic_load_n(&th_nslots, __ATOMIC_ACQUIRE);
+
+		next += iv;
+		ts.tv_sec = (time_t)(next / 1000000000);
+		ts.tv_nsec = (long)(next % 1000000000);
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+		now = cp_now(CLOCK_MONOTONIC);
+		elapsed = now - last;
+		last = now;
+		if (now > next + 64 * iv)
+			next = now; /* stopped or suspended: do not race to catch up */
+		if (!__atomic_load_n(&cp.on, __ATOMIC_ACQUIRE))
+			continue;
+		for (int i = 0; i < ns; i++) {
+			struct cp_slot *s = &th_slots[i];
+			int st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+
+			if (st == TH_LIVE) {
+				drain(s);
+				if (real)
+					real_tick(s, elapsed);
+			} else if (st == TH_EXITED) {
+				release(s);
+			}
+		}
+	}
+	/* The last records, before the save. */
+	for (int i = 0; i < th_nslots; i++)
+		if (th_slots[i].state == TH_LIVE || th_slots[i].state == TH_EXITED)
+			drain(&th_slots[i]);
+	return NULL;
+}
+
+int wt_start(void)
+{
+	sigset_t all, old;
+	int rc;
+
+	if (cp.col[RES_REAL] < 0 && cp.col[RES_CONTEXT_SWITCHES] < 0)
+		return 0;
+	wt_pid = getpid();
+	__atomic_store_n(&wt_quit, 0, __ATOMIC_RELEASE);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = th_create_unprofiled(&wt_thread, NULL, loop, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		return -1;
+	__atomic_store_n(&wt_on, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void wt_stop(void)
+{
+	if (!wt_running())
+		return;
+	__atomic_store_n(&wt_quit, 1, __ATOMIC_RELEASE);
+	pthread_join(wt_thread, NULL);
+	__atomic_store_n(&wt_on, 0, __ATOMIC_RELEASE);
+}
+
+void wt_after_fork(void)
+{
+	/* The watcher did not come along (fork copies the calling thread). */
+	__atomic_store_n(&wt_on, 0, __ATOMIC_RELEASE);
+	if (wt_start() < 0)
+		cp_warn("forked child: cannot start the watcher thread", NULL, NULL);
+}

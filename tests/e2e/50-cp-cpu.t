@@ -9,7 +9,7 @@ plan 16
 CPPROF=$B/bin/cpprof
 cc -O2 -g -fomit-frame-pointer -o "$T/phases" "$TOP/examples/phases.c" || exit 1
 
-# check_phases DATA TRUTH LABEL: fractions of the three phase functions.
+# check_phases DATA TRUTH LABEL TOLERANCE: fractions of the three phases.
 check_phases() {
 	prof=$("$CPPROF" -c 'threshold 0; function' "$T/phases" "$1")
 	n=$(printf '%s\n' "$prof" | awk '/ samples, sampled every / { print $1 }')
@@ -17,8 +17,8 @@ check_phases() {
 	for f in parse_input transform write_output; do
 		want=$(awk -v f=$f '$1 == f { print $2 }' "$2")
 		got=$(printf '%s\n' "$prof" | awk -v f=$f '{ n = $2; sub(/\..*/, "", n) } n == f { print $1 }')
-		ok $(awk -v a="${got:-9}" -v b="$want" 'BEGIN { d = a - b; exit !(d < 0.03 && d > -0.03) }'; echo $?) \
-			"$3: $f got ${got:-nothing}, true share $want"
+		ok $(awk -v a="${got:-9}" -v b="$want" -v t="$4" 'BEGIN { d = a - b; exit !(d < t && d > -t) }'; echo $?) \
+			"$3: $f got ${got:-nothing}, true share $want (within $4)"
 	done
 	main=$(printf '%s\n' "$prof" | awk '$2 == "main" { print $1 }')
 	ok $(awk -v m="${main:-0}" 'BEGIN { exit !(m >= 0.99) }'; echo $?) "$3: stacks reach main (main $main)"
@@ -27,7 +27,7 @@ check_phases() {
 "$CPPROF" record -o "$T/p.data" "$T/phases" 1500 > "$T/truth" 2> "$T/err"
 is "$?/$(cat "$T/err")" "0/" "record: exit 0, nothing on stderr"
 is "$(awk '{ print $1 }' "$T/truth" | tr '\n' ' ')" "parse_input transform write_output " "the program's output is its own"
-check_phases "$T/p.data" "$T/truth" "perf"
+check_phases "$T/p.data" "$T/truth" "perf" 0.03
 out=$("$CPPROF" -c 'resources' "$T/p.data")
 like "$out" '^\* cpu +CPU Time +[0-9]+ samples, sampled every 1000000 gticks$' "resources: cpu, every 1 ms"
 
@@ -36,5 +36,7 @@ ok $? "perf not permitted: record still runs"
 like "$(cat "$T/err")" '^cpprof: record: page-faults not sampled: perf_event_open disabled by CPPROF_NO_PERF$' \
 	"perf not permitted: says why page-faults is not sampled"
 like "$(cat "$T/err")" '^cpprof: record: cpu: POSIX CPU-time timer' "perf not permitted: cpu falls back to timers"
-check_phases "$T/t.data" "$T/truth2" "timers"
+# CPU-time timers expire only at scheduler ticks (250 Hz here): the same
+# hits come in a quarter as many distinct samples, so the error is twice.
+check_phases "$T/t.data" "$T/truth2" "timers" 0.06
 done_testing

@@ -1,0 +1,38 @@
+# real (wall-clock time) samples threads blocked in the kernel without
+# interrupting them (nanosleep and read see no EINTR), and context-switches
+# come from the kernel's ring buffer.  cp_real prints the true wall shares
+# of its phases; the profile is within 0.05 of them, -O2 and -O0 (frame
+# pointers: the bp of a blocked thread comes from perf's switch records),
+# and with timers only (CPPROF_NO_PERF=1).
+. "$(dirname "$0")/../lib.sh"
+plan 17
+CPPROF=$B/bin/cpprof
+cc -O2 -g -o "$T/real2" "$TOP/tests/progs/cp_real.c" || exit 1
+cc -O0 -g -o "$T/real0" "$TOP/tests/progs/cp_real.c" || exit 1
+
+# check PROG DATA TRUTH LABEL
+check() {
+	prof=$("$CPPROF" -c 'resource real; threshold 0; function' "$T/$1" "$2")
+	for f in compute doze wait_child; do
+		want=$(awk -v f=$f '$1 == f { print $2 }' "$3")
+		got=$(printf '%s\n' "$prof" | awk -v f=$f '{ n = $2; sub(/\..*/, "", n) } n == f { print $1 }')
+		ok $(awk -v a="${got:-9}" -v b="$want" 'BEGIN { d = a - b; exit !(d < 0.05 && d > -0.05) }'; echo $?) \
+			"$4: $f got ${got:-nothing}, true wall share $want"
+	done
+	main=$(printf '%s\n' "$prof" | awk '$2 == "main" { print $1 }')
+	ok $(awk -v m="${main:-0}" 'BEGIN { exit !(m >= 0.99) }'; echo $?) "$4: stacks reach main ($main)"
+}
+
+for o in 2 0; do
+	"$CPPROF" record -e real -e context-switches:1 --no-random -o "$T/r$o.data" "$T/real$o" > "$T/truth$o"
+	is "$?/$(awk '$1 == "eintr" { print $2 }' "$T/truth$o")" "0/0" "-O$o: no call saw EINTR"
+	check real$o "$T/r$o.data" "$T/truth$o" "-O$o"
+	n=$("$CPPROF" -c 'resource context-switches; threshold 0; function' "$T/real$o" "$T/r$o.data" |
+		awk '{ n = $2; sub(/\..*/, "", n) } n == "doze" { gsub(/[][]/, "", $3); print $3 }')
+	ok $([ "${n:-0}" -ge 30 ] && [ "${n:-0}" -le 32 ]; echo $?) "-O$o: 30 naps, 30 context switches in doze ($n)"
+done
+
+CPPROF_NO_PERF=1 "$CPPROF" record -e real -o "$T/t.data" "$T/real2" > "$T/trutht" 2> /dev/null
+is "$?/$(awk '$1 == "eintr" { print $2 }' "$T/trutht")" "0/0" "timers: no call saw EINTR"
+check real2 "$T/t.data" "$T/trutht" "timers"
+done_testing

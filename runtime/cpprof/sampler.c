@@ -107,6 +107,19 @@ static void rearm(struct cp_thread *t, int r, uint64_t consumed)
 
 	if (!cp.random)
 		return; /* the kernel reloads the same period itself */
+	/* A period change costs: a software event overflows once more right
+	 * after it (at its next event), an extra signal that on a VM costs as
+	 * much as a sample (~15 us); the task-clock's hrtimer is reprogrammed
+	 * (~2 us).  So the kernel's period is redrawn every 8th sample only,
+	 * and repeated meanwhile: the sampling points stay random, and the
+	 * hits do not depend on them (they are the boundaries crossed, drawn
+	 * per hit by cp_credit).  The draw is a fresh one, not the distance
+	 * to our next boundary, which is shorter on average. */
+	if (s->fd >= 0) {
+		if (++s->samples % 8)
+			return;
+		left = cp_draw(t, cp.interval[r]);
+	}
 	if (s->fd >= 0) {
 		/* The syscall tracepoint counts the handler's own syscalls too:
 		 * its period must leave room for them, or the handler's own

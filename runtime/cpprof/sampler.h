@@ -56,10 +56,9 @@ struct cp_rstate {
 	int early;         /* a software event whose period was just changed
 			    * overflows at its next event: expect that */
 	uint64_t base;     /* raw count when counting started */
-	uint64_t own;      /* gticks the sampler consumed itself (syscalls) */
 	uint64_t consumed; /* gticks so far (raw - base - own) */
 	uint64_t next;     /* the next sample boundary, in consumed gticks */
-	uint64_t carry;    /* the watcher's: ns of real time not yet a hit */
+	uint64_t samples;  /* overflows taken (the period is redrawn every 8th) */
 };
 
 struct cp_slot;

@@ -10,7 +10,9 @@ set -eu
 # Tests: valgrind (the leak figures are checked against it), perl's prove.
 # Benchmarks (make bench): python3 runs bench/run, time gives peak RSS,
 # heaptrack and valgrind are the tools compared, jq is a real workload.
-PKGS="gcc g++ make libc6-dev libc6-dbg libdw-dev libelf-dev valgrind perl python3 time heaptrack jq libedit-dev"
+# bench/cpprof/run compares cpprof record with perf record (linux-perf) and
+# the gperftools CPU profiler (libprofiler, google-pprof); no test needs them.
+PKGS="gcc g++ make libc6-dev libc6-dbg libdw-dev libelf-dev valgrind perl python3 time heaptrack jq libedit-dev linux-perf google-perftools libgoogle-perftools-dev"
 
 missing=""
 for p in $PKGS; do

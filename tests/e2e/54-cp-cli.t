@@ -1,7 +1,7 @@
 # cpprof list and the argument checks of cpprof record: a bad argument is
 # one line on stderr and exit status 2, before anything runs.
 . "$(dirname "$0")/../lib.sh"
-plan 14
+plan 16
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
 
@@ -31,4 +31,9 @@ is "$?/$(cat "$T/err")" "2/cpprof: record: no program given (usage: cpprof recor
 	"no program: usage"
 "$CPPROF" record -o "$T/x.data" "$T/no/such/prog" 2> "$T/err"
 is "$?/$(cat "$T/err")" "127/cpprof: record: cannot run $T/no/such/prog: No such file or directory" "a program that cannot run: 127"
+
+# Installed: cpprof record finds libcpprof.so in ../lib.
+make -s -C "$TOP" install PREFIX="$T/inst" B="$B" > /dev/null 2>&1
+ok $([ -f "$T/inst/lib/libcpprof.so" ] && [ -f "$T/inst/share/man/man1/cpprof.1" ]; echo $?) "make install: libcpprof.so and cpprof.1"
+(cd "$T" && "$T/inst/bin/cpprof" record -e read-bytes:1 -o i.data cat /dev/null && [ -f i.data ]); ok $? "installed cpprof record finds its sampler (the data file is written)"
 done_testing

@@ -12,11 +12,11 @@
 
 /*
  * Open a counting event of (type, config) on the calling thread, first
- * overflow after `period`, overflow signal CP_SIG to this thread.  Enabled
- * on return.  The fd, or -errno.  Sets *user_only when the kernel refused
- * to count kernel-mode events (perf_event_paranoid 2) and they are left out.
+ * overflow after `period`, overflow signal CP_SIG to this thread, overflows
+ * in user mode only (kernel-mode events are counted, and credited at the
+ * next overflow).  Enabled on return.  The fd, or -errno.
  */
-int pf_open_signal(uint32_t type, uint64_t config, uint64_t period, int *user_only);
+int pf_open_signal(uint32_t type, uint64_t config, uint64_t period);
 
 /* The event's count (read(2)); async-signal-safe.  0 on error. */
 uint64_t pf_read(int fd);

@@ -147,6 +147,10 @@ static int try_event(uint32_t type, uint64_t config, int ring)
 	a.sample_period = 1000000;
 	a.disabled = 1;
 	a.exclude_hv = 1;
+	/* As the sampler opens them (perf.c): overflow signals in user mode
+	 * only, but for the syscall tracepoint; ring samples of context
+	 * switches, which happen in the kernel. */
+	a.exclude_kernel = !ring && type != PERF_TYPE_TRACEPOINT;
 	if (ring) {
 		a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_READ | PERF_SAMPLE_REGS_USER |
 				PERF_SAMPLE_STACK_USER;
@@ -154,11 +158,6 @@ static int try_event(uint32_t type, uint64_t config, int ring)
 		a.sample_stack_user = 8192;
 	}
 	fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0 && (errno == EACCES || errno == EPERM)) {
-		/* perf_event_paranoid 2: only events counting user space. */
-		a.exclude_kernel = 1;
-		fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	}
 	if (fd < 0)
 		return -errno;
 	close(fd);

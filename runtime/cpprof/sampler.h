@@ -39,7 +39,6 @@ struct cp_config {
 	int clock_res;             /* RES_CPU, or RES_REAL when only real needs the clock */
 	int clock_needed;          /* cpu or real asked */
 	uint64_t clock_interval;   /* period of the CPU clock */
-	int kernel_excluded;       /* perf only counts user space (paranoid 2) */
 	int64_t syscall_tp;        /* tracepoint id of raw_syscalls:sys_exit */
 	uint64_t sys_min_period;   /* its kernel period is never below this */
 	uint64_t start_ns;

@@ -83,7 +83,7 @@ static void put_info(struct format_writer *w)
 
 	exe[n > 0 ? n : 0] = 0;
 	format_begin_section(w, FORMAT_SEC_INFO);
-	format_put_u32(w, 11 + (uint32_t)cp.nres);
+	format_put_u32(w, 10 + (uint32_t)cp.nres);
 	put_kv(w, "cmdline", cmdline());
 	put_kv(w, "exe", exe);
 	put_kv(w, "pid", u64s(num[0], (uint64_t)getpid()));
@@ -92,7 +92,6 @@ static void put_info(struct format_writer *w)
 	put_kv(w, "dropped", u64s(num[3], tab_dropped()));
 	put_kv(w, "random", cp.random ? "1" : "0");
 	put_kv(w, "cpu_clock", cp.clock_needed ? clock : "none");
-	put_kv(w, "kernel_excluded", cp.kernel_excluded ? "1" : "0");
 	put_kv(w, "sampler", "cpprof-runtime 1");
 	put_kv(w, "unwinder", "cpprof CFI walk from the signal context (no fallback)");
 	for (int c = 0; c < cp.nres; c++) {

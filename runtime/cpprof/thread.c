@@ -100,16 +100,14 @@ static int open_signal_event(struct cp_thread *t, int r, uint32_t type, uint64_t
 {
 	struct cp_rstate *s = &t->r[r];
 	uint64_t first = s->next; /* drawn in setup_events */
-	int user_only = 0, fd;
+	int fd;
 
 	(void)mean;
 	if (r == RES_SYSCALLS) /* see rearm() in sampler.c */
 		first = first + 1 < cp.sys_min_period ? cp.sys_min_period : first + 1;
-	fd = pf_open_signal(type, config, first, &user_only);
+	fd = pf_open_signal(type, config, first);
 	if (fd < 0)
 		return fd;
-	if (user_only)
-		cp.kernel_excluded = 1;
 	s->fd = fd;
 	s->base = 0;
 	return 0;

@@ -5,7 +5,7 @@
 # pointers: the bp of a blocked thread comes from perf's switch records),
 # and with timers only (CPPROF_NO_PERF=1).
 . "$(dirname "$0")/../lib.sh"
-plan 17
+plan 19
 CPPROF=$B/bin/cpprof
 cc -O2 -g -o "$T/real2" "$TOP/tests/progs/cp_real.c" || exit 1
 cc -O0 -g -o "$T/real0" "$TOP/tests/progs/cp_real.c" || exit 1
@@ -35,4 +35,14 @@ done
 CPPROF_NO_PERF=1 "$CPPROF" record -e real -o "$T/t.data" "$T/real2" > "$T/trutht" 2> /dev/null
 is "$?/$(awk '$1 == "eintr" { print $2 }' "$T/trutht")" "0/0" "timers: no call saw EINTR"
 check real2 "$T/t.data" "$T/trutht" "timers"
+
+# Threads: each has real time, running, waiting for a CPU or blocked; the
+# main thread's is mostly its pthread_join (a futex wait).
+cc -O2 -g -pthread -o "$T/cp_threads" "$TOP/tests/progs/cp_threads.c" || exit 1
+"$CPPROF" record -e real -o "$T/th.data" "$T/cp_threads" > /dev/null
+is "$("$CPPROF" -c 'resource real; threshold 0; threads' "$T/th.data" | grep -c '^0\.[0-9]* [0-9]*')" 5 \
+	"real: all five threads have samples"
+j=$("$CPPROF" -c 'resource real; threshold 0; function' "$T/cp_threads" "$T/th.data" |
+	awk '$2 == "__pthread_clockjoin_ex" { print $1 }')
+ok $(awk -v a="${j:-0}" 'BEGIN { exit !(a > 0.08) }'; echo $?) "real: the main thread blocked in pthread_join is seen (${j:-0})"
 done_testing

@@ -31,6 +31,7 @@
 #include "resources.h"
 #include "sampler.h"
 #include "save.h"
+#include "signals.h"
 #include "table.h"
 #include "thread.h"
 #include "unwind.h"
@@ -196,19 +197,21 @@ static void handler(int sig, siginfo_t *si, void *uc)
 	struct caught c = { uc, -1, 0 };
 	int e = errno, r = -1;
 
-	(void)sig;
-	if (!__atomic_load_n(&t->ready, __ATOMIC_ACQUIRE) || !__atomic_load_n(&cp.on, __ATOMIC_RELAXED))
-		goto out;
 	if (si->si_code == SI_TIMER) {
-		if (si->si_value.sival_int == RES_CPU && t->r[RES_CPU].has_timer)
+		if (t->r[RES_CPU].has_timer && si->si_timerid == (int)(intptr_t)t->r[RES_CPU].timer)
 			r = RES_CPU;
-	} else if (si->si_code >= POLL_IN && si->si_code <= POLL_HUP) {
+	} else if (si->si_code >= POLL_IN && si->si_code <= POLL_HUP && t->frames) {
 		for (int k = 0; k < RES_N; k++)
 			if (t->r[k].fd >= 0 && t->r[k].fd == si->si_fd)
 				r = k;
 	}
-	if (r < 0)
-		goto out; /* not ours (a kill -PROF from outside): ignored */
+	if (r < 0) {
+		/* Not ours: an ITIMER_PROF tick, a kill -PROF.  The program's. */
+		sg_chain(sig, si, uc);
+		goto out;
+	}
+	if (!__atomic_load_n(&t->ready, __ATOMIC_ACQUIRE) || !__atomic_load_n(&cp.on, __ATOMIC_RELAXED))
+		goto out;
 	if (t->r[r].early)
 		t->r[r].early = 0; /* the overflow right after a period change */
 	else
@@ -299,7 +302,6 @@ __attribute__((constructor(101))) static void cp_start(void)
 {
 	const char *ev = getenv("CPPROF_EVENTS"), *s;
 	char how[512], why[512];
-	struct sigaction sa;
 
 	for (int r = 0; r < RES_N; r++)
 		cp.col[r] = -1;
@@ -348,12 +350,7 @@ __attribute__((constructor(101))) static void cp_start(void)
 		cp_warn("cannot map the sampler's memory; nothing sampled", NULL, NULL);
 		return;
 	}
-	memset(&sa, 0, sizeof sa);
-	sa.sa_sigaction = handler;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	sigaddset(&sa.sa_mask, CP_SIG);
-	if (sigaction(CP_SIG, &sa, NULL) < 0) {
+	if (sg_install(handler) < 0) {
 		cp_warn("cannot install the SIGPROF handler; nothing sampled", NULL, NULL);
 		return;
 	}

@@ -1,8 +1,10 @@
 # Threads and processes: every thread is sampled (THREADS section, the
 # `threads` command), a forked child writes FILE.PID with its own samples
 # only, and record passes the program's output and exit status through.
+# A program with a SIGPROF profiler of its own keeps it, and gets none of
+# the sampler's signals.
 . "$(dirname "$0")/../lib.sh"
-plan 9
+plan 11
 CPPROF=$B/bin/cpprof
 cc -O2 -g -pthread -o "$T/cp_threads" "$TOP/tests/progs/cp_threads.c" || exit 1
 cc -O2 -g -o "$T/cp_fork" "$TOP/tests/progs/cp_fork.c" || exit 1
@@ -24,4 +26,10 @@ like "$("$CPPROF" -c 'function' ./cp_fork fk.data)" '^(1\.0|0\.9)[0-9]+ parent_w
 like "$("$CPPROF" -c 'function' ./cp_fork fk.data.$child)" '^(1\.0|0\.9)[0-9]+ child_work' "child's file: child_work"
 unlike "$("$CPPROF" -c 'threshold 0; function' ./cp_fork fk.data.$child)" 'parent_work' \
 	"child's file: nothing of the parent's before the fork"
+
+cc -O2 -g -o "$T/cp_sigprof" "$TOP/tests/progs/cp_sigprof.c" || exit 1
+out=$("$CPPROF" record -o sp.data ./cp_sigprof)
+is "$out" "$(printf 'ticks ok\nhandler kept')" "own SIGPROF handler: its ITIMER_PROF ticks only, still installed"
+n=$("$CPPROF" -c 'resources' sp.data | awk '{ print $5 }')
+ok $([ "${n:-0}" -ge 250 ]; echo $?) "and the sampler samples on ($n for 0.3 s)"
 done_testing

@@ -168,3 +168,88 @@ int modules_write(struct format_writer *w)
 	arena_unmap(m.str, m.cap_str);
 	return m.failed ? -1 : 0;
 }
+
+/* ---- objects unloaded before the save (cpprof) ---- */
+
+/*
+ * A sampling profiler keeps frames of a library that is dlclose'd before
+ * the save; modules_write would no longer list it and its frames would stay
+ * addresses.  modules_remember keeps every object it sees (outside signal
+ * context: at start and before each dlclose), modules_write_all lists the
+ * remembered ones that nothing mapped now overlaps, after the live ones.
+ */
+static struct modules_scratch remembered = { .first = 1 };
+
+static int add_ent(struct modules_scratch *to, const struct modules_scratch *from,
+		   const struct modules_ent *e)
+{
+	struct modules_ent c = *e;
+
+	if (reserve((void **)&to->ents, &to->cap_ents, to->nents * sizeof c,
+		    (to->nents + 1) * sizeof c) < 0 ||
+	    add_str(to, from->str + e->path, e->path_len, &c.path) < 0 ||
+	    (e->bid_len && add_str(to, from->str + e->bid, e->bid_len, &c.bid) < 0))
+		return -1;
+	to->ents[to->nents++] = c;
+	return 0;
+}
+
+int modules_remember(void)
+{
+	struct modules_scratch now = { .first = 1 };
+	int rc = 0;
+
+	now.vdso = getauxval(AT_SYSINFO_EHDR);
+	dl_iterate_phdr(one, &now);
+	for (size_t i = 0; i < now.nents && rc == 0; i++) {
+		const struct modules_ent *e = &now.ents[i];
+		size_t k;
+
+		for (k = 0; k < remembered.nents; k++) {
+			const struct modules_ent *r = &remembered.ents[k];
+			if (r->start == e->start && r->path_len == e->path_len &&
+			    !memcmp(remembered.str + r->path, now.str + e->path, e->path_len))
+				break;
+		}
+		if (k == remembered.nents)
+			rc = add_ent(&remembered, &now, e);
+	}
+	arena_unmap(now.ents, now.cap_ents);
+	arena_unmap(now.str, now.cap_str);
+	return rc || now.failed ? -1 : 0;
+}
+
+int modules_write_all(struct format_writer *w)
+{
+	struct modules_scratch m = { .first = 1 };
+	size_t i, live;
+
+	m.vdso = getauxval(AT_SYSINFO_EHDR);
+	dl_iterate_phdr(one, &m);
+	live = m.nents;
+	for (i = 0; i < remembered.nents && !m.failed; i++) {
+		const struct modules_ent *r = &remembered.ents[i];
+		size_t k;
+
+		for (k = 0; k < live; k++)
+			if (r->start < m.ents[k].end && m.ents[k].start < r->end)
+				break;
+		if (k == live && add_ent(&m, &remembered, r) < 0)
+			m.failed = 1;
+	}
+	format_begin_section(w, FORMAT_SEC_MODULES);
+	format_put_u32(w, (uint32_t)m.nents);
+	for (i = 0; i < m.nents; i++) {
+		struct modules_ent *e = &m.ents[i];
+		format_put_u64(w, e->start);
+		format_put_u64(w, e->end);
+		format_put_u64(w, e->bias);
+		format_put_u64(w, e->offset);
+		format_put_blob(w, m.str + e->path, e->path_len);
+		format_put_blob(w, e->bid_len ? m.str + e->bid : "", e->bid_len);
+	}
+	format_end_section(w);
+	arena_unmap(m.ents, m.cap_ents);
+	arena_unmap(m.str, m.cap_str);
+	return m.failed ? -1 : 0;
+}

@@ -14,4 +14,14 @@ struct format_writer;
  */
 int modules_write(struct format_writer *w);
 
+/*
+ * For a sampler whose frames may be in a library unloaded before the save:
+ * modules_remember records the objects mapped now (call at start and before
+ * each dlclose; outside signal context), and modules_write_all writes the
+ * MODULES section of modules_write followed by the remembered objects that
+ * no live one overlaps.  0, or -1 when scratch memory cannot be mapped.
+ */
+int modules_remember(void);
+int modules_write_all(struct format_writer *w);
+
 #endif

@@ -4,11 +4,15 @@
  * signal handler reads instead of calling dl_iterate_phdr, follows what is
  * mapped (unwind.h: unwind_modules_refresh, unwind_dlclose_begin/end).
  *
+ * Before a dlclose the loaded objects are remembered (modules.c), so the
+ * data file still lists the library for the frames sampled in it.
+ *
  * A library's constructors run inside dlopen, before the refresh: samples
  * taken in them stop at its first frame (flagged truncated).
  */
 #include <dlfcn.h>
 
+#include "modules.h"
 #include "sampler.h"
 #include "unwind.h"
 
@@ -41,6 +45,7 @@ CP_VIS int dlclose(void *handle)
 		return -1;
 	if (!__atomic_load_n(&cp.on, __ATOMIC_ACQUIRE))
 		return real(handle);
+	modules_remember(); /* its frames are symbolized after it is gone */
 	unwind_dlclose_begin();
 	rc = real(handle);
 	unwind_dlclose_end();

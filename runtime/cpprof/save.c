@@ -199,7 +199,7 @@ int sv_save(void)
 	}
 	format_writer_init(&w, fd, sv_buf, sizeof sv_buf, FORMAT_KIND_CPPROF);
 	put_info(&w);
-	if (modules_write(&w) < 0 && !w.error)
+	if (modules_write_all(&w) < 0 && !w.error)
 		w.error = ENOMEM;
 	put_counters(&w);
 	put_stacks(&w, ents, n);

@@ -218,8 +218,10 @@ int th_setup(void)
 	if (unwind_thread_init() < 0)
 		return -1;
 	if (!t->frames) {
+		/* Populated now: a first touch in the handler would count as
+		 * one of the program's page faults. */
 		void *m = mmap(NULL, 2 * CP_MAX_DEPTH * sizeof(uint64_t), PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 		if (m == MAP_FAILED)
 			return -1;
 		t->frames = m;

@@ -5,7 +5,7 @@
 # perf-less fallback (CPPROF_NO_PERF=1: POSIX CPU-time timers).  "Reach main":
 # at least 99% of the hits (a few fall in start-up and exit, outside main).
 . "$(dirname "$0")/../lib.sh"
-plan 21
+plan 23
 CPPROF=$B/bin/cpprof
 cc -O2 -g -fomit-frame-pointer -o "$T/phases" "$TOP/examples/phases.c" || exit 1
 
@@ -28,6 +28,8 @@ check_phases() {
 is "$?/$(cat "$T/err")" "0/" "record: exit 0, nothing on stderr"
 is "$(awk '{ print $1 }' "$T/truth" | tr '\n' ' ')" "parse_input transform write_output " "the program's output is its own"
 check_phases "$T/p.data" "$T/truth" "perf" 0.03
+sz=$(wc -c < "$T/p.data")
+ok $([ "$sz" -lt 65536 ]; echo $?) "the data file holds distinct stacks, not samples: $sz bytes"
 out=$("$CPPROF" -c 'resources' "$T/p.data")
 like "$out" '^\* cpu +CPU Time +[0-9]+ samples, sampled every 1000000 gticks$' "resources: cpu, every 1 ms"
 
@@ -65,4 +67,5 @@ cp=$(printf '%s\n' "$prof" | awk '$2 == "call_plugin" { print $1 }')
 ok $(awk -v a="${cp:-0}" 'BEGIN { exit !(a > 0.4 && a < 0.6) }'; echo $?) "samples in the plugin reach its caller: call_plugin ${cp:-none} (about 0.5)"
 m=$(printf '%s\n' "$prof" | awk '$2 == "main" { print $1 }')
 ok $(awk -v a="${m:-0}" -v c="${cp:-1}" 'BEGIN { exit !(a >= c) }'; echo $?) "and main ($m)"
+like "$prof" '^0\.[45][0-9]+ plugin_burn \[' "the plugin's frames are named, though it was unloaded before the save"
 done_testing

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -624,7 +625,8 @@ static int cmd_record(int argc, char **argv)
 	char lib[PATH_MAX], outabs[PATH_MAX], preload[2 * PATH_MAX], cwd[PATH_MAX];
 	char events[1024] = "", how[512], why[512];
 	uint64_t interval[RES_N];
-	int want[RES_N] = { 0 }, nwant = 0, random = 1, i, status, usable = 0;
+	int want[RES_N] = { 0 }, nwant = 0, random = 1, i, status, usable = 0, had;
+	struct stat before, after;
 	const char *old;
 	pid_t pid;
 
@@ -702,6 +704,7 @@ static int cmd_record(int argc, char **argv)
 	old = getenv("LD_PRELOAD");
 	snprintf(preload, sizeof(preload), "%s%s%s", lib, old && *old ? ":" : "", old ? old : "");
 
+	had = stat(outabs, &before) == 0;
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0)
@@ -725,6 +728,13 @@ static int cmd_record(int argc, char **argv)
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			die("record: waitpid: %s", strerror(errno));
+	/* 127: it could not be run (said above), or says so itself. */
+	if (!(WIFEXITED(status) && WEXITSTATUS(status) == 127) && (stat(outabs, &after) != 0 ||
+	    (had && after.st_mtim.tv_sec == before.st_mtim.tv_sec &&
+	     after.st_mtim.tv_nsec == before.st_mtim.tv_nsec && after.st_ino == before.st_ino)))
+		fprintf(stderr, "cpprof: record: %s wrote no profile to %s (%s)\n", argv[i], outabs,
+			WIFSIGNALED(status) ? "it was killed by a signal"
+					    : "statically linked, or it ended in _exit");
 	if (WIFSIGNALED(status)) {
 		signal(WTERMSIG(status), SIG_DFL);
 		raise(WTERMSIG(status));

@@ -1,7 +1,7 @@
 # cpprof list and the argument checks of cpprof record: a bad argument is
 # one line on stderr and exit status 2, before anything runs.
 . "$(dirname "$0")/../lib.sh"
-plan 16
+plan 17
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
 
@@ -31,6 +31,17 @@ is "$?/$(cat "$T/err")" "2/cpprof: record: no program given (usage: cpprof recor
 	"no program: usage"
 "$CPPROF" record -o "$T/x.data" "$T/no/such/prog" 2> "$T/err"
 is "$?/$(cat "$T/err")" "127/cpprof: record: cannot run $T/no/such/prog: No such file or directory" "a program that cannot run: 127"
+
+# A program the sampler cannot enter (statically linked): said, and its
+# exit status still passed through.
+printf 'int main(void) { return 4; }\n' > "$T/st.c"
+if cc -static -o "$T/st" "$T/st.c" 2> /dev/null; then
+	"$CPPROF" record -o "$T/st.data" "$T/st" 2> "$T/err"
+	is "$?/$(cat "$T/err")" "4/cpprof: record: $T/st wrote no profile to $T/st.data (statically linked, or it ended in _exit)" \
+		"a static program: no profile, said so; exit status 4"
+else
+	pass "# SKIP no static libc to link with"
+fi
 
 # Installed: cpprof record finds libcpprof.so in ../lib.
 make -s -C "$TOP" install PREFIX="$T/inst" B="$B" > /dev/null 2>&1

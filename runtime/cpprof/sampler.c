@@ -197,19 +197,24 @@ static void handler(int sig, siginfo_t *si, void *uc)
 	struct caught c = { uc, -1, 0 };
 	int e = errno, r = -1;
 
-	if (si->si_code == SI_TIMER) {
+	/* Ours: an overflow of a perf event (fasync: a POLL_* code; nothing
+	 * else sends SIGPROF with one) or of a CPU timer of ours (its tag).
+	 * One may still arrive after its event was closed (thread exit, fork):
+	 * it is dropped, never passed on. */
+	if (si->si_code == SI_TIMER && si->si_value.sival_int == CP_TIMER_TAG) {
 		if (t->r[RES_CPU].has_timer && si->si_timerid == (int)(intptr_t)t->r[RES_CPU].timer)
 			r = RES_CPU;
-	} else if (si->si_code >= POLL_IN && si->si_code <= POLL_HUP && t->frames) {
-		for (int k = 0; k < RES_N; k++)
+	} else if (si->si_code >= POLL_IN && si->si_code <= POLL_HUP) {
+		for (int k = 0; k < RES_N && t->frames; k++)
 			if (t->r[k].fd >= 0 && t->r[k].fd == si->si_fd)
 				r = k;
-	}
-	if (r < 0) {
+	} else {
 		/* Not ours: an ITIMER_PROF tick, a kill -PROF.  The program's. */
 		sg_chain(sig, si, uc);
 		goto out;
 	}
+	if (r < 0)
+		goto out;
 	if (!__atomic_load_n(&t->ready, __ATOMIC_ACQUIRE) || !__atomic_load_n(&cp.on, __ATOMIC_RELAXED))
 		goto out;
 	if (t->r[r].early)

@@ -24,6 +24,7 @@
 #include "resources.h"
 
 #define CP_SIG SIGPROF
+#define CP_TIMER_TAG 0x43505046 /* si_value of the sampler's CPU timers */
 #define CP_MAX_DEPTH 1024
 #define CP_VIS __attribute__((visibility("default")))
 

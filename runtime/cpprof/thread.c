@@ -71,7 +71,7 @@ static int clock_timer(struct cp_thread *t, struct cp_rstate *s)
 	memset(&ev, 0, sizeof ev);
 	ev.sigev_notify = SIGEV_THREAD_ID;
 	ev.sigev_signo = CP_SIG;
-	ev.sigev_value.sival_int = RES_CPU;
+	ev.sigev_value.sival_int = CP_TIMER_TAG;
 	ev._sigev_un._tid = t->tid;
 	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &s->timer) < 0)
 		return -1;

@@ -4,7 +4,7 @@
 # A program with a SIGPROF profiler of its own keeps it, and gets none of
 # the sampler's signals.
 . "$(dirname "$0")/../lib.sh"
-plan 11
+plan 13
 CPPROF=$B/bin/cpprof
 cc -O2 -g -pthread -o "$T/cp_threads" "$TOP/tests/progs/cp_threads.c" || exit 1
 cc -O2 -g -o "$T/cp_fork" "$TOP/tests/progs/cp_fork.c" || exit 1
@@ -32,4 +32,14 @@ out=$("$CPPROF" record -o sp.data ./cp_sigprof)
 is "$out" "$(printf 'ticks ok\nhandler kept')" "own SIGPROF handler: its ITIMER_PROF ticks only, still installed"
 n=$("$CPPROF" -c 'resources' sp.data | awk '{ print $5 }')
 ok $([ "${n:-0}" -ge 250 ]; echo $?) "and the sampler samples on ($n for 0.3 s)"
+
+# Stress: 1200 threads come and go, a plugin is loaded and unloaded 300
+# times, 6 children fork, while six resources are sampled at short
+# intervals: no deadlock, no crash, every process writes its file.
+cc -O2 -g -shared -fPIC -o libcpplug.so "$TOP/tests/progs/cp_plugin.c" || exit 1
+cc -O2 -g -pthread -o cp_stress "$TOP/tests/progs/cp_stress.c" -ldl || exit 1
+out=$(timeout 60 "$CPPROF" record -e cpu:100us -e real:500us -e page-faults:10 -e context-switches:5 \
+	-e read-bytes:64 -e io-time -o st.data ./cp_stress "$T/libcpplug.so")
+is "$?/$out" "0/done" "stress: runs to the end"
+is "$(ls st.data* | wc -l)" 7 "stress: FILE and six FILE.PID"
 done_testing

@@ -10,8 +10,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* Encode a small mprof file into memory; returns its length. */
-static size_t encode(unsigned char **out)
+/* Encode a small mprof file into memory; returns its length.  nthreads >= 0
+ * adds a THREADS section of that many entries (2 is right). */
+static size_t encode_with(unsigned char **out, int nthreads)
 {
 	struct format_writer w;
 	static unsigned char buf[64]; /* tiny: forces many flushes */
@@ -53,6 +54,13 @@ static size_t encode(unsigned char **out)
 			format_put_u64(&w, (uint64_t)(i + 100 * s));
 	}
 	format_end_section(&w);
+	if (nthreads >= 0) {
+		format_begin_section(&w, FORMAT_SEC_THREADS);
+		format_put_u64(&w, (uint64_t)nthreads);
+		for (int t = 0; t < nthreads; t++)
+			format_put_u32(&w, 1000 + (uint32_t)t);
+		format_end_section(&w);
+	}
 	format_begin_section(&w, FORMAT_SEC_BINS);
 	format_put_u32(&w, 1);
 	format_put_u32(&w, 204);
@@ -69,6 +77,11 @@ static size_t encode(unsigned char **out)
 		return 0;
 	close(fd);
 	return (size_t)len;
+}
+
+static size_t encode(unsigned char **out)
+{
+	return encode_with(out, -1);
 }
 
 int main(void)
@@ -135,6 +148,19 @@ int main(void)
 	ok(reader_load("/nonexistent/mprof.data", &p, err, sizeof(err)) < 0 && strstr(err, "No such"),
 	   "missing file: %s", err);
 	free(copy);
+	free(buf);
+
+	/* THREADS: a thread id per stack; a count that is not the stacks'
+	 * is corrupt. */
+	len = encode_with(&buf, 2);
+	ok(reader_parse(buf, len, &p, err, sizeof(err)) == 0 && p.has_threads &&
+		   p.stacks[0].tid == 1000 && p.stacks[1].tid == 1001,
+	   "threads section: a tid per stack");
+	reader_release(&p);
+	free(buf);
+	len = encode_with(&buf, 3);
+	ok(reader_parse(buf, len, &p, err, sizeof(err)) < 0 && strstr(err, "3 threads for 2 stacks"),
+	   "threads section with the wrong count: %s", err);
 	free(buf);
 	return tap_done();
 }

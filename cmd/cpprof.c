@@ -10,6 +10,7 @@
  */
 #include "callpath.h"
 #include "format.h"
+#include "launch.h"
 #include "model.h"
 #include "reader.h"
 #include "resources.h"
@@ -18,15 +19,10 @@
 
 #include <editline/readline.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 struct resource {
@@ -524,19 +520,6 @@ static void interactive(struct session *s)
 
 /* ---- start-up ------------------------------------------------------------ */
 
-static int is_elf(const char *path)
-{
-	char magic[4];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return 0;
-	n = read(fd, magic, sizeof(magic));
-	close(fd);
-	return n == 4 && memcmp(magic, "\177ELF", 4) == 0;
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: cpprof [-c 'CMD; CMD...'] [a.out] [cpprof.data]\n"
@@ -549,30 +532,6 @@ static void usage(FILE *f)
 }
 
 /* ---- record and list: running a program under the sampler ------------- */
-
-/* The sampler library: $CPPROF_LIB, else ../lib/libcpprof.so beside this
- * program (build tree and install tree alike). */
-static void find_sampler(char *buf, size_t len)
-{
-	const char *env = getenv("CPPROF_LIB");
-	char self[PATH_MAX];
-	ssize_t n;
-	char *slash;
-
-	if (env && *env) {
-		snprintf(buf, len, "%s", env);
-		return;
-	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n < 0)
-		die("cannot find myself: /proc/self/exe: %s", strerror(errno));
-	self[n] = 0;
-	slash = strrchr(self, '/');
-	if (slash)
-		*slash = 0;
-	if ((size_t)snprintf(buf, len, "%s/../lib/libcpprof.so", self) >= len)
-		die("record: path of the sampler library is too long");
-}
 
 static int no_perf(void)
 {
@@ -622,13 +581,9 @@ static int cmd_list(int argc, char **argv)
 static int cmd_record(int argc, char **argv)
 {
 	const char *out = "cpprof.data";
-	char lib[PATH_MAX], outabs[PATH_MAX], preload[2 * PATH_MAX], cwd[PATH_MAX];
 	char events[1024] = "", how[512], why[512];
 	uint64_t interval[RES_N];
-	int want[RES_N] = { 0 }, nwant = 0, random = 1, i, status, usable = 0, had;
-	struct stat before, after;
-	const char *old;
-	pid_t pid;
+	int want[RES_N] = { 0 }, nwant = 0, random = 1, i, usable = 0;
 
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -694,53 +649,20 @@ static int cmd_record(int argc, char **argv)
 	}
 	if (!usable)
 		die("record: none of the resources asked for can be sampled here");
-	find_sampler(lib, sizeof(lib));
-	if (access(lib, R_OK) != 0)
-		die("record: cannot read the sampler library %s: %s", lib, strerror(errno));
-	if (out[0] == '/' || !getcwd(cwd, sizeof(cwd)))
-		cwd[0] = 0;
-	if ((size_t)snprintf(outabs, sizeof(outabs), "%s%s%s", cwd, cwd[0] ? "/" : "", out) >= sizeof(outabs))
-		die("record: output file name too long: %s", out);
-	old = getenv("LD_PRELOAD");
-	snprintf(preload, sizeof(preload), "%s%s%s", lib, old && *old ? ":" : "", old ? old : "");
+	{
+		const char *env[] = { "CPPROF_EVENTS", events, "CPPROF_RANDOM", "0", NULL };
+		struct launch l = { "record", "CPPROF_LIB", "libcpprof.so", out, "CPPROF_OUT",
+				    "CPPROF_ROOT_PID", env };
+		char err[512];
+		int st;
 
-	had = stat(outabs, &before) == 0;
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		die("record: fork: %s", strerror(errno));
-	if (pid == 0) {
-		char pidbuf[32];
-		snprintf(pidbuf, sizeof(pidbuf), "%d", (int)getpid());
-		setenv("LD_PRELOAD", preload, 1);
-		setenv("CPPROF_OUT", outabs, 1);
-		setenv("CPPROF_EVENTS", events, 1);
-		setenv("CPPROF_ROOT_PID", pidbuf, 1);
-		if (!random)
-			setenv("CPPROF_RANDOM", "0", 1);
-		execvp(argv[i], argv + i);
-		fprintf(stderr, "cpprof: record: cannot run %s: %s\n", argv[i], strerror(errno));
-		_exit(127);
+		if (random)
+			env[2] = NULL; /* CPPROF_RANDOM only with --no-random */
+		st = launch_run(&l, argv + i, err, sizeof(err));
+		if (st < 0)
+			die("record: %s", err);
+		return st;
 	}
-	/* The program owns the terminal's signals; we only wait for it. */
-	signal(SIGINT, SIG_IGN);
-	signal(SIGQUIT, SIG_IGN);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			die("record: waitpid: %s", strerror(errno));
-	/* 127: it could not be run (said above), or says so itself. */
-	if (!(WIFEXITED(status) && WEXITSTATUS(status) == 127) && (stat(outabs, &after) != 0 ||
-	    (had && after.st_mtim.tv_sec == before.st_mtim.tv_sec &&
-	     after.st_mtim.tv_nsec == before.st_mtim.tv_nsec && after.st_ino == before.st_ino)))
-		fprintf(stderr, "cpprof: record: %s wrote no profile to %s (%s)\n", argv[i], outabs,
-			WIFSIGNALED(status) ? "it was killed by a signal"
-					    : "statically linked, or it ended in _exit");
-	if (WIFSIGNALED(status)) {
-		signal(WTERMSIG(status), SIG_DFL);
-		raise(WTERMSIG(status));
-		return 128 + WTERMSIG(status);
-	}
-	return WEXITSTATUS(status);
 }
 
 int main(int argc, char **argv)
@@ -775,7 +697,7 @@ int main(int argc, char **argv)
 		exe = args[0];
 		data = args[1];
 	} else if (nargs == 1) {
-		if (is_elf(args[0]))
+		if (launch_is_elf(args[0]))
 			exe = args[0];
 		else
 			data = args[0];

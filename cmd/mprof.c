@@ -5,6 +5,7 @@
  */
 #include "callgraph.h"
 #include "format.h"
+#include "launch.h"
 #include "model.h"
 #include "reader.h"
 #include "symbols.h"
@@ -12,14 +13,10 @@
 #include "util.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define DEFAULT_DATA "mprof.data"
@@ -46,20 +43,6 @@ static void usage(FILE *f)
 		"The program writes mprof.data in the directory it started in; set\n"
 		"MPROF_OUT=FILE to name it, MPROF_AUTOSAVE=N to save every N allocations.\n"
 		"a.out is optional: the data file records every module's path and build-id.\n");
-}
-
-/* Is path an ELF file (an a.out rather than a data file)? */
-static int is_elf(const char *path)
-{
-	char magic[4];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return 0;
-	n = read(fd, magic, sizeof(magic));
-	close(fd);
-	return n == 4 && memcmp(magic, "\177ELF", 4) == 0;
 }
 
 static void load(const char *path, struct profile *p)
@@ -106,37 +89,12 @@ static int cmd_dump(int argc, char **argv)
 	return 0;
 }
 
-/* The monitor library: beside this program, in ../lib (build tree and
- * install tree alike), unless MPROF_LIB names it. */
-static void find_runtime(char *buf, size_t len)
-{
-	const char *env = getenv("MPROF_LIB");
-	char self[PATH_MAX];
-	ssize_t n;
-	char *slash;
-
-	if (env && *env) {
-		snprintf(buf, len, "%s", env);
-		return;
-	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n < 0)
-		die("cannot find myself: /proc/self/exe: %s", strerror(errno));
-	self[n] = 0;
-	slash = strrchr(self, '/');
-	if (slash)
-		*slash = 0;
-	if ((size_t)snprintf(buf, len, "%s/../lib/libmprof.so", self) >= len)
-		die("run: path of the monitor library is too long");
-}
-
 static int cmd_run(int argc, char **argv)
 {
-	const char *out = DEFAULT_DATA;
-	char lib[PATH_MAX], outabs[PATH_MAX], preload[2 * PATH_MAX], cwd[PATH_MAX];
-	const char *old;
-	int i, status;
-	pid_t pid;
+	struct launch l = { "run", "MPROF_LIB", "libmprof.so", DEFAULT_DATA, "MPROF_OUT",
+			    "MPROF_ROOT_PID", NULL };
+	char err[512];
+	int i, st;
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0) {
@@ -146,9 +104,9 @@ static int cmd_run(int argc, char **argv)
 		if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) {
 			if (i + 1 >= argc)
 				die("run: -o needs a file name");
-			out = argv[++i];
+			l.out = argv[++i];
 		} else if (strncmp(argv[i], "-o", 2) == 0) {
-			out = argv[i] + 2;
+			l.out = argv[i] + 2;
 		} else if (argv[i][0] == '-') {
 			die("run: unknown option '%s' (usage: mprof run [-o FILE] [--] PROG [ARGS...])", argv[i]);
 		} else {
@@ -157,42 +115,10 @@ static int cmd_run(int argc, char **argv)
 	}
 	if (i >= argc)
 		die("run: no program given (usage: mprof run [-o FILE] [--] PROG [ARGS...])");
-	find_runtime(lib, sizeof(lib));
-	if (access(lib, R_OK) != 0)
-		die("run: cannot read the monitor library %s: %s", lib, strerror(errno));
-	if (out[0] == '/' || !getcwd(cwd, sizeof(cwd)))
-		cwd[0] = 0;
-	if ((size_t)snprintf(outabs, sizeof(outabs), "%s%s%s", cwd, cwd[0] ? "/" : "", out) >= sizeof(outabs))
-		die("run: output file name too long: %s", out);
-	old = getenv("LD_PRELOAD");
-	snprintf(preload, sizeof(preload), "%s%s%s", lib, old && *old ? ":" : "", old ? old : "");
-
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		die("run: fork: %s", strerror(errno));
-	if (pid == 0) {
-		char pidbuf[32];
-		snprintf(pidbuf, sizeof(pidbuf), "%d", (int)getpid());
-		setenv("LD_PRELOAD", preload, 1);
-		setenv("MPROF_OUT", outabs, 1);
-		setenv("MPROF_ROOT_PID", pidbuf, 1);
-		execvp(argv[i], argv + i);
-		fprintf(stderr, "mprof: run: cannot run %s: %s\n", argv[i], strerror(errno));
-		_exit(127);
-	}
-	/* The program owns the terminal's signals; we only wait for it. */
-	signal(SIGINT, SIG_IGN);
-	signal(SIGQUIT, SIG_IGN);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			die("run: waitpid: %s", strerror(errno));
-	if (WIFSIGNALED(status)) {
-		signal(WTERMSIG(status), SIG_DFL);
-		raise(WTERMSIG(status));
-		return 128 + WTERMSIG(status);
-	}
-	return WEXITSTATUS(status);
+	st = launch_run(&l, argv + i, err, sizeof(err));
+	if (st < 0)
+		die("run: %s", err);
+	return st;
 }
 
 static int cmd_show(int argc, char **argv)
@@ -260,7 +186,7 @@ static int cmd_show(int argc, char **argv)
 		exe = args[0];
 		data = args[1];
 	} else if (nargs == 1) {
-		if (is_elf(args[0]))
+		if (launch_is_elf(args[0]))
 			exe = args[0];
 		else
 			data = args[0];

@@ -1,0 +1,20 @@
+# mprof run (lib/launch.c, shared with cpprof record): the program's exit
+# status passes through, a death by signal too, a program that writes no
+# profile is reported, one that cannot be run is 127.
+. "$(dirname "$0")/../lib.sh"
+plan 7
+cd "$T" || exit 1
+"$MPROF" run sh -c 'exit 7' 2>/dev/null; is $? 7 "exit status passes through"
+"$MPROF" run sh -c 'kill -9 $$' 2>/dev/null; is $? 137 "a death by SIGKILL passes through (128 + 9)"
+cat > "$T/quick.c" <<'EOC'
+#include <stdlib.h>
+#include <unistd.h>
+int main(void) { void *p = malloc(10); (void)p; _exit(3); }
+EOC
+cc -o "$T/quick" "$T/quick.c"
+"$MPROF" run -o "$T/q.data" "$T/quick" 2> "$T/err"; is $? 3 "_exit status passes through"
+like "$(cat "$T/err")" "^mprof: run: $T/quick wrote no profile to $T/q.data \(statically linked, or it ended in _exit\)$" "no profile: said why"
+"$MPROF" run "$T/nonexistent" 2> "$T/err"; is $? 127 "a program that cannot run: 127"
+like "$(cat "$T/err")" "^mprof: run: cannot run $T/nonexistent: No such file or directory$" "and a message"
+MPROF_LIB=/nonexistent/libmprof.so "$MPROF" run true 2> "$T/err"; is "$?/$(cat "$T/err")" "2/mprof: run: cannot read the library /nonexistent/libmprof.so: No such file or directory" "missing library: one line, exit 2"
+done_testing

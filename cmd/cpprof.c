@@ -96,8 +96,15 @@ static void make_resources(struct session *s)
 	const struct model *m = &s->m;
 
 	if (s->p.kind == FORMAT_KIND_MPROF) {
-		struct resource *b = add_res(s, "alloc-bytes", 1), *n = add_res(s, "alloc-count", 1),
-				*k = add_res(s, "kept-bytes", 1);
+		struct resource *b, *n, *k;
+
+		/* add_res moves the array: take the pointers once all are in. */
+		add_res(s, "alloc-bytes", 1);
+		add_res(s, "alloc-count", 1);
+		add_res(s, "kept-bytes", 1);
+		b = &s->res[s->nres - 3];
+		n = &s->res[s->nres - 2];
+		k = &s->res[s->nres - 1];
 		for (size_t i = 0; i < m->nstacks; i++) {
 			const uint64_t *c = m->stacks[i].c;
 			b->w[i] = model_bytes(c);

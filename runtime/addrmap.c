@@ -1,444 +1,162 @@
 /*
- * addrmap.c - owns the address map (addrmap_*): a radix directory of 64 MiB
- * regions, each with ADDRMAP_SUBSHARDS open-addressing tables of 8-byte
- * slots behind spinlocks (held for one probe: far shorter than a futex
- * round trip), all in mmap'd memory.
+ * addrmap.c - owns the address map (addrmap_*): a shadow of the address
+ * space, 32 bits per granule, in leaves found through a two-level
+ * directory.  Leaves and directory pages come from mmap, are published with
+ * release stores and are never unmapped (a reader needs no lock), and only
+ * pages where objects start are touched.
  *
- * A slot is offset << 42 | (stack index + 1) << 18 | size, where offset is
- * the object's address within its region in 16-byte units (22 bits) and
- * size saturates at SIZE_BIG (then the size is in the shard's side table,
- * keyed by the whole address).  A slot of 0 is empty: the stored index is
- * never 0.
+ * The granule is 32 bytes over glibc's malloc, whose chunks are at least
+ * 32 bytes apart (MINSIZE), so no two live objects start in one granule
+ * and the shadow costs an eighth of the heap at most; 16 bytes over any
+ * other allocator (a quarter).
+ *
+ * A slot:
+ *   0                            no object starts here
+ *   H | (index + 1) << 8 | size  an object of size < 255 (C clear, the
+ *                                index field never 0)
+ *   H | (index + 1) << 8 | 255   an object of 255 bytes or more; the next
+ *                                two slots, which it owns, hold
+ *                                C | size & 2^31-1 and C | size >> 31
+ * C = bit 31: a size word, "not an object".  H = bit 30: with 32-byte
+ * granules, the object starts in the granule's second half.  A leaf has
+ * two slots more than it shadows, so an object in its last granule keeps
+ * its size in the same leaf.
  */
-#include <sched.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "addrmap.h"
 #include "arena.h"
 
-#define OFF_BITS (ADDRMAP_REGION_SHIFT - 4)          /* 22 */
-#define SIZE_BITS (64 - OFF_BITS - ADDRMAP_IDX_BITS) /* 18 */
-#define SIZE_BIG ((1ull << SIZE_BITS) - 1)
-#define IDX_MASK ((1ull << ADDRMAP_IDX_BITS) - 1)
-#define ADDR_BITS 48 /* regions cover the user address space below 2^48 */
-#define MID_BITS 11
-#define TOP_BITS (ADDR_BITS - ADDRMAP_REGION_SHIFT - MID_BITS)
-#define MIN_SLOTS 512 /* a shard's first table: one page */
-#define WINDOW 16     /* slots of a 256-byte block of address space */
-#define HUGE_SLOTS ((2u << 20) / sizeof(uint64_t))
-#define PREFETCH_SLOTS ((256u << 10) / sizeof(uint64_t)) /* beyond L2 */
-#define MIN_BIG 16
+#define ADDR_BITS 48  /* user addresses lie below 2^48 */
+#define LEAF_SHIFT 22 /* a leaf shadows 4 MiB */
+#define MID_BITS 13
+#define TOP_BITS (ADDR_BITS - LEAF_SHIFT - MID_BITS) /* 13 */
+#define CONT 0x80000000u
+#define HALF 0x40000000u
+#define SMALL_MAX 255u /* sizes below it live in the slot itself */
 
-struct big {
-	uint64_t key, size;
-};
+static uint32_t **addrmap_top[1u << TOP_BITS];
+static int addrmap_leaf_lock; /* adding a directory page or a leaf */
+static unsigned addrmap_shift = 4; /* log2 of the granule */
 
-struct shard {
-	int lock; /* 0 free, 1 held */
-	uint64_t *tab;
-	uint64_t n; /* slots (a multiple of WINDOW), when tab */
-	uint64_t count;
-	struct big *big; /* objects of SIZE_BIG bytes or more */
-	uint64_t bigmask, bigcount;
-} __attribute__((aligned(64)));
-
-struct region {
-	struct region *next; /* every region, newest first */
-	struct shard sh[ADDRMAP_SUBSHARDS];
-};
-
-static struct region **addrmap_top[1u << TOP_BITS];
-static struct region *addrmap_regions;
-static int addrmap_regions_lock; /* adding a region; lock_all */
-static struct arena addrmap_arena;
-
-static inline uint64_t mix(uint64_t x)
+void addrmap_init(unsigned spacing)
 {
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
+	addrmap_shift = spacing >= 32 ? 5 : 4;
 }
 
-static void spin(int *lock)
+static inline uint64_t leaf_slots(void)
 {
-	int n = 0;
-
-	do {
-		while (__atomic_load_n(lock, __ATOMIC_RELAXED)) {
-			/* The holder may be preempted (more threads than CPUs). */
-			if (++n > 64)
-				sched_yield();
-			else
-				__builtin_ia32_pause();
-		}
-	} while (__atomic_exchange_n(lock, 1, __ATOMIC_ACQUIRE));
+	return 1ull << (LEAF_SHIFT - addrmap_shift);
 }
 
-static inline void lock(int *l)
+static void spin_lock(int *l)
 {
-	if (__builtin_expect(__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE), 0))
-		spin(l);
+	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+		while (__atomic_load_n(l, __ATOMIC_RELAXED))
+			__builtin_ia32_pause();
 }
 
-static inline void unlock(int *l)
+static void spin_unlock(int *l)
 {
 	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
 }
 
-/* Add p's region; NULL if out of memory. */
-static __attribute__((noinline)) struct region *region_add(uintptr_t p)
+/* Add the leaf of leaf number k; NULL if out of memory. */
+static __attribute__((noinline)) uint32_t *leaf_add(uint64_t k)
 {
-	uint64_t r = (uint64_t)p >> ADDRMAP_REGION_SHIFT;
-	uint64_t hi = r >> MID_BITS, lo = r & ((1u << MID_BITS) - 1);
-	struct region **mid;
-	struct region *g = NULL;
+	uint32_t ***top = &addrmap_top[k >> MID_BITS], **mid, *leaf = NULL;
 
-	lock(&addrmap_regions_lock);
-	mid = addrmap_top[hi];
+	spin_lock(&addrmap_leaf_lock);
+	mid = *top;
 	if (!mid && (mid = arena_map(sizeof(*mid) << MID_BITS)))
-		__atomic_store_n(&addrmap_top[hi], mid, __ATOMIC_RELEASE);
-	if (mid && !(g = mid[lo]) &&
-	    (g = arena_alloc(&addrmap_arena, sizeof *g + 64))) {
-		g = (struct region *)(((uintptr_t)g + 63) & ~(uintptr_t)63);
-		g->next = addrmap_regions;
-		addrmap_regions = g;
-		__atomic_store_n(&mid[lo], g, __ATOMIC_RELEASE);
+		__atomic_store_n(top, mid, __ATOMIC_RELEASE);
+	if (mid && !(leaf = mid[k & ((1u << MID_BITS) - 1)]) &&
+	    (leaf = arena_map((leaf_slots() + 2) * sizeof *leaf))) {
+		/* Touched sparsely: small pages, whatever the THP policy. */
+		madvise(leaf, (leaf_slots() + 2) * sizeof *leaf, MADV_NOHUGEPAGE);
+		__atomic_store_n(&mid[k & ((1u << MID_BITS) - 1)], leaf, __ATOMIC_RELEASE);
 	}
-	unlock(&addrmap_regions_lock);
-	return g;
+	spin_unlock(&addrmap_leaf_lock);
+	return leaf;
 }
 
-/* p's region, added if create; NULL if absent or out of memory. */
-static inline struct region *region(uintptr_t p, int create)
+/* p's slot (p recordable); NULL if its leaf is absent and not create, or
+ * cannot be mapped. */
+static inline uint32_t *slot(uintptr_t p, int create)
 {
-	uint64_t r = (uint64_t)p >> ADDRMAP_REGION_SHIFT;
-	struct region **mid;
-	struct region *g;
+	uint64_t k = (uint64_t)p >> LEAF_SHIFT;
+	uint32_t **mid = __atomic_load_n(&addrmap_top[k >> MID_BITS], __ATOMIC_ACQUIRE);
+	uint32_t *leaf = NULL;
 
-	if (__builtin_expect((uint64_t)p >> ADDR_BITS, 0))
+	if (__builtin_expect(mid != NULL, 1))
+		leaf = __atomic_load_n(&mid[k & ((1u << MID_BITS) - 1)], __ATOMIC_ACQUIRE);
+	if (__builtin_expect(!leaf, 0) && (!create || !(leaf = leaf_add(k))))
 		return NULL;
-	mid = __atomic_load_n(&addrmap_top[r >> MID_BITS], __ATOMIC_ACQUIRE);
-	if (__builtin_expect(mid != NULL, 1) &&
-	    (g = __atomic_load_n(&mid[r & ((1u << MID_BITS) - 1)], __ATOMIC_ACQUIRE)))
-		return g;
-	return create ? region_add(p) : NULL;
+	return leaf + (((uint64_t)p >> addrmap_shift) & (leaf_slots() - 1));
 }
 
-static inline struct shard *shard_of(struct region *g, uintptr_t p)
+/* 16-aligned (glibc never returns less) and a user address. */
+static inline int recordable(uintptr_t p)
 {
-	return &g->sh[((uint64_t)p >> 16) & (ADDRMAP_SUBSHARDS - 1)];
+	return !((uint64_t)p & 15) && !((uint64_t)p >> ADDR_BITS);
 }
 
-static inline uint64_t off_of(uintptr_t p)
+/* H for p: which half of its 32-byte granule (0 with 16-byte granules). */
+static inline uint32_t half(uintptr_t p)
 {
-	return ((uint64_t)p >> 4) & ((1ull << OFF_BITS) - 1);
+	return addrmap_shift == 5 && (p & 16) ? HALF : 0;
 }
 
-static inline uint64_t slot_off(uint64_t v)
+int addrmap_put(uintptr_t p, uint32_t idx, uint64_t size)
 {
-	return v >> (64 - OFF_BITS);
-}
+	uint32_t *s;
 
-/*
- * An object's home slot: its 256-byte block of address space picks a
- * window of 16 slots (by hash, scaled to the table's n / 16 windows), its
- * place in the block the slot in the window.  Objects allocated one after
- * another share a cache line or two of the table instead of one line
- * each, and no two objects of a block compete for a slot.
- */
-static inline uint64_t home(uint64_t n, uint64_t off)
-{
-	uint64_t w = (uint64_t)(((unsigned __int128)mix(off >> 4) * (n / WINDOW)) >> 64);
-
-	return w * WINDOW + (off & (WINDOW - 1));
-}
-
-static inline uint64_t next(uint64_t n, uint64_t i)
-{
-	return i + 1 == n ? 0 : i + 1;
-}
-
-/* Cyclic distance from slot a forward to slot b. */
-static inline uint64_t dist(uint64_t n, uint64_t a, uint64_t b)
-{
-	return b >= a ? b - a : b + n - a;
-}
-
-int addrmap_prefetching;
-
-void addrmap_prefetch_slow(uintptr_t p)
-{
-	struct region *g = region(p, 0);
-	struct shard *s;
-	uint64_t *tab, n;
-
-	if (!g)
-		return;
-	s = shard_of(g, p);
-	__builtin_prefetch(s, 1);
-	tab = __atomic_load_n(&s->tab, __ATOMIC_RELAXED);
-	n = __atomic_load_n(&s->n, __ATOMIC_RELAXED);
-	/* A racy peek (n may be another table's): a prefetch never faults,
-	 * at worst it warms the wrong line. */
-	if (tab && n)
-		__builtin_prefetch(&tab[home(n, off_of(p))], 1);
-}
-
-/* ---- the side table of big objects (whole address -> size) ---- */
-
-static struct big *big_find(struct shard *s, uint64_t key)
-{
-	uint64_t i;
-
-	if (!s->big)
-		return NULL;
-	for (i = mix(key) & s->bigmask; s->big[i].key; i = (i + 1) & s->bigmask)
-		if (s->big[i].key == key)
-			return &s->big[i];
-	return NULL;
-}
-
-static void big_fresh(struct big *t, uint64_t mask, uint64_t key, uint64_t size)
-{
-	uint64_t i;
-
-	for (i = mix(key) & mask; t[i].key; i = (i + 1) & mask)
-		;
-	t[i].key = key;
-	t[i].size = size;
-}
-
-static int big_put(struct shard *s, uint64_t key, uint64_t size)
-{
-	struct big *e = big_find(s, key), *t;
-	uint64_t n, i;
-
-	if (e) {
-		e->size = size;
+	if (!recordable(p) || idx + 1 >= 1u << ADDRMAP_IDX_BITS)
 		return 0;
-	}
-	if (!s->big || (s->bigcount + 1) * 2 > s->bigmask + 1) {
-		n = s->big ? (s->bigmask + 1) * 2 : MIN_BIG;
-		t = arena_map(n * sizeof *t);
-		if (!t)
-			return -1;
-		for (i = 0; s->big && i <= s->bigmask; i++)
-			if (s->big[i].key)
-				big_fresh(t, n - 1, s->big[i].key, s->big[i].size);
-		if (s->big)
-			arena_unmap(s->big, (s->bigmask + 1) * sizeof *t);
-		s->big = t;
-		s->bigmask = n - 1;
-	}
-	big_fresh(s->big, s->bigmask, key, size);
-	s->bigcount++;
-	return 0;
-}
-
-static uint64_t big_take(struct shard *s, uint64_t key)
-{
-	struct big *e = big_find(s, key);
-	uint64_t i, j, h, size;
-
-	if (!e)
-		return SIZE_BIG; /* cannot happen: the slot said it is here */
-	size = e->size;
-	i = (uint64_t)(e - s->big);
-	for (j = (i + 1) & s->bigmask; s->big[j].key; j = (j + 1) & s->bigmask) {
-		h = mix(s->big[j].key) & s->bigmask;
-		if (((j - h) & s->bigmask) >= ((j - i) & s->bigmask)) {
-			s->big[i] = s->big[j];
-			i = j;
-		}
-	}
-	s->big[i].key = 0;
-	s->bigcount--;
-	return size;
-}
-
-/* ---- the slots ---- */
-
-static void insert_fresh(uint64_t *tab, uint64_t n, uint64_t v)
-{
-	uint64_t i = home(n, slot_off(v));
-
-	while (tab[i])
-		i = next(n, i);
-	tab[i] = v;
-}
-
-/*
- * Grow the table by half (geometric growth, so a table is 0.53-0.8 full;
- * only touched pages cost memory).  From 2 MiB on, sizes are whole huge
- * pages.
- */
-static int grow(struct shard *s)
-{
-	uint64_t n = s->tab ? s->n + s->n / 2 : MIN_SLOTS, i;
-	uint64_t *tab;
-
-	n = (n + WINDOW - 1) / WINDOW * WINDOW;
-	if (n >= HUGE_SLOTS)
-		n = (n + HUGE_SLOTS - 1) / HUGE_SLOTS * HUGE_SLOTS;
-	tab = arena_map_big(n * sizeof *tab);
-	if (!tab)
+	if (!(s = slot(p, 1)))
 		return -1;
-	if (n >= PREFETCH_SLOTS)
-		__atomic_store_n(&addrmap_prefetching, 1, __ATOMIC_RELAXED);
-	for (i = 0; s->tab && i < s->n; i++)
-		if (s->tab[i])
-			insert_fresh(tab, n, s->tab[i]);
-	if (s->tab)
-		arena_unmap(s->tab, s->n * sizeof *tab);
-	__atomic_store_n(&s->tab, tab, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->n, n, __ATOMIC_RELAXED);
+	if (size < SMALL_MAX) {
+		s[0] = half(p) | (idx + 1) << 8 | (uint32_t)size;
+	} else {
+		s[1] = CONT | (uint32_t)(size & 0x7fffffffu);
+		s[2] = CONT | (uint32_t)(size >> 31);
+		s[0] = half(p) | (idx + 1) << 8 | SMALL_MAX;
+	}
 	return 0;
 }
 
-/* Remove the slot at i (backward-shift deletion). */
-static void remove_at(struct shard *s, uint64_t i)
+int addrmap_take(uintptr_t p, uint32_t *idx, uint64_t *size)
 {
-	uint64_t j, h;
+	uint32_t *s, v;
 
-	for (j = next(s->n, i); s->tab[j]; j = next(s->n, j)) {
-		h = home(s->n, slot_off(s->tab[j]));
-		/* Move j to i unless its home lies cyclically in (i, j]. */
-		if (dist(s->n, h, j) >= dist(s->n, i, j)) {
-			s->tab[i] = s->tab[j];
-			i = j;
-		}
-	}
-	s->tab[i] = 0;
-	s->count--;
-}
-
-int addrmap_put(uintptr_t p, uint32_t idx, uint64_t size, const uint64_t *gate,
-		uint64_t want)
-{
-	struct region *g = region(p, 1);
-	uint64_t off = off_of(p), v, i;
-	struct shard *s;
-	int rc = 0;
-
-	if (!g)
-		return (uint64_t)p >> ADDR_BITS ? 0 : -1;
-	s = shard_of(g, p);
-	v = off << (64 - OFF_BITS) | ((uint64_t)idx + 1) << SIZE_BITS |
-	    (size < SIZE_BIG ? size : SIZE_BIG);
-	lock(&s->lock);
-	/* A restart in between emptied the map: the object belongs to the
-	 * profile that was thrown away. */
-	if (gate && __atomic_load_n(gate, __ATOMIC_RELAXED) != want)
-		goto out;
-	if ((!s->tab || (s->count + 1) * 5 > s->n * 4) && grow(s) < 0)
-		goto fail;
-	if (size >= SIZE_BIG && big_put(s, p, size) < 0)
-		goto fail;
-	for (i = home(s->n, off); s->tab[i]; i = next(s->n, i)) {
-		if (slot_off(s->tab[i]) == off) {
-			if ((s->tab[i] & SIZE_BIG) == SIZE_BIG && size < SIZE_BIG)
-				big_take(s, p);
-			s->tab[i] = v;
-			goto out;
-		}
-	}
-	s->tab[i] = v;
-	s->count++;
-out:
-	unlock(&s->lock);
-	return rc;
-fail:
-	rc = -1;
-	goto out;
-}
-
-int addrmap_take(uintptr_t p, uint32_t *idx, uint64_t *size, const uint64_t *gate,
-		 uint64_t *seen)
-{
-	struct region *g = region(p, 0);
-	uint64_t off = off_of(p), v, i;
-	struct shard *s;
-	int found = 0;
-
-	if (!g) {
-		if (gate)
-			*seen = __atomic_load_n(gate, __ATOMIC_RELAXED);
+	if (!recordable(p) || !(s = slot(p, 0)))
 		return 0;
-	}
-	s = shard_of(g, p);
-	lock(&s->lock);
-	if (gate)
-		*seen = __atomic_load_n(gate, __ATOMIC_RELAXED);
-	if (!s->tab)
-		goto out;
-	for (i = home(s->n, off); (v = s->tab[i]) != 0; i = next(s->n, i)) {
-		if (slot_off(v) == off) {
-			*idx = (uint32_t)(((v >> SIZE_BITS) & IDX_MASK) - 1);
-			*size = v & SIZE_BIG;
-			if (*size == SIZE_BIG)
-				*size = big_take(s, p);
-			remove_at(s, i);
-			found = 1;
-			break;
-		}
-	}
-out:
-	unlock(&s->lock);
-	return found;
+	v = s[0];
+	/* Empty, or the size word of a live object: p is not one of ours (a
+	 * pointer into an object, or from an allocator we did not see). */
+	if (!v || (v & CONT) || (v & HALF) != half(p))
+		return 0;
+	s[0] = 0;
+	*idx = ((v & ~HALF) >> 8) - 1;
+	if ((v & 0xff) < SMALL_MAX)
+		*size = v & 0xff;
+	else
+		*size = (uint64_t)(s[1] & ~CONT) | (uint64_t)(s[2] & ~CONT) << 31;
+	return 1;
 }
 
 void addrmap_lock_all(void)
 {
-	struct region *g;
-	int i;
-
-	lock(&addrmap_regions_lock);
-	for (g = addrmap_regions; g; g = g->next)
-		for (i = 0; i < ADDRMAP_SUBSHARDS; i++)
-			lock(&g->sh[i].lock);
+	spin_lock(&addrmap_leaf_lock);
 }
 
 void addrmap_unlock_all(void)
 {
-	struct region *g;
-	int i;
-
-	for (g = addrmap_regions; g; g = g->next)
-		for (i = 0; i < ADDRMAP_SUBSHARDS; i++)
-			unlock(&g->sh[i].lock);
-	unlock(&addrmap_regions_lock);
+	spin_unlock(&addrmap_leaf_lock);
 }
 
 void addrmap_lock_reinit(void)
 {
-	struct region *g;
-	int i;
-
-	for (g = addrmap_regions; g; g = g->next)
-		for (i = 0; i < ADDRMAP_SUBSHARDS; i++)
-			g->sh[i].lock = 0;
-	addrmap_regions_lock = 0;
-}
-
-void addrmap_clear(void)
-{
-	struct region *g;
-	struct shard *s;
-	int i;
-
-	for (g = addrmap_regions; g; g = g->next) {
-		for (i = 0; i < ADDRMAP_SUBSHARDS; i++) {
-			s = &g->sh[i];
-			if (s->tab)
-				arena_unmap(s->tab, s->n * sizeof *s->tab);
-			if (s->big)
-				arena_unmap(s->big, (s->bigmask + 1) * sizeof *s->big);
-			s->tab = NULL;
-			s->big = NULL;
-			s->n = s->count = s->bigmask = s->bigcount = 0;
-		}
-	}
+	addrmap_leaf_lock = 0;
 }

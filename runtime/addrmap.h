@@ -4,60 +4,52 @@
  * size.
  *
  * No header is added to user blocks, so malloc_usable_size and memory from
- * memalign/valloc keep working.  The address space is cut into 64 MiB
- * regions (glibc gives each thread arena its own 64 MiB heaps), found
- * through a radix directory; a region has ADDRMAP_SUBSHARDS shards (by
- * 64 KiB piece), each an open-addressing table (linear probing,
- * backward-shift deletion) behind its own spinlock.  A thread therefore
- * mostly meets its own shards: their lines stay in its cache and other
- * threads rarely wait.  Since a shard holds one region, a slot needs only
- * the object's offset in it: a slot is 8 bytes (offset, stack index,
- * size; sizes of 256 KiB and more go to a small per-shard side table), at
- * a load factor between 0.4 and 0.8: 10-20 bytes per live object.
+ * memalign/valloc keep working.  The map is a shadow of the address space:
+ * one 32-bit slot per granule of 32 bytes (over glibc, whose chunks are
+ * that far apart at least) or 16 bytes, at a fixed place computed from the
+ * address (a two-level directory of leaves, each the shadow of 4 MiB),
+ * mapped on first use and touched only where objects start.  So a put is
+ * one store, a take one load and one store, with no hashing, no probing
+ * and no lock: between malloc returning p and free(p) only the owner of p
+ * touches p's slots.  Objects allocated one after another sit side by side
+ * in the shadow as they do in the heap, so the map's lines are the ones
+ * the last allocations warmed.
  *
- * Nothing done under a shard lock allocates (tables come from mmap).
+ * An object of 255 bytes or more also owns the slots of its next two
+ * granules (no other object can start inside it): they hold its size.
+ * Cost: 4 bytes per object (12 from 255 bytes), in pages that each shadow
+ * 32 KiB of heap (16 KiB over other allocators): at most an eighth (a
+ * quarter) of the heap.  Pointers that are not 16-aligned (glibc never
+ * returns one) are not recorded: their frees count as unknown.
+ *
+ * Nothing here allocates (leaves come from mmap).
  */
 #ifndef ADDRMAP_H
 #define ADDRMAP_H
 
 #include <stdint.h>
 
-#define ADDRMAP_REGION_SHIFT 26 /* 64 MiB: glibc's HEAP_MAX_SIZE */
-#define ADDRMAP_SUBSHARDS 16    /* shards per region */
-#define ADDRMAP_IDX_BITS 24     /* stack index bits (stacks.h STACKS_MAX) */
+#define ADDRMAP_IDX_BITS 22 /* stack index bits stored per object */
 
 /*
- * Insert p (non-zero, 16-aligned) with its stack index and size, replacing
- * any entry for p, but only if *gate still equals want once p's shard is
- * locked (the monitor's epoch: a restart empties the map with every shard
- * locked).  0 (inserted or gated out), or -1 when memory cannot be mapped.
+ * Once, before the first put: spacing is the least distance between two
+ * live objects' addresses that the real allocator guarantees (32 for
+ * glibc; 16 for anything else).
  */
-int addrmap_put(uintptr_t p, uint32_t idx, uint64_t size, const uint64_t *gate,
-		uint64_t want);
-/*
- * Remove p: 1 and its index and size if it was there, else 0.  *seen gets
- * *gate as read under p's shard lock (when gate is not NULL).
- */
-int addrmap_take(uintptr_t p, uint32_t *idx, uint64_t *size, const uint64_t *gate,
-		 uint64_t *seen);
-/*
- * Warm the cache lines p's insertion will touch (before a slow step).  Only
- * once some table has outgrown the caches: until then it costs more than
- * it saves.
- */
-extern int addrmap_prefetching __attribute__((visibility("hidden")));
-void addrmap_prefetch_slow(uintptr_t p);
-static inline void addrmap_prefetch(uintptr_t p)
-{
-	if (__atomic_load_n(&addrmap_prefetching, __ATOMIC_RELAXED))
-		addrmap_prefetch_slow(p);
-}
+void addrmap_init(unsigned spacing);
 
-/* Every shard, in order (mprof_restart, fork). */
+/*
+ * Record p with its stack index (< 2^ADDRMAP_IDX_BITS - 1) and size,
+ * replacing what was there.  0 (recorded, or p not recordable), or -1 when
+ * memory for the shadow cannot be mapped.
+ */
+int addrmap_put(uintptr_t p, uint32_t idx, uint64_t size);
+/* Remove p: 1 and its index and size if it was there, else 0. */
+int addrmap_take(uintptr_t p, uint32_t *idx, uint64_t *size);
+
+/* The lock that adds leaves (fork: held across it, reset in the child). */
 void addrmap_lock_all(void);
 void addrmap_unlock_all(void);
 void addrmap_lock_reinit(void);
-/* Empty every shard; caller holds every shard lock. */
-void addrmap_clear(void);
 
 #endif

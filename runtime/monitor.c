@@ -389,6 +389,8 @@ void mon_init(void)
 		errno = e;
 		return;
 	}
+	/* glibc's chunks are 32 bytes apart at least (MINSIZE). */
+	addrmap_init(real_is_glibc() ? 32 : 16);
 	mon.epoch = 1;
 	mon.start_ns = mon_now_ns();
 	/* Before libc has set up environ (allocations by the dynamic loader),
@@ -466,7 +468,8 @@ static void settle_free(struct mon_thread *t, uint64_t e, int found, uint32_t id
 	if (orphan && !(t = orphan_lock(e)))
 		return;
 	if (t->epoch == e) {
-		if (found)
+		/* An index from before a restart belongs to the old profile. */
+		if (found && idx >= stacks_base() && idx < stacks_count())
 			credit_free(t, idx, size);
 		else
 			bump(&t->t[T_UNKNOWN], 1);
@@ -548,8 +551,6 @@ void mon_alloc(void *p, size_t n, void *ret)
 		ADD(mon.dropped, 1);
 		return;
 	}
-	/* The map's lines load while the stack is walked. */
-	addrmap_prefetch((uintptr_t)p);
 	frames = t ? t->frames : orphan_frames;
 	depth = unwind_capture(frames, t ? MON_MAX_DEPTH : ORPHAN_DEPTH,
 			       (uint64_t)(uintptr_t)ret, &flags);
@@ -567,9 +568,10 @@ void mon_alloc(void *p, size_t n, void *ret)
 		ADD(mon.dropped, 1);
 		return;
 	}
-	/* Inserted only if no restart came in between: then the object belongs
-	 * to the profile that was thrown away, and its free is "unknown". */
-	if (addrmap_put((uintptr_t)p, (uint32_t)idx, n, &mon.epoch, e) < 0) {
+	/* If a restart came in between, idx is below the new profile's first
+	 * stack: the object belongs to the profile thrown away, and its free
+	 * will count as unknown. */
+	if (addrmap_put((uintptr_t)p, (uint32_t)idx, n) < 0) {
 		mon_trouble("cannot map memory for the address map", NULL);
 		return;
 	}
@@ -583,7 +585,7 @@ void mon_free(void *p)
 	uint64_t e, size = 0;
 	struct mon_thread *t = self(&e);
 	uint32_t idx = 0;
-	int found = addrmap_take((uintptr_t)p, &idx, &size, NULL, NULL);
+	int found = addrmap_take((uintptr_t)p, &idx, &size);
 
 	settle_free(t, e, found, idx, size);
 }
@@ -592,12 +594,12 @@ void mon_realloc_take(void *p, struct mon_old *o)
 {
 	o->size = 0;
 	o->idx = 0;
-	o->found = addrmap_take((uintptr_t)p, &o->idx, &o->size, &mon.epoch, &o->epoch);
+	o->found = addrmap_take((uintptr_t)p, &o->idx, &o->size);
 }
 
 void mon_realloc_failed(void *p, const struct mon_old *o)
 {
-	if (o->found && addrmap_put((uintptr_t)p, o->idx, o->size, &mon.epoch, o->epoch) < 0)
+	if (o->found && addrmap_put((uintptr_t)p, o->idx, o->size) < 0)
 		mon_trouble("cannot map memory for the address map", NULL);
 }
 
@@ -607,8 +609,7 @@ void mon_realloc_freed(void *p, const struct mon_old *o)
 	uint64_t e;
 	struct mon_thread *t = self(&e);
 
-	if (o->epoch == e)
-		settle_free(t, e, o->found, o->idx, o->size);
+	settle_free(t, e, o->found, o->idx, o->size);
 }
 
 /* ---- the API ---- */
@@ -677,9 +678,9 @@ void mon_restart(const char *filename)
 	}
 	writer_lock();
 	stacks_lock();
-	addrmap_lock_all();
+	/* The address map keeps the old objects: their stack indices are below
+	 * the new profile's, so their frees count as unknown. */
 	stacks_reset();
-	addrmap_clear();
 	/* Per-thread counts go with the old epoch (their owners zero them). */
 	__atomic_store_n(&mon.dropped, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&mon.nallocs, 0, __ATOMIC_RELAXED);
@@ -689,7 +690,6 @@ void mon_restart(const char *filename)
 	if (filename && *filename)
 		resolve(mon.out, filename);
 	__atomic_store_n(&mon.state, MON_ON, __ATOMIC_RELEASE);
-	addrmap_unlock_all();
 	stacks_unlock();
 	writer_unlock();
 	errno = e;

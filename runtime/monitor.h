@@ -8,12 +8,14 @@
  *
  * Locks, always taken in this order, never held across anything that may
  * allocate: the writer's save lock, the block-pool lock, the orphan-block
- * lock, the stacks lock, the address-map region lock, the address-map
- * shard spinlocks (several only in lock-all order).  The hot path takes none of the first four: stack
- * lookups are lock-free and counts go to the thread's own block.
- * The epoch changes only with the save, stacks and every shard lock held
- * (mprof_restart); a thread's block is zeroed by its owner when it sees the
- * epoch change, and the saver reads only blocks of the current epoch.
+ * lock, the stacks lock, the address map's leaf lock.  The hot path takes
+ * none of them: stack lookups are lock-free, counts go to the thread's own
+ * block, and the address map is a shadow only an object's owner touches.
+ * The epoch changes only with the save and stacks locks held
+ * (mprof_restart), and stack indices go on from where they were, so an
+ * index in the map from before a restart is recognisably old.  A thread's
+ * block is zeroed by its owner when it sees the epoch change, and the saver
+ * reads only blocks of the current epoch.
  */
 #ifndef MONITOR_H
 #define MONITOR_H
@@ -84,7 +86,7 @@ void mon_free(void *p);
 
 /* realloc: take p out of the map before the real call, then settle. */
 struct mon_old {
-	uint64_t size, epoch;
+	uint64_t size;
 	uint32_t idx;
 	int found;
 };

@@ -11,6 +11,7 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
+#include <gnu/libc-version.h>
 #include <link.h>
 #include <stdint.h>
 
@@ -92,6 +93,23 @@ int real_init(void)
 	__atomic_store_n((void **)&real.malloc, f[0], __ATOMIC_RELEASE);
 	f[0] = dlsym(RTLD_DEFAULT, "malloc");
 	return !f[0] || f[0] == (void *)mon_malloc_self || !defines(f[0]);
+}
+
+/* Whether f (NULL: the __libc_* fallback, glibc's) lies in glibc's libc.
+ * Not by comparing with __libc_malloc: tcmalloc defines that name too. */
+static int in_glibc(void *f)
+{
+	Dl_info a, b;
+
+	if (!f)
+		return 1;
+	return dladdr(f, &a) && dladdr((void *)gnu_get_libc_version, &b) &&
+	       a.dli_fbase == b.dli_fbase;
+}
+
+int real_is_glibc(void)
+{
+	return in_glibc((void *)LOAD(malloc)) && in_glibc((void *)LOAD(free));
 }
 
 void *real_malloc(size_t n)

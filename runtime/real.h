@@ -20,6 +20,9 @@
  */
 int real_init(void);
 
+/* Whether the real malloc and free are glibc's (after real_init). */
+int real_is_glibc(void);
+
 void *real_malloc(size_t n);
 void *real_calloc(size_t n, size_t m);
 void *real_realloc(void *p, size_t n);

@@ -34,6 +34,7 @@ static pthread_mutex_t stacks_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct arena stacks_arena;
 static struct stacks_rec **stacks_dir[STACKS_DIR];
 static uint32_t stacks_n;
+static uint32_t stacks_first; /* the current profile's first index */
 static struct stacks_table *stacks_tab; /* published with release stores */
 
 void stacks_lock(void)
@@ -85,6 +86,11 @@ uint32_t stacks_count(void)
 	return __atomic_load_n(&stacks_n, __ATOMIC_ACQUIRE);
 }
 
+uint32_t stacks_base(void)
+{
+	return __atomic_load_n(&stacks_first, __ATOMIC_ACQUIRE);
+}
+
 /* Probe table t for the stack; its index, or -1. */
 static int64_t find(const struct stacks_table *t, const uint64_t *frames, uint32_t depth,
 		    uint32_t flags, uint32_t h)
@@ -125,12 +131,12 @@ static struct stacks_table *room(void)
 	struct stacks_table *t = stacks_tab, *nt;
 	uint32_t i;
 
-	if (t && (uint64_t)(stacks_n + 1) * 2 <= t->mask + 1)
+	if (t && (uint64_t)(stacks_n - stacks_first + 1) * 2 <= t->mask + 1)
 		return t;
 	nt = new_table(t ? (t->mask + 1) * 2 : STACKS_MIN_SLOTS);
 	if (!nt)
 		return NULL;
-	for (i = 0; i < stacks_n; i++)
+	for (i = stacks_first; i < stacks_n; i++)
 		put_slot(nt, stacks_get(i)->hash, i);
 	__atomic_store_n(&stacks_tab, nt, __ATOMIC_RELEASE);
 	return nt;
@@ -239,11 +245,13 @@ void stacks_reset(void)
 {
 	/*
 	 * A reader may still hold a record or a table: leave them mapped and
-	 * start over in fresh memory.  The directory chunks are reused (a
-	 * stale index then reads some record, never unmapped memory).
+	 * start over in fresh memory.  Indices go on from where they were, so
+	 * an index from before (in the address map, or computed by a thread
+	 * that raced with the restart) is below stacks_base(): never mistaken
+	 * for a stack of the new profile.
 	 */
 	stacks_arena.head = NULL;
 	stacks_arena.cur = stacks_arena.end = NULL;
 	__atomic_store_n(&stacks_tab, NULL, __ATOMIC_RELEASE);
-	__atomic_store_n(&stacks_n, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&stacks_first, stacks_n, __ATOMIC_RELEASE);
 }

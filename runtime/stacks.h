@@ -21,8 +21,8 @@
 
 #include "format.h"
 
-/* 24 bits of stack index are stored per object (see addrmap.h). */
-#define STACKS_MAX (1u << 24)
+/* 22 bits of stack index are stored per object (see addrmap.h). */
+#define STACKS_MAX (1u << 22)
 
 /*
  * A record keeps its innermost nown frames; the outer depth - nown, if any,
@@ -88,9 +88,12 @@ const uint64_t *stacks_frames(const struct stacks_rec *r, uint64_t *buf);
 struct stacks_rec *stacks_get(uint32_t idx);
 /* Number of stacks; records 0..count-1 are complete. */
 uint32_t stacks_count(void);
+/* The current profile's stacks are base..count-1 (base > 0 after a restart). */
+uint32_t stacks_base(void);
 /*
- * Forget every stack.  Caller holds the lock.  The old records stay mapped
- * (lock-free readers), so each restart keeps the previous profile's table.
+ * Forget every stack: new ones get indices from stacks_count() on.  Caller
+ * holds the lock.  The old records stay mapped (lock-free readers), so each
+ * restart keeps the previous profile's table.
  */
 void stacks_reset(void);
 

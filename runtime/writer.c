@@ -172,13 +172,14 @@ static void put_counters(struct format_writer *w)
 static void put_stacks(struct format_writer *w)
 {
 	static uint64_t frames[MON_MAX_DEPTH];
-	uint32_t n = stacks_count(), i, d;
+	uint32_t base = stacks_base(), n = stacks_count(), i, d;
 	uint64_t ctr[MPROF_NCOUNTERS];
 	int c;
 
+	/* The current profile's stacks (after a restart, not the old ones). */
 	format_begin_section(w, FORMAT_SEC_STACKS);
-	format_put_u64(w, n);
-	for (i = 0; i < n; i++) {
+	format_put_u64(w, n - base);
+	for (i = base; i < n; i++) {
 		struct stacks_rec *r = stacks_get(i);
 		format_put_u32(w, r->depth);
 		format_put_u32(w, r->flags);

@@ -44,5 +44,5 @@ rt_totals() {
 # rt_sums FILE: the stack counters summed by kind: "allocs bytes frees freed".
 rt_sums() {
 	"$MPROF" dump "$1" | awk '$1 == "stack" { for (c = 0; c < 16; c++) s[int(c / 4)] += $(4 + c) }
-		END { printf "%d %d %d %d\n", s[0], s[1], s[2], s[3] }'
+		END { printf "%.0f %.0f %.0f %.0f\n", s[0], s[1], s[2], s[3] }'
 }

@@ -492,6 +492,20 @@ static inline unsigned cache_slot(const uint64_t *frames, int depth)
 	return (unsigned)(((frames[0] ^ (uint64_t)depth) * 0x9e3779b97f4a7c15ull) >> 61);
 }
 
+/* Count an allocation of n bytes into t, whose counters for its stack are c. */
+static inline void count(struct mon_thread *t, uint64_t *c, size_t n)
+{
+	int sc = format_size_class(n);
+	uint32_t bin = format_bin_index(n);
+
+	bump(&c[MPROF_C_ALLOCS + sc], 1);
+	bump(&c[MPROF_C_BYTES + sc], n);
+	bump(&t->bins[bin][0], 1);
+	bump(&t->bins[bin][2], n);
+	bump(&t->t[T_ALLOCS], 1);
+	bump(&t->t[T_BYTES], n);
+}
+
 /*
  * Count an allocation of n bytes on the stack frames[0..depth-1] into t
  * (this thread's block, or the orphan under its lock); the stack's index
@@ -503,8 +517,6 @@ static int64_t count_alloc(struct mon_thread *t, const uint64_t *frames, int dep
 {
 	unsigned k = cache_slot(frames, depth);
 	const struct stacks_rec *r = t->cache[k].r;
-	int sc = format_size_class(n);
-	uint32_t bin = format_bin_index(n);
 	int64_t idx;
 	uint64_t *c;
 
@@ -528,12 +540,7 @@ static int64_t count_alloc(struct mon_thread *t, const uint64_t *frames, int dep
 		t->cache[k].idx = (uint64_t)idx;
 	}
 	t->last = t->cache[k].r;
-	bump(&c[MPROF_C_ALLOCS + sc], 1);
-	bump(&c[MPROF_C_BYTES + sc], n);
-	bump(&t->bins[bin][0], 1);
-	bump(&t->bins[bin][2], n);
-	bump(&t->t[T_ALLOCS], 1);
-	bump(&t->t[T_BYTES], n);
+	count(t, c, n);
 	return idx;
 }
 
@@ -541,7 +548,7 @@ static int64_t count_alloc(struct mon_thread *t, const uint64_t *frames, int dep
 
 void mon_alloc(void *p, size_t n, void *ret)
 {
-	uint64_t e, orphan_frames[ORPHAN_DEPTH], *frames;
+	uint64_t e, orphan_frames[ORPHAN_DEPTH], *frames, known;
 	struct mon_thread *t = self(&e);
 	int depth, as;
 	uint32_t flags;
@@ -552,12 +559,24 @@ void mon_alloc(void *p, size_t n, void *ret)
 		return;
 	}
 	frames = t ? t->frames : orphan_frames;
+	/* A stack the unwinder remembers comes back as its index + 1, for
+	 * this profile (epoch e): no frames, no lookup. */
 	depth = unwind_capture(frames, t ? MON_MAX_DEPTH : ORPHAN_DEPTH,
-			       (uint64_t)(uintptr_t)ret, &flags);
+			       (uint64_t)(uintptr_t)ret, &flags, e, t ? &known : NULL);
 	if (__atomic_load_n(&mon.state, __ATOMIC_RELAXED) != MON_ON)
 		return; /* stopped meanwhile */
-	if (t) {
+	if (t && known) {
+		uint64_t *c = block_ctr(t, (uint32_t)(known - 1));
+		if (!c) {
+			mon_trouble("cannot map memory for counters", NULL);
+			return;
+		}
+		idx = (int64_t)(known - 1);
+		count(t, c, n);
+	} else if (t) {
 		idx = count_alloc(t, frames, depth, flags, n);
+		if (idx >= 0)
+			unwind_memo_set(e, (uint64_t)idx + 1);
 	} else {
 		if (!(t = orphan_lock(e)))
 			return;

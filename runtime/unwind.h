@@ -25,7 +25,18 @@ extern const char unwind_name[];
  * May call into the dynamic loader (dl_iterate_phdr); the caller holds the
  * monitor's recursion guard and no lock.
  */
-int unwind_capture(uint64_t *frames, int max, uint64_t ret, uint32_t *flags);
+int unwind_capture(uint64_t *frames, int max, uint64_t ret, uint32_t *flags, uint64_t owner,
+		   uint64_t *value);
+/*
+ * Remembered walks.  After a capture, unwind_memo_set(owner, value) (value
+ * non-zero) ties the caller's value to the stack just captured.  A later
+ * unwind_capture with the same owner (the caller's generation of values,
+ * e.g. its profile epoch) whose walk would read the very same stack words
+ * from the same frame 0 returns that stack's depth with *value set and
+ * frames NOT filled; otherwise *value is 0 and frames are filled.  value
+ * may be NULL (no remembering).  Per thread; never shared.
+ */
+void unwind_memo_set(uint64_t owner, uint64_t value);
 
 /*
  * Capture without the loader, locks or malloc, for a sampling profiler

@@ -1,13 +1,16 @@
 # The fast unwinder against the reference one (libgcc _Unwind_Backtrace),
 # frame for frame, on every allocation: MPROF_UNWIND_CHECK=1 runs both and
 # prints "mprof: unwind mismatch ..." for any difference, and at exit
-# "mprof: unwind check: N stacks compared, F by the fast path, M mismatches".
+# "mprof: unwind check: N stacks compared, F by the fast path, R remembered,
+# M mismatches".  A remembered walk (a stack recognised without walking it)
+# is checked too: the full walk is made anyway and must give the same stack.
 # Programs: tests/progs/uw_main.c (+ uw_lib.c as a linked library with a lazy
 # PLT, and as two dlopen'd plugins) at -O0 and -O2, with and without frame
 # pointers, preloaded and linked with libmprof.a; tests/progs/uw_cxx.cc
-# (exceptions in flight) at -O0 and -O2.
+# (exceptions in flight) at -O0 and -O2; tests/progs/uw_memo.c (chains
+# that differ only far from the innermost frame) at -O0 and -O2.
 . "$(dirname "$0")/../lib.sh"
-plan 30
+plan 36
 
 P=$TOP/tests/progs
 cd "$T" || exit 1
@@ -17,15 +20,16 @@ cc -g -O0 -fPIC -shared -DPLUG=2 -o plug2.so "$P/uw_lib.c"
 ok $? "libraries build"
 
 # check NAME MIN CMD...: run CMD in check mode; no mismatch, the summary
-# line says >= MIN stacks compared and most of them by the fast path.
+# line says >= MIN stacks compared, most of them by the fast path, and
+# REMEMBERED_MIN (default 1) of them recognised as remembered walks.
 check() {
 	_name=$1 _min=$2; shift 2
 	_err=$(MPROF_UNWIND_CHECK=1 MPROF_OUT=$T/u.data "$@" 2>&1 >/dev/null)
 	ok $? "$_name: runs"
 	unlike "$_err" 'unwind mismatch' "$_name: no mismatch between the unwinders"
-	set -- $(printf '%s\n' "$_err" | sed -n 's/^mprof: unwind check: \([0-9]*\) stacks compared, \([0-9]*\) by the fast path, \([0-9]*\) mismatches$/\1 \2 \3/p')
-	ok $([ "${1:-0}" -ge "$_min" ] && [ "$2" -ge $(($1 * 9 / 10)) ] && [ "$3" = 0 ]; echo $?) \
-		"$_name: ${1:-no} stacks compared, ${2:-0} by the fast path (>= $_min, >= 90%)"
+	set -- $(printf '%s\n' "$_err" | sed -n 's/^mprof: unwind check: \([0-9]*\) stacks compared, \([0-9]*\) by the fast path, \([0-9]*\) remembered, \([0-9]*\) mismatches$/\1 \2 \3 \4/p')
+	ok $([ "${1:-0}" -ge "$_min" ] && [ "$2" -ge $(($1 * 9 / 10)) ] && [ "$3" -ge "${REMEMBERED_MIN:-1}" ] && [ "$4" = 0 ]; echo $?) \
+		"$_name: ${1:-no} stacks compared, ${2:-0} by the fast path (>= $_min, >= 90%), ${3:-0} remembered"
 }
 
 for v in "-O0" "-O2" "-O2 -fomit-frame-pointer" "-O2 -fno-omit-frame-pointer"; do
@@ -40,8 +44,13 @@ for o in -O0 -O2; do
 done
 # The runtime's own stack tests, in check mode.
 cc -g -O0 -o q "$P/rt_qsort.c" && cc -g -O0 -o d "$P/rt_deep.c"
-check "rt_qsort" 1 env LD_PRELOAD="$LIBMPROF/libmprof.so" ./q
-check "rt_deep" 2 env LD_PRELOAD="$LIBMPROF/libmprof.so" ./d
+REMEMBERED_MIN=0 check "rt_qsort" 1 env LD_PRELOAD="$LIBMPROF/libmprof.so" ./q
+REMEMBERED_MIN=0 check "rt_deep" 2 env LD_PRELOAD="$LIBMPROF/libmprof.so" ./d
+# Chains that differ only far out: most are remembered, none wrongly.
+for o in -O0 -O2; do
+	cc -g $o -o mm "$P/uw_memo.c"
+	REMEMBERED_MIN=10000 check "uw_memo $o" 20000 env LD_PRELOAD="$LIBMPROF/libmprof.so" ./mm
+done
 # The check itself catches a difference: =2 spoils one frame of the first
 # stack the fast path makes (the reference's is kept).
 err=$(MPROF_UNWIND_CHECK=2 MPROF_OUT=$T/u.data env LD_PRELOAD="$LIBMPROF/libmprof.so" ./d 2>&1)

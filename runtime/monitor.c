@@ -487,9 +487,9 @@ static void autosave(void)
 	writer_unlock();
 }
 
-static inline unsigned cache_slot(const uint64_t *frames, int depth)
+static inline unsigned cache_slot(uint32_t hash)
 {
-	return (unsigned)(((frames[0] ^ (uint64_t)depth) * 0x9e3779b97f4a7c15ull) >> 61);
+	return hash >> 29; /* the table probes by the low bits */
 }
 
 /* Count an allocation of n bytes into t, whose counters for its stack are c. */
@@ -513,9 +513,9 @@ static inline void count(struct mon_thread *t, uint64_t *c, size_t n)
  * hashing and no probe (mprof paper: most of the chain repeats).
  */
 static int64_t count_alloc(struct mon_thread *t, const uint64_t *frames, int depth,
-			   uint32_t flags, size_t n)
+			   uint32_t flags, uint32_t hash, size_t n)
 {
-	unsigned k = cache_slot(frames, depth);
+	unsigned k = cache_slot(hash);
 	const struct stacks_rec *r = t->cache[k].r;
 	int64_t idx;
 	uint64_t *c;
@@ -525,7 +525,7 @@ static int64_t count_alloc(struct mon_thread *t, const uint64_t *frames, int dep
 		idx = (int64_t)t->cache[k].idx;
 	} else {
 		idx = stacks_intern(frames, (uint32_t)depth, flags,
-				    stacks_hash(frames, (uint32_t)depth, flags), t->last);
+				    hash, t->last);
 		if (idx < 0) {
 			mon_trouble("the stack table is full or out of memory", NULL);
 			return -1;
@@ -551,7 +551,7 @@ void mon_alloc(void *p, size_t n, void *ret)
 	uint64_t e, orphan_frames[ORPHAN_DEPTH], *frames, known;
 	struct mon_thread *t = self(&e);
 	int depth, as;
-	uint32_t flags;
+	uint32_t flags, hash;
 	int64_t idx;
 
 	if ((uint64_t)n >> MON_SIZE_BITS) {
@@ -562,7 +562,7 @@ void mon_alloc(void *p, size_t n, void *ret)
 	/* A stack the unwinder remembers comes back as its index + 1, for
 	 * this profile (epoch e): no frames, no lookup. */
 	depth = unwind_capture(frames, t ? MON_MAX_DEPTH : ORPHAN_DEPTH,
-			       (uint64_t)(uintptr_t)ret, &flags, e, t ? &known : NULL);
+			       (uint64_t)(uintptr_t)ret, &flags, e, t ? &known : NULL, &hash);
 	if (__atomic_load_n(&mon.state, __ATOMIC_RELAXED) != MON_ON)
 		return; /* stopped meanwhile */
 	if (t && known) {
@@ -574,13 +574,13 @@ void mon_alloc(void *p, size_t n, void *ret)
 		idx = (int64_t)(known - 1);
 		count(t, c, n);
 	} else if (t) {
-		idx = count_alloc(t, frames, depth, flags, n);
+		idx = count_alloc(t, frames, depth, flags, hash, n);
 		if (idx >= 0)
 			unwind_memo_set(e, (uint64_t)idx + 1);
 	} else {
 		if (!(t = orphan_lock(e)))
 			return;
-		idx = count_alloc(t, frames, depth, flags, n);
+		idx = count_alloc(t, frames, depth, flags, hash, n);
 		orphan_unlock();
 	}
 	if (idx < 0) {

@@ -52,28 +52,6 @@ void stacks_lock_reinit(void)
 	pthread_mutex_init(&stacks_mutex, NULL);
 }
 
-uint32_t stacks_hash(const uint64_t *frames, uint32_t depth, uint32_t flags)
-{
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ depth ^ ((uint64_t)flags << 32);
-	uint32_t i;
-
-	/* Two independent lanes: half the multiply latency chain. */
-	uint64_t g = 0x6a09e667f3bcc909ull;
-	for (i = 0; i + 1 < depth; i += 2) {
-		h = (h ^ frames[i]) * 0xff51afd7ed558ccdull;
-		g = (g ^ frames[i + 1]) * 0xc4ceb9fe1a85ec53ull;
-		h ^= h >> 32;
-		g ^= g >> 29;
-	}
-	if (i < depth)
-		h = (h ^ frames[i]) * 0xff51afd7ed558ccdull;
-	h ^= g * 0x9e3779b97f4a7c15ull;
-	h ^= h >> 29;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 32;
-	return (uint32_t)h;
-}
-
 struct stacks_rec *stacks_get(uint32_t idx)
 {
 	struct stacks_rec **chunk =

@@ -49,10 +49,9 @@ void stacks_unlock(void);
 /* In a fork child, whatever the parent's threads held. */
 void stacks_lock_reinit(void);
 
-/* The hash stacks_intern() uses (for callers that cache lookups). */
-uint32_t stacks_hash(const uint64_t *frames, uint32_t depth, uint32_t flags);
 /*
- * The index of the stack (frames, depth, flags) whose hash is h, added if
+ * The index of the stack (frames, depth, flags) whose hash is h
+ * (stackhash.h), added if
  * new.  Takes the table lock only to add; the caller holds no monitor lock.
  * A new stack shares the outer frames it has in common with hint (a
  * record met just before, or NULL).  -1 when the table is full or memory

@@ -26,6 +26,7 @@
 #include <unwind.h>
 
 #include "format.h"
+#include "stackhash.h"
 #include "unwind.h"
 
 const char unwind_name[] = "mprof CFI cache (libgcc _Unwind_Backtrace fallback)";
@@ -656,6 +657,7 @@ static void stack_bounds(void)
 struct step {
 	uintptr_t sp, pc, bp;
 	uintptr_t bpslot; /* where rbp was saved (8-aligned), | S_ONRBP | S_LIVE */
+	uint64_t h;       /* in r[]: stackhash of the pcs from r[0] to this one */
 };
 #define S_ONRBP 1u /* this frame's CFA is on rbp */
 #define S_LIVE 2u  /* the rest of the walk depends on the bp it came with */
@@ -758,6 +760,7 @@ struct memo {
 	int bplive;   /* frame 0's bp matters */
 	int npairs;
 	uint64_t fhash; /* check mode: hash of the frames */
+	uintptr_t want_sp, want_pc; /* frame 0 of the last walk offered */
 	struct memo_pair pair[2 * MEMO_FRAMES + 1];
 };
 static __thread struct memo *uw_memo; /* MEMO_N entries, or NULL */
@@ -817,6 +820,13 @@ void unwind_memo_set(uint64_t owner, uint64_t value)
 	}
 	m = rc->n - 1; /* frame 0 */
 	e = &uw_memo[memo_slot(rc->r[m].sp, rc->r[m].pc)];
+	/* Only a walk offered twice in a row for this entry is worth the
+	 * pairs (deep stacks that never repeat would pay for nothing). */
+	if (e->want_sp != rc->r[m].sp || e->want_pc != rc->r[m].pc) {
+		e->want_sp = rc->r[m].sp;
+		e->want_pc = rc->r[m].pc;
+		return;
+	}
 	/* rec_same(rc, m), as pairs. */
 	for (q = m; q > 0; q--) {
 		const struct step *st = &rc->r[q], *up = &rc->r[q - 1];
@@ -959,9 +969,12 @@ static int walk(uint64_t *frames, int max, uint64_t ret, uint32_t *flags, uintpt
 done:
 	/* A complete walk: keep it, outermost first, for the next one. */
 	if (rc) {
+		uint64_t h = STACKHASH_SEED;
 		rec_live(rc->cur, n, 0);
-		for (int k = 0; k < n; k++)
-			rc->r[n - 1 - k] = rc->cur[k];
+		for (int k = 0; k < n; k++) {
+			rc->r[k] = rc->cur[n - 1 - k];
+			rc->r[k].h = h = stackhash_step(h, rc->r[k].pc);
+		}
 		rc->endcfa = endcfa;
 		rc->n = n;
 	}
@@ -977,9 +990,12 @@ reuse:
 			*flags = FORMAT_STACK_TRUNCATED;
 		/* The record: r[0..m] stays, the new inner frames go above it. */
 		if (total <= REC_CAP) {
+			uint64_t h = rc->r[m].h;
 			rec_live(rc->cur, n, rc->r[m].bpslot & S_LIVE);
-			for (k = 0; k < n; k++)
-				rc->r[m + n - k] = rc->cur[k];
+			for (k = m + 1; k <= m + n; k++) {
+				rc->r[k] = rc->cur[m + n - k];
+				rc->r[k].h = h = stackhash_step(h, rc->r[k].pc);
+			}
 			rc->n = total;
 		}
 		return total > max ? max : total;
@@ -1098,7 +1114,8 @@ __attribute__((destructor)) static void check_report(void)
 /* ---- the interface ---- */
 
 __attribute__((noinline)) int unwind_capture(uint64_t *frames, int max, uint64_t ret,
-					     uint32_t *flags, uint64_t owner, uint64_t *value)
+					     uint32_t *flags, uint64_t owner, uint64_t *value,
+					     uint32_t *hash)
 {
 	uintptr_t pc, sp, bp;
 	int n;
@@ -1143,9 +1160,25 @@ __attribute__((noinline)) int unwind_capture(uint64_t *frames, int max, uint64_t
 			}
 		}
 	}
-	if (n >= 0)
-		return n;
-	return unwind_capture_slow(frames, max, ret, flags);
+	if (n < 0)
+		n = unwind_capture_slow(frames, max, ret, flags);
+	if (hash && !(value && *value)) {
+		/* The record's outer hashes, when it is this very walk (it was
+		 * kept whole, and check mode left the frames alone). */
+		const struct rec *rc = uw_rec;
+		if (rc && n > 0 && rc->n == n && !*flags && uw_check <= 0) {
+			*hash = stackhash_fin(rc->r[n - 1].h, (uint32_t)n, 0);
+		} else {
+			*hash = stackhash(frames, (uint32_t)n, *flags);
+			if (uw_check > 0 && rc && n > 0 && rc->n == n && !*flags &&
+			    *hash != stackhash_fin(rc->r[n - 1].h, (uint32_t)n, 0)) {
+				static const char m[] = "mprof: unwind mismatch: the walk's hash differs\n";
+				__atomic_fetch_add(&uw_n_mismatch, 1, __ATOMIC_RELAXED);
+				say(m, sizeof m - 1);
+			}
+		}
+	}
+	return n;
 }
 
 /* ---- capture from interrupted registers: async-signal-safe ---- */

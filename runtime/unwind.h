@@ -26,7 +26,7 @@ extern const char unwind_name[];
  * monitor's recursion guard and no lock.
  */
 int unwind_capture(uint64_t *frames, int max, uint64_t ret, uint32_t *flags, uint64_t owner,
-		   uint64_t *value);
+		   uint64_t *value, uint32_t *hash);
 /*
  * Remembered walks.  After a capture, unwind_memo_set(owner, value) (value
  * non-zero) ties the caller's value to the stack just captured.  A later
@@ -37,6 +37,12 @@ int unwind_capture(uint64_t *frames, int max, uint64_t ret, uint32_t *flags, uin
  * may be NULL (no remembering).  Per thread; never shared.
  */
 void unwind_memo_set(uint64_t owner, uint64_t value);
+/*
+ * *hash (if hash is not NULL and frames were filled) gets stackhash() of
+ * the stack (stackhash.h), from the hashes of the outer part the walk
+ * reused where it could: a deep stack is hashed in the cost of its new
+ * frames.
+ */
 
 /*
  * Capture without the loader, locks or malloc, for a sampling profiler

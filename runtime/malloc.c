@@ -20,6 +20,13 @@
 
 #define EXPORT __attribute__((visibility("default")))
 #define RET __builtin_return_address(0)
+/* The caller's stack pointer once this call returns (its frame 0's sp): lets
+ * the monitor recognise a remembered stack without walking its own frames. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define CFA ((uintptr_t)__builtin_dwarf_cfa())
+#else
+#define CFA ((uintptr_t)0)
+#endif
 
 /* Referenced by monitor.c so that linking libmprof.a pulls this file in. */
 const char mon_hooks_anchor;
@@ -40,11 +47,11 @@ static inline int *err(void)
 }
 
 /* Record p (n bytes) if it was allocated; errno stays the real call's. */
-static inline void note_alloc(void *p, size_t n, void *ret)
+static inline void note_alloc(void *p, size_t n, void *ret, uintptr_t cfa)
 {
 	int *ep = err(), e = *ep;
 	if (p)
-		mon_alloc(p, n, ret);
+		mon_alloc(p, n, ret, cfa);
 	mon_leave();
 	*ep = e;
 }
@@ -56,7 +63,7 @@ EXPORT void *malloc(size_t n)
 	if (!mon_enter(1))
 		return real_malloc(n);
 	p = real_malloc(n);
-	note_alloc(p, n, RET);
+	note_alloc(p, n, RET, CFA);
 	return p;
 }
 
@@ -76,7 +83,7 @@ EXPORT void *calloc(size_t n, size_t m)
 	p = real_calloc(n, m);
 	if (__builtin_mul_overflow(n, m, &total))
 		total = 0; /* then p is NULL */
-	note_alloc(p, total, RET);
+	note_alloc(p, total, RET, CFA);
 	return p;
 }
 
@@ -94,7 +101,7 @@ EXPORT void free(void *p)
 }
 
 /* realloc = free of the old block + allocation of the new one. */
-static void *do_realloc(void *p, size_t n, void *ret)
+static void *do_realloc(void *p, size_t n, void *ret, uintptr_t cfa)
 {
 	struct mon_old old;
 	void *q;
@@ -104,7 +111,7 @@ static void *do_realloc(void *p, size_t n, void *ret)
 		if (!mon_enter(1))
 			return real_malloc(n);
 		q = real_malloc(n);
-		note_alloc(q, n, ret);
+		note_alloc(q, n, ret, cfa);
 		return q;
 	}
 	if (!mon_enter(0))
@@ -118,7 +125,7 @@ static void *do_realloc(void *p, size_t n, void *ret)
 		/* Moved, resized in place, or (n == 0) freed: p is gone. */
 		mon_realloc_freed(p, &old);
 		if (q)
-			mon_alloc(q, n, ret);
+			mon_alloc(q, n, ret, cfa);
 	}
 	mon_leave();
 	errno = e;
@@ -127,7 +134,7 @@ static void *do_realloc(void *p, size_t n, void *ret)
 
 EXPORT void *realloc(void *p, size_t n)
 {
-	return do_realloc(p, n, RET);
+	return do_realloc(p, n, RET, CFA);
 }
 
 EXPORT void *reallocarray(void *p, size_t n, size_t m)
@@ -138,7 +145,7 @@ EXPORT void *reallocarray(void *p, size_t n, size_t m)
 		errno = ENOMEM;
 		return NULL;
 	}
-	return do_realloc(p, total, RET);
+	return do_realloc(p, total, RET, CFA);
 }
 
 EXPORT int posix_memalign(void **out, size_t align, size_t n)
@@ -150,7 +157,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
 	rc = real_posix_memalign(out, align, n);
 	e = errno;
 	if (rc == 0)
-		mon_alloc(*out, n, RET);
+		mon_alloc(*out, n, RET, CFA);
 	mon_leave();
 	errno = e;
 	return rc;
@@ -163,7 +170,7 @@ EXPORT void *aligned_alloc(size_t align, size_t n)
 	if (!mon_enter(1))
 		return real_aligned_alloc(align, n);
 	p = real_aligned_alloc(align, n);
-	note_alloc(p, n, RET);
+	note_alloc(p, n, RET, CFA);
 	return p;
 }
 
@@ -174,7 +181,7 @@ EXPORT void *memalign(size_t align, size_t n)
 	if (!mon_enter(1))
 		return real_memalign(align, n);
 	p = real_memalign(align, n);
-	note_alloc(p, n, RET);
+	note_alloc(p, n, RET, CFA);
 	return p;
 }
 
@@ -185,7 +192,7 @@ EXPORT void *valloc(size_t n)
 	if (!mon_enter(1))
 		return real_valloc(n);
 	p = real_valloc(n);
-	note_alloc(p, n, RET);
+	note_alloc(p, n, RET, CFA);
 	return p;
 }
 
@@ -196,6 +203,6 @@ EXPORT void *pvalloc(size_t n)
 	if (!mon_enter(1))
 		return real_pvalloc(n);
 	p = real_pvalloc(n);
-	note_alloc(p, n, RET);
+	note_alloc(p, n, RET, CFA);
 	return p;
 }

@@ -673,11 +673,14 @@ static __thread struct rec *uw_rec;
 static pthread_key_t uw_rec_key;
 static int uw_rec_key_state; /* 0 not yet, 1 made, -1 failed */
 
+static void memo_release(void);
+
 static void rec_release(void *p)
 {
 	if (p == uw_rec)
 		uw_rec = NULL;
 	munmap(p, sizeof(struct rec));
+	memo_release(); /* the thread is going: so are its remembered walks */
 }
 
 /* Caller holds the recursion guard (pthread_setspecific may allocate). */
@@ -778,6 +781,14 @@ static uint64_t frames_hash(const uint64_t *f, int n)
 	return h;
 }
 
+static void memo_release(void)
+{
+	if (uw_memo)
+		munmap(uw_memo, MEMO_N * sizeof(struct memo));
+	uw_memo = NULL;
+	uw_memo_off = 1;
+}
+
 static inline unsigned memo_slot(uintptr_t sp, uintptr_t pc)
 {
 	return (unsigned)(((sp >> 4) ^ pc) * 0x9e3779b97f4a7c15ull >> 59) & (MEMO_N - 1);
@@ -856,6 +867,29 @@ void unwind_memo_set(uint64_t owner, uint64_t value)
 			f[q] = rc->r[rc->n - 1 - q].pc;
 		e->fhash = frames_hash(f, rc->n);
 	}
+}
+
+/* Check mode: a recall's hit, verified by the capture that follows. */
+static __thread uint64_t uw_recall_value, uw_recall_fhash;
+
+int unwind_recall(uint64_t ret, uintptr_t sp0, uint64_t owner, int max, uint64_t *value)
+{
+	const struct memo *e;
+
+	*value = 0;
+	if (!uw_memo || !sp0)
+		return -1;
+	/* Frame 0's bp is unknown here: only walks that do not depend on it. */
+	e = &uw_memo[memo_slot(sp0, ret)];
+	if (e->bplive || !(e = memo_find(sp0, ret, 0, owner, max)))
+		return -1;
+	if (uw_check > 0) {
+		uw_recall_value = e->value;
+		uw_recall_fhash = e->fhash;
+		return -1;
+	}
+	*value = e->value;
+	return e->n;
 }
 
 /* ---- the fast walk ---- */
@@ -1148,6 +1182,16 @@ __attribute__((noinline)) int unwind_capture(uint64_t *frames, int max, uint64_t
 		} else {
 			__atomic_fetch_add(&uw_n_checked, 1, __ATOMIC_RELAXED);
 		}
+		/* A recalled walk (unwind_recall) too. */
+		if (uw_recall_value && n > 0) {
+			__atomic_fetch_add(&uw_n_memo, 1, __ATOMIC_RELAXED);
+			if (frames_hash(frames, n) != uw_recall_fhash || *flags) {
+				static const char m[] = "mprof: unwind mismatch: a recalled walk differs\n";
+				__atomic_fetch_add(&uw_n_mismatch, 1, __ATOMIC_RELAXED);
+				say(m, sizeof m - 1);
+			}
+		}
+		uw_recall_value = 0;
 		/* A remembered walk must be the very stack a walk gives. */
 		if (uw_hit_value && value && n > 0) {
 			__atomic_fetch_add(&uw_n_memo, 1, __ATOMIC_RELAXED);

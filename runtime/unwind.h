@@ -38,6 +38,13 @@ int unwind_capture(uint64_t *frames, int max, uint64_t ret, uint32_t *flags, uin
  */
 void unwind_memo_set(uint64_t owner, uint64_t value);
 /*
+ * The same without walking at all: the depth of the remembered stack whose
+ * frame 0 returns to ret with stack pointer sp0 (the allocator entry
+ * point's CFA), with *value set; -1 (and *value 0) when there is none,
+ * it depends on frame 0's bp, or it no longer holds: then unwind_capture.
+ */
+int unwind_recall(uint64_t ret, uintptr_t sp0, uint64_t owner, int max, uint64_t *value);
+/*
  * *hash (if hash is not NULL and frames were filled) gets stackhash() of
  * the stack (stackhash.h), from the hashes of the outer part the walk
  * reused where it could: a deep stack is hashed in the cost of its new

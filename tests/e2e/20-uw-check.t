@@ -2,8 +2,10 @@
 # frame for frame, on every allocation: MPROF_UNWIND_CHECK=1 runs both and
 # prints "mprof: unwind mismatch ..." for any difference, and at exit
 # "mprof: unwind check: N stacks compared, F by the fast path, R remembered,
-# M mismatches".  A remembered walk (a stack recognised without walking it)
-# is checked too: the full walk is made anyway and must give the same stack.
+# M mismatches".  A remembered walk (a stack recognised without walking it,
+# from frame 0's registers or from the caller's return address and stack
+# pointer) is checked too: the full walk is made anyway and must give the
+# same stack; R counts those checks (up to two per stack).
 # Programs: tests/progs/uw_main.c (+ uw_lib.c as a linked library with a lazy
 # PLT, and as two dlopen'd plugins) at -O0 and -O2, with and without frame
 # pointers, preloaded and linked with libmprof.a; tests/progs/uw_cxx.cc

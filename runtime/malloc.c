@@ -17,16 +17,25 @@
 
 #include "monitor.h"
 #include "real.h"
+#include "unwind.h"
 
 #define EXPORT __attribute__((visibility("default")))
-#define RET __builtin_return_address(0)
-/* The caller's stack pointer once this call returns (its frame 0's sp): lets
- * the monitor recognise a remembered stack without walking its own frames. */
-#if defined(__GNUC__) && !defined(__clang__)
-#define CFA ((uintptr_t)__builtin_dwarf_cfa())
-#else
-#define CFA ((uintptr_t)0)
-#endif
+/*
+ * Frame 0 (the caller's frame) as this entry point found it: the return
+ * address, the caller's stack pointer once the call returns, and the
+ * caller's rbp.  __builtin_frame_address(0) makes the compiler give this
+ * function a frame pointer, so fp[0] is the saved rbp and fp[1] the return
+ * address.  The unwinder starts there instead of walking the monitor's own
+ * frames.
+ */
+#define F0_DECL struct unwind_frame0 f0_
+#define F0_SET                                                                       \
+	do {                                                                         \
+		const uintptr_t *fp_ = __builtin_frame_address(0);                   \
+		f0_.ret = (uint64_t)(uintptr_t)__builtin_return_address(0);          \
+		f0_.sp = (uintptr_t)(fp_ + 2);                                       \
+		f0_.bp = fp_[0];                                                     \
+	} while (0)
 
 /* Referenced by monitor.c so that linking libmprof.a pulls this file in. */
 const char mon_hooks_anchor;
@@ -47,23 +56,25 @@ static inline int *err(void)
 }
 
 /* Record p (n bytes) if it was allocated; errno stays the real call's. */
-static inline void note_alloc(void *p, size_t n, void *ret, uintptr_t cfa)
+static inline void note_alloc(void *p, size_t n, const struct unwind_frame0 *f0)
 {
 	int *ep = err(), e = *ep;
 	if (p)
-		mon_alloc(p, n, ret, cfa);
+		mon_alloc(p, n, f0);
 	mon_leave();
 	*ep = e;
 }
 
 EXPORT void *malloc(size_t n)
 {
+	F0_DECL;
 	void *p;
 
 	if (!mon_enter(1))
 		return real_malloc(n);
 	p = real_malloc(n);
-	note_alloc(p, n, RET, CFA);
+	F0_SET;
+	note_alloc(p, n, &f0_);
 	return p;
 }
 
@@ -75,6 +86,7 @@ extern __typeof(malloc) mon_malloc_self
 
 EXPORT void *calloc(size_t n, size_t m)
 {
+	F0_DECL;
 	size_t total;
 	void *p;
 
@@ -83,7 +95,8 @@ EXPORT void *calloc(size_t n, size_t m)
 	p = real_calloc(n, m);
 	if (__builtin_mul_overflow(n, m, &total))
 		total = 0; /* then p is NULL */
-	note_alloc(p, total, RET, CFA);
+	F0_SET;
+	note_alloc(p, total, &f0_);
 	return p;
 }
 
@@ -101,7 +114,7 @@ EXPORT void free(void *p)
 }
 
 /* realloc = free of the old block + allocation of the new one. */
-static void *do_realloc(void *p, size_t n, void *ret, uintptr_t cfa)
+static void *do_realloc(void *p, size_t n, const struct unwind_frame0 *f0)
 {
 	struct mon_old old;
 	void *q;
@@ -111,7 +124,7 @@ static void *do_realloc(void *p, size_t n, void *ret, uintptr_t cfa)
 		if (!mon_enter(1))
 			return real_malloc(n);
 		q = real_malloc(n);
-		note_alloc(q, n, ret, cfa);
+		note_alloc(q, n, f0);
 		return q;
 	}
 	if (!mon_enter(0))
@@ -125,7 +138,7 @@ static void *do_realloc(void *p, size_t n, void *ret, uintptr_t cfa)
 		/* Moved, resized in place, or (n == 0) freed: p is gone. */
 		mon_realloc_freed(p, &old);
 		if (q)
-			mon_alloc(q, n, ret, cfa);
+			mon_alloc(q, n, f0);
 	}
 	mon_leave();
 	errno = e;
@@ -134,30 +147,37 @@ static void *do_realloc(void *p, size_t n, void *ret, uintptr_t cfa)
 
 EXPORT void *realloc(void *p, size_t n)
 {
-	return do_realloc(p, n, RET, CFA);
+	F0_DECL;
+
+	F0_SET;
+	return do_realloc(p, n, &f0_);
 }
 
 EXPORT void *reallocarray(void *p, size_t n, size_t m)
 {
 	size_t total;
+	F0_DECL;
 
 	if (__builtin_mul_overflow(n, m, &total)) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	return do_realloc(p, total, RET, CFA);
+	F0_SET;
+	return do_realloc(p, total, &f0_);
 }
 
 EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
+	F0_DECL;
 	int rc, e;
 
 	if (!mon_enter(1))
 		return real_posix_memalign(out, align, n);
 	rc = real_posix_memalign(out, align, n);
 	e = errno;
+	F0_SET;
 	if (rc == 0)
-		mon_alloc(*out, n, RET, CFA);
+		mon_alloc(*out, n, &f0_);
 	mon_leave();
 	errno = e;
 	return rc;
@@ -165,44 +185,52 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
 
 EXPORT void *aligned_alloc(size_t align, size_t n)
 {
+	F0_DECL;
 	void *p;
 
 	if (!mon_enter(1))
 		return real_aligned_alloc(align, n);
 	p = real_aligned_alloc(align, n);
-	note_alloc(p, n, RET, CFA);
+	F0_SET;
+	note_alloc(p, n, &f0_);
 	return p;
 }
 
 EXPORT void *memalign(size_t align, size_t n)
 {
+	F0_DECL;
 	void *p;
 
 	if (!mon_enter(1))
 		return real_memalign(align, n);
 	p = real_memalign(align, n);
-	note_alloc(p, n, RET, CFA);
+	F0_SET;
+	note_alloc(p, n, &f0_);
 	return p;
 }
 
 EXPORT void *valloc(size_t n)
 {
+	F0_DECL;
 	void *p;
 
 	if (!mon_enter(1))
 		return real_valloc(n);
 	p = real_valloc(n);
-	note_alloc(p, n, RET, CFA);
+	F0_SET;
+	note_alloc(p, n, &f0_);
 	return p;
 }
 
 EXPORT void *pvalloc(size_t n)
 {
+	F0_DECL;
 	void *p;
 
 	if (!mon_enter(1))
 		return real_pvalloc(n);
 	p = real_pvalloc(n);
-	note_alloc(p, n, RET, CFA);
+	F0_SET;
+	note_alloc(p, n, &f0_);
 	return p;
 }

@@ -546,7 +546,7 @@ static int64_t count_alloc(struct mon_thread *t, const uint64_t *frames, int dep
 
 #define ORPHAN_DEPTH 128 /* frames kept by a thread past its block */
 
-void mon_alloc(void *p, size_t n, void *ret, uintptr_t cfa)
+void mon_alloc(void *p, size_t n, const struct unwind_frame0 *f0)
 {
 	uint64_t e, orphan_frames[ORPHAN_DEPTH], *frames, known;
 	struct mon_thread *t = self(&e);
@@ -563,11 +563,10 @@ void mon_alloc(void *p, size_t n, void *ret, uintptr_t cfa)
 	 * this profile (epoch e): no frames, no lookup; best of all straight
 	 * from the caller's return address and stack pointer. */
 	known = 0;
-	depth = t ? unwind_recall((uint64_t)(uintptr_t)ret, cfa, e, MON_MAX_DEPTH, &known) : -1;
+	depth = t ? unwind_recall(f0, e, MON_MAX_DEPTH, &known) : -1;
 	if (depth < 0)
-		depth = unwind_capture(frames, t ? MON_MAX_DEPTH : ORPHAN_DEPTH,
-				       (uint64_t)(uintptr_t)ret, &flags, e, t ? &known : NULL,
-				       &hash);
+		depth = unwind_capture(frames, t ? MON_MAX_DEPTH : ORPHAN_DEPTH, f0, &flags, e,
+				       t ? &known : NULL, &hash);
 	if (__atomic_load_n(&mon.state, __ATOMIC_RELAXED) != MON_ON)
 		return; /* stopped meanwhile */
 	if (t && known) {

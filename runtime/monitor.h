@@ -79,9 +79,9 @@ void mon_init(void);
 /* Read the environment and the start directory (once libc can). */
 void mon_config(void);
 
-/* Record the allocation of n bytes at p; ret = the entry's return address,
- * cfa its caller's stack pointer after the return (0: unknown). */
-void mon_alloc(void *p, size_t n, void *ret, uintptr_t cfa);
+/* Record the allocation of n bytes at p, made from frame 0 f0 (unwind.h). */
+struct unwind_frame0;
+void mon_alloc(void *p, size_t n, const struct unwind_frame0 *f0);
 /* Record the free of p; call before giving p to the real free. */
 void mon_free(void *p);
 

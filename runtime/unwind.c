@@ -749,7 +749,8 @@ static int rec_same(const struct rec *rc, int m)
  * Per thread: MEMO_N entries, direct-mapped by frame 0's sp and pc, for
  * stacks up to MEMO_FRAMES deep.
  */
-#define MEMO_N 32
+#define MEMO_BITS 5
+#define MEMO_N (1 << MEMO_BITS)
 #define MEMO_FRAMES 256
 struct memo_pair {
 	uintptr_t addr, want;
@@ -791,7 +792,7 @@ static void memo_release(void)
 
 static inline unsigned memo_slot(uintptr_t sp, uintptr_t pc)
 {
-	return (unsigned)(((sp >> 4) ^ pc) * 0x9e3779b97f4a7c15ull >> 59) & (MEMO_N - 1);
+	return (unsigned)(((sp >> 4) ^ pc) * 0x9e3779b97f4a7c15ull >> (64 - MEMO_BITS));
 }
 
 /* The remembered walk from (sp, pc, bp) at frame 0 if it still holds. */
@@ -872,16 +873,12 @@ void unwind_memo_set(uint64_t owner, uint64_t value)
 /* Check mode: a recall's hit, verified by the capture that follows. */
 static __thread uint64_t uw_recall_value, uw_recall_fhash;
 
-int unwind_recall(uint64_t ret, uintptr_t sp0, uint64_t owner, int max, uint64_t *value)
+int unwind_recall(const struct unwind_frame0 *f0, uint64_t owner, int max, uint64_t *value)
 {
 	const struct memo *e;
 
 	*value = 0;
-	if (!uw_memo || !sp0)
-		return -1;
-	/* Frame 0's bp is unknown here: only walks that do not depend on it. */
-	e = &uw_memo[memo_slot(sp0, ret)];
-	if (e->bplive || !(e = memo_find(sp0, ret, 0, owner, max)))
+	if (!uw_memo || !f0->sp || !(e = memo_find(f0->sp, f0->ret, f0->bp, owner, max)))
 		return -1;
 	if (uw_check > 0) {
 		uw_recall_value = e->value;
@@ -1147,10 +1144,11 @@ __attribute__((destructor)) static void check_report(void)
 
 /* ---- the interface ---- */
 
-__attribute__((noinline)) int unwind_capture(uint64_t *frames, int max, uint64_t ret,
-					     uint32_t *flags, uint64_t owner, uint64_t *value,
-					     uint32_t *hash)
+__attribute__((noinline)) int unwind_capture(uint64_t *frames, int max,
+					     const struct unwind_frame0 *f0, uint32_t *flags,
+					     uint64_t owner, uint64_t *value, uint32_t *hash)
 {
+	uint64_t ret = f0->ret;
 	uintptr_t pc, sp, bp;
 	int n;
 
@@ -1168,10 +1166,16 @@ __attribute__((noinline)) int unwind_capture(uint64_t *frames, int max, uint64_t
 		const char *s = getenv("MPROF_UNWIND_CHECK");
 		uw_check = s && (s[0] == '1' || s[0] == '2') ? s[0] - '0' : 0;
 	}
-	/* This function's own registers at this very point: the CFI row for
-	 * pc describes them, and the walk starts here. */
+	/* Frame 0's registers from the entry point; or this function's own at
+	 * this very point (the CFI row for pc describes them), walking up
+	 * through the monitor's frames to frame 0. */
 	__asm__ volatile("leaq 0(%%rip), %0\n\tmovq %%rsp, %1\n\tmovq %%rbp, %2"
 			 : "=&r"(pc), "=&r"(sp), "=&r"(bp));
+	if (f0->sp) {
+		pc = ret;
+		sp = f0->sp;
+		bp = f0->bp;
+	}
 	uw_hit_value = 0;
 	n = walk(frames, max, ret, flags, pc, sp, bp, owner, value);
 	if (uw_check > 0) {

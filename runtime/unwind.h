@@ -14,19 +14,27 @@ extern const char unwind_name[];
 
 /*
  * Capture the calling thread's stack into frames[0..max-1], innermost first,
- * and return the depth.  `ret` is the return address of the interposed
- * entry point (__builtin_return_address(0) in malloc, calloc, ...): frames
- * are skipped up to the one whose return address is `ret`, so frames[0] is
- * the return address into the function that called the allocator and none
- * of the monitor's own frames appear, whatever the optimiser inlined.
+ * and return the depth.  f0->ret is the return address of the interposed
+ * entry point (__builtin_return_address(0) in malloc, calloc, ...), so
+ * frames[0] is the return address into the function that called the
+ * allocator and none of the monitor's own frames appear.  When f0->sp is
+ * known (the entry's CFA, with the caller's rbp that the entry saved), the
+ * walk starts right there; otherwise it walks from its own registers and
+ * skips frames up to the one whose return address is f0->ret, whatever the
+ * optimiser inlined.
  * *flags gets FORMAT_STACK_TRUNCATED when outer frames did not fit (or the
  * walk could not find `ret`; then the stack is just [ret]).
  *
  * May call into the dynamic loader (dl_iterate_phdr); the caller holds the
  * monitor's recursion guard and no lock.
  */
-int unwind_capture(uint64_t *frames, int max, uint64_t ret, uint32_t *flags, uint64_t owner,
-		   uint64_t *value, uint32_t *hash);
+struct unwind_frame0 {
+	uint64_t ret;  /* return address of the entry point: frame 0's pc */
+	uintptr_t sp;  /* the caller's sp once the entry returns (its CFA); 0: unknown */
+	uintptr_t bp;  /* the caller's rbp (saved by the entry), if sp is known */
+};
+int unwind_capture(uint64_t *frames, int max, const struct unwind_frame0 *f0, uint32_t *flags,
+		   uint64_t owner, uint64_t *value, uint32_t *hash);
 /*
  * Remembered walks.  After a capture, unwind_memo_set(owner, value) (value
  * non-zero) ties the caller's value to the stack just captured.  A later
@@ -43,7 +51,7 @@ void unwind_memo_set(uint64_t owner, uint64_t value);
  * point's CFA), with *value set; -1 (and *value 0) when there is none,
  * it depends on frame 0's bp, or it no longer holds: then unwind_capture.
  */
-int unwind_recall(uint64_t ret, uintptr_t sp0, uint64_t owner, int max, uint64_t *value);
+int unwind_recall(const struct unwind_frame0 *f0, uint64_t owner, int max, uint64_t *value);
 /*
  * *hash (if hash is not NULL and frames were filled) gets stackhash() of
  * the stack (stackhash.h), from the hashes of the outer part the walk

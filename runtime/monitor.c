@@ -65,7 +65,8 @@ __attribute__((used)) static const void *const mon_link_refs[] = {
 
 typedef uint64_t mon_ctr[MPROF_NCOUNTERS];
 
-enum { T_ALLOCS, T_BYTES, T_FREES, T_FREED, T_UNKNOWN, T_N };
+/* Allocation and free totals are the sums of the bins: not kept twice. */
+enum { T_UNKNOWN, T_N };
 
 struct mon_thread {
 	struct mon_thread *all;  /* every block, newest first; never unlinked */
@@ -206,8 +207,9 @@ static void orphan_unlock(void)
 /* Summing for the writer (the save lock is held: the epoch is stable). */
 void mon_read_totals(struct mon_totals *out)
 {
-	uint64_t e = mon.epoch, s[T_N] = { 0 };
+	uint64_t e = mon.epoch, s[T_N] = { 0 }, b[4] = { 0 };
 	struct mon_thread *t;
+	uint32_t i;
 	int k;
 
 	for (t = __atomic_load_n(&mon_all, __ATOMIC_ACQUIRE); t; t = t->all) {
@@ -215,11 +217,14 @@ void mon_read_totals(struct mon_totals *out)
 			continue;
 		for (k = 0; k < T_N; k++)
 			s[k] += __atomic_load_n(&t->t[k], __ATOMIC_RELAXED);
+		for (i = 0; i < FORMAT_NBINS; i++)
+			for (k = 0; k < 4; k++)
+				b[k] += __atomic_load_n(&t->bins[i][k], __ATOMIC_RELAXED);
 	}
-	out->allocs = s[T_ALLOCS];
-	out->bytes = s[T_BYTES];
-	out->frees = s[T_FREES];
-	out->freed = s[T_FREED];
+	out->allocs = b[0];
+	out->frees = b[1];
+	out->bytes = b[2];
+	out->freed = b[3];
 	out->unknown_frees = s[T_UNKNOWN];
 	out->dropped = __atomic_load_n(&mon.dropped, __ATOMIC_RELAXED);
 }
@@ -454,8 +459,6 @@ static void credit_free(struct mon_thread *t, uint32_t idx, uint64_t size)
 	bump(&c[MPROF_C_FREED + sc], size);
 	bump(&t->bins[bin][1], 1);
 	bump(&t->bins[bin][3], size);
-	bump(&t->t[T_FREES], 1);
-	bump(&t->t[T_FREED], size);
 }
 
 /* A free: credit the stack (found) or count an unknown free, into t or the
@@ -502,8 +505,6 @@ static inline void count(struct mon_thread *t, uint64_t *c, size_t n)
 	bump(&c[MPROF_C_BYTES + sc], n);
 	bump(&t->bins[bin][0], 1);
 	bump(&t->bins[bin][2], n);
-	bump(&t->t[T_ALLOCS], 1);
-	bump(&t->t[T_BYTES], n);
 }
 
 /*

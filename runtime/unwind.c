@@ -808,7 +808,12 @@ static inline const struct memo *memo_find(uintptr_t sp, uintptr_t pc, uintptr_t
 	if (!e->value || e->sp != sp || e->pc != pc || e->owner != owner || e->n > max ||
 	    (e->bplive && e->bp != bp) || e->gen != __atomic_load_n(&uw_gen, __ATOMIC_ACQUIRE))
 		return NULL;
-	for (int i = 0; i < e->npairs; i++)
+	int i;
+	/* Two pairs a step: independent loads, one branch. */
+	for (i = 0; i + 2 <= e->npairs; i += 2)
+		diff |= (*(const uintptr_t *)e->pair[i].addr ^ e->pair[i].want) |
+			(*(const uintptr_t *)e->pair[i + 1].addr ^ e->pair[i + 1].want);
+	if (i < e->npairs)
 		diff |= *(const uintptr_t *)e->pair[i].addr ^ e->pair[i].want;
 	return diff ? NULL : e;
 }

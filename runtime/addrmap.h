@@ -22,7 +22,8 @@
  * quarter) of the heap.  Pointers that are not 16-aligned (glibc never
  * returns one) are not recorded: their frees count as unknown.
  *
- * Nothing here allocates (leaves come from mmap).
+ * Nothing here allocates (leaves come from mmap).  The hot path is inline
+ * (below); addrmap.c owns the directory and maps leaves.
  */
 #ifndef ADDRMAP_H
 #define ADDRMAP_H
@@ -39,13 +40,97 @@
 void addrmap_init(unsigned spacing);
 
 /*
+ * Inline: the hot path is a few loads and stores.  The slot layout is
+ * described in addrmap.c, which owns the directory and adds leaves.
+ */
+#define ADDRMAP_ADDR_BITS 48  /* user addresses lie below 2^48 */
+#define ADDRMAP_LEAF_SHIFT 22 /* a leaf shadows 4 MiB */
+#define ADDRMAP_MID_BITS 13
+#define ADDRMAP_TOP_BITS (ADDRMAP_ADDR_BITS - ADDRMAP_LEAF_SHIFT - ADDRMAP_MID_BITS)
+#define ADDRMAP_CONT 0x80000000u /* a size word: "not an object" */
+#define ADDRMAP_HALF 0x40000000u /* starts in its 32-byte granule's 2nd half */
+#define ADDRMAP_SMALL 255u       /* sizes below it live in the slot itself */
+
+extern uint32_t **addrmap_top[1u << ADDRMAP_TOP_BITS] __attribute__((visibility("hidden")));
+extern unsigned addrmap_shift __attribute__((visibility("hidden"))); /* log2 granule */
+/* Map leaf number k (p >> ADDRMAP_LEAF_SHIFT); NULL if out of memory. */
+__attribute__((noinline)) uint32_t *addrmap_leaf_add(uint64_t k);
+
+static inline uint64_t addrmap_leaf_slots(void)
+{
+	return 1ull << (ADDRMAP_LEAF_SHIFT - addrmap_shift);
+}
+
+/* p's slot (p recordable); NULL if its leaf is absent and not create, or
+ * cannot be mapped. */
+static inline uint32_t *addrmap_slot(uintptr_t p, int create)
+{
+	uint64_t k = (uint64_t)p >> ADDRMAP_LEAF_SHIFT;
+	uint32_t **mid = __atomic_load_n(&addrmap_top[k >> ADDRMAP_MID_BITS], __ATOMIC_ACQUIRE);
+	uint32_t *leaf = NULL;
+
+	if (__builtin_expect(mid != NULL, 1))
+		leaf = __atomic_load_n(&mid[k & ((1u << ADDRMAP_MID_BITS) - 1)], __ATOMIC_ACQUIRE);
+	if (__builtin_expect(!leaf, 0) && (!create || !(leaf = addrmap_leaf_add(k))))
+		return NULL;
+	return leaf + (((uint64_t)p >> addrmap_shift) & (addrmap_leaf_slots() - 1));
+}
+
+/* 16-aligned (glibc never returns less) and a user address. */
+static inline int addrmap_recordable(uintptr_t p)
+{
+	return !((uint64_t)p & 15) && !((uint64_t)p >> ADDRMAP_ADDR_BITS);
+}
+
+/* Which half of its 32-byte granule p starts in (0 with 16-byte granules). */
+static inline uint32_t addrmap_half(uintptr_t p)
+{
+	return addrmap_shift == 5 && (p & 16) ? ADDRMAP_HALF : 0;
+}
+
+/*
  * Record p with its stack index (< 2^ADDRMAP_IDX_BITS - 1) and size,
  * replacing what was there.  0 (recorded, or p not recordable), or -1 when
  * memory for the shadow cannot be mapped.
  */
-int addrmap_put(uintptr_t p, uint32_t idx, uint64_t size);
+static inline int addrmap_put(uintptr_t p, uint32_t idx, uint64_t size)
+{
+	uint32_t *s;
+
+	if (!addrmap_recordable(p) || idx + 1 >= 1u << ADDRMAP_IDX_BITS)
+		return 0;
+	if (!(s = addrmap_slot(p, 1)))
+		return -1;
+	if (size < ADDRMAP_SMALL) {
+		s[0] = addrmap_half(p) | (idx + 1) << 8 | (uint32_t)size;
+	} else {
+		s[1] = ADDRMAP_CONT | (uint32_t)(size & 0x7fffffffu);
+		s[2] = ADDRMAP_CONT | (uint32_t)(size >> 31);
+		s[0] = addrmap_half(p) | (idx + 1) << 8 | ADDRMAP_SMALL;
+	}
+	return 0;
+}
+
 /* Remove p: 1 and its index and size if it was there, else 0. */
-int addrmap_take(uintptr_t p, uint32_t *idx, uint64_t *size);
+static inline int addrmap_take(uintptr_t p, uint32_t *idx, uint64_t *size)
+{
+	uint32_t *s, v;
+
+	if (!addrmap_recordable(p) || !(s = addrmap_slot(p, 0)))
+		return 0;
+	v = s[0];
+	/* Empty, or the size word of a live object: p is not one of ours (a
+	 * pointer into an object, or from an allocator we did not see). */
+	if (!v || (v & ADDRMAP_CONT) || (v & ADDRMAP_HALF) != addrmap_half(p))
+		return 0;
+	s[0] = 0;
+	*idx = ((v & ~ADDRMAP_HALF) >> 8) - 1;
+	if ((v & 0xff) < ADDRMAP_SMALL)
+		*size = v & 0xff;
+	else
+		*size = (uint64_t)(s[1] & ~ADDRMAP_CONT) | (uint64_t)(s[2] & ~ADDRMAP_CONT) << 31;
+	return 1;
+}
 
 /* The lock that adds leaves (fork: held across it, reset in the child). */
 void addrmap_lock_all(void);

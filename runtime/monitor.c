@@ -171,19 +171,26 @@ static void block_reset(struct mon_thread *t, uint64_t e)
 	__atomic_store_n(&t->epoch, e, __ATOMIC_RELEASE);
 }
 
+/* Map t's chunk of counters for stack idx; NULL if memory cannot be mapped. */
+static __attribute__((noinline)) mon_ctr *block_chunk(struct mon_thread *t, uint32_t idx)
+{
+	mon_ctr *c = arena_map(CHUNK_BYTES);
+
+	if (!c)
+		return NULL;
+	__atomic_store_n(&t->dir[idx >> CTR_SHIFT], c, __ATOMIC_RELEASE);
+	if (t->nchunks <= idx >> CTR_SHIFT)
+		t->nchunks = (idx >> CTR_SHIFT) + 1;
+	return c;
+}
+
 /* t's counters for stack idx, or NULL when memory cannot be mapped. */
-static uint64_t *block_ctr(struct mon_thread *t, uint32_t idx)
+static inline uint64_t *block_ctr(struct mon_thread *t, uint32_t idx)
 {
 	mon_ctr *c = t->dir[idx >> CTR_SHIFT];
 
-	if (__builtin_expect(!c, 0)) {
-		c = arena_map(CHUNK_BYTES);
-		if (!c)
-			return NULL;
-		__atomic_store_n(&t->dir[idx >> CTR_SHIFT], c, __ATOMIC_RELEASE);
-		if (t->nchunks <= idx >> CTR_SHIFT)
-			t->nchunks = (idx >> CTR_SHIFT) + 1;
-	}
+	if (__builtin_expect(!c, 0) && !(c = block_chunk(t, idx)))
+		return NULL;
 	return c[idx & (CTR_CHUNK - 1)];
 }
 

@@ -33,8 +33,8 @@ struct stacks_table {
 static pthread_mutex_t stacks_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct arena stacks_arena;
 static struct stacks_rec **stacks_dir[STACKS_DIR];
-static uint32_t stacks_n;
-static uint32_t stacks_first; /* the current profile's first index */
+uint32_t stacks_n;
+uint32_t stacks_first; /* the current profile's first index */
 static struct stacks_table *stacks_tab; /* published with release stores */
 
 void stacks_lock(void)
@@ -59,15 +59,7 @@ struct stacks_rec *stacks_get(uint32_t idx)
 	return __atomic_load_n(&chunk[idx & (STACKS_CHUNK - 1)], __ATOMIC_ACQUIRE);
 }
 
-uint32_t stacks_count(void)
-{
-	return __atomic_load_n(&stacks_n, __ATOMIC_ACQUIRE);
-}
 
-uint32_t stacks_base(void)
-{
-	return __atomic_load_n(&stacks_first, __ATOMIC_ACQUIRE);
-}
 
 /* Probe table t for the stack; its index, or -1. */
 static int64_t find(const struct stacks_table *t, const uint64_t *frames, uint32_t depth,

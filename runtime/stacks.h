@@ -85,10 +85,17 @@ static inline int stacks_same(const struct stacks_rec *r, const uint64_t *frames
 /* r's frames, innermost first, into buf[r->depth]; returns buf. */
 const uint64_t *stacks_frames(const struct stacks_rec *r, uint64_t *buf);
 struct stacks_rec *stacks_get(uint32_t idx);
+extern uint32_t stacks_n, stacks_first __attribute__((visibility("hidden")));
 /* Number of stacks; records 0..count-1 are complete. */
-uint32_t stacks_count(void);
+static inline uint32_t stacks_count(void)
+{
+	return __atomic_load_n(&stacks_n, __ATOMIC_ACQUIRE);
+}
 /* The current profile's stacks are base..count-1 (base > 0 after a restart). */
-uint32_t stacks_base(void);
+static inline uint32_t stacks_base(void)
+{
+	return __atomic_load_n(&stacks_first, __ATOMIC_ACQUIRE);
+}
 /*
  * Forget every stack: new ones get indices from stacks_count() on.  Caller
  * holds the lock.  The old records stay mapped (lock-free readers), so each

@@ -745,13 +745,15 @@ static int rec_same(const struct rec *rc, int m)
  * registers at frame 0, gets that value back without being made and without
  * filling frames, so the caller skips both the walk and the stack lookup.
  * The check is the record's (rec_same from frame 0) reduced to a list of
- * (stack address, expected word) pairs, compared in one branch-free loop.
- * Per thread: MEMO_N entries, direct-mapped by frame 0's sp and pc, for
- * stacks up to MEMO_FRAMES deep.
+ * (stack address, expected word) pairs, compared four at a time.
+ * Per thread: MEMO_SETS sets of MEMO_WAYS entries, the set chosen by frame
+ * 0's sp and pc (one frame 0 is often reached through several chains: the
+ * ways keep them side by side), for stacks up to MEMO_FRAMES deep.
  */
 #define MEMO_BITS 5
-#define MEMO_N (1 << MEMO_BITS)
-#define MEMO_FRAMES 256
+#define MEMO_SETS (1 << MEMO_BITS)
+#define MEMO_WAYS 4
+#define MEMO_FRAMES 96
 struct memo_pair {
 	uintptr_t addr, want;
 };
@@ -764,10 +766,14 @@ struct memo {
 	int bplive;   /* frame 0's bp matters */
 	int npairs;
 	uint64_t fhash; /* check mode: hash of the frames */
-	uintptr_t want_sp, want_pc; /* frame 0 of the last walk offered */
 	struct memo_pair pair[2 * MEMO_FRAMES + 1];
 };
-static __thread struct memo *uw_memo; /* MEMO_N entries, or NULL */
+struct memo_set {
+	uintptr_t want_sp, want_pc; /* frame 0 of the last walk offered */
+	unsigned next;              /* the way to replace next */
+	struct memo way[MEMO_WAYS];
+};
+static __thread struct memo_set *uw_memo; /* MEMO_SETS sets, or NULL */
 static __thread int uw_memo_off;      /* mapping failed: never again */
 static int uw_check = -1;             /* check mode (below) */
 /* Check mode: a hit's value and frame hash, verified by a full walk. */
@@ -785,7 +791,7 @@ static uint64_t frames_hash(const uint64_t *f, int n)
 static void memo_release(void)
 {
 	if (uw_memo)
-		munmap(uw_memo, MEMO_N * sizeof(struct memo));
+		munmap(uw_memo, MEMO_SETS * sizeof(struct memo_set));
 	uw_memo = NULL;
 	uw_memo_off = 1;
 }
@@ -795,39 +801,54 @@ static inline unsigned memo_slot(uintptr_t sp, uintptr_t pc)
 	return (unsigned)(((sp >> 4) ^ pc) * 0x9e3779b97f4a7c15ull >> (64 - MEMO_BITS));
 }
 
+/* Whether every pair of e still holds: four independent loads a step. */
+static inline int memo_holds(const struct memo *e)
+{
+	const struct memo_pair *p = e->pair;
+	int i = 0, n = e->npairs;
+
+	for (; i + 4 <= n; i += 4)
+		if ((*(const uintptr_t *)p[i].addr ^ p[i].want) |
+		    (*(const uintptr_t *)p[i + 1].addr ^ p[i + 1].want) |
+		    (*(const uintptr_t *)p[i + 2].addr ^ p[i + 2].want) |
+		    (*(const uintptr_t *)p[i + 3].addr ^ p[i + 3].want))
+			return 0;
+	for (; i < n; i++)
+		if (*(const uintptr_t *)p[i].addr != p[i].want)
+			return 0;
+	return 1;
+}
+
 /* The remembered walk from (sp, pc, bp) at frame 0 if it still holds. */
 static inline const struct memo *memo_find(uintptr_t sp, uintptr_t pc, uintptr_t bp,
 					    uint64_t owner, int max)
 {
-	const struct memo *e;
-	uintptr_t diff = 0;
+	const struct memo_set *set;
+	unsigned gen = __atomic_load_n(&uw_gen, __ATOMIC_ACQUIRE);
 
 	if (!uw_memo)
 		return NULL;
-	e = &uw_memo[memo_slot(sp, pc)];
-	if (!e->value || e->sp != sp || e->pc != pc || e->owner != owner || e->n > max ||
-	    (e->bplive && e->bp != bp) || e->gen != __atomic_load_n(&uw_gen, __ATOMIC_ACQUIRE))
-		return NULL;
-	int i;
-	/* Two pairs a step: independent loads, one branch. */
-	for (i = 0; i + 2 <= e->npairs; i += 2)
-		diff |= (*(const uintptr_t *)e->pair[i].addr ^ e->pair[i].want) |
-			(*(const uintptr_t *)e->pair[i + 1].addr ^ e->pair[i + 1].want);
-	if (i < e->npairs)
-		diff |= *(const uintptr_t *)e->pair[i].addr ^ e->pair[i].want;
-	return diff ? NULL : e;
+	set = &uw_memo[memo_slot(sp, pc)];
+	for (int w = 0; w < MEMO_WAYS; w++) {
+		const struct memo *e = &set->way[w];
+		if (e->value && e->sp == sp && e->pc == pc && e->owner == owner && e->n <= max &&
+		    (!e->bplive || e->bp == bp) && e->gen == gen && memo_holds(e))
+			return e;
+	}
+	return NULL;
 }
 
 void unwind_memo_set(uint64_t owner, uint64_t value)
 {
 	const struct rec *rc = uw_rec;
+	struct memo_set *set;
 	struct memo *e;
-	int m, q, k = 0;
+	int m, q, w, k = 0;
 
 	if (!rc || rc->n < 1 || rc->n > MEMO_FRAMES || !value || uw_memo_off)
 		return;
 	if (!uw_memo) {
-		void *p = mmap(NULL, MEMO_N * sizeof(struct memo), PROT_READ | PROT_WRITE,
+		void *p = mmap(NULL, MEMO_SETS * sizeof(struct memo_set), PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED) {
 			uw_memo_off = 1;
@@ -836,14 +857,20 @@ void unwind_memo_set(uint64_t owner, uint64_t value)
 		uw_memo = p; /* per thread, for the life of the thread's stack */
 	}
 	m = rc->n - 1; /* frame 0 */
-	e = &uw_memo[memo_slot(rc->r[m].sp, rc->r[m].pc)];
-	/* Only a walk offered twice in a row for this entry is worth the
+	set = &uw_memo[memo_slot(rc->r[m].sp, rc->r[m].pc)];
+	/* Only a frame 0 offered twice in a row for this set is worth the
 	 * pairs (deep stacks that never repeat would pay for nothing). */
-	if (e->want_sp != rc->r[m].sp || e->want_pc != rc->r[m].pc) {
-		e->want_sp = rc->r[m].sp;
-		e->want_pc = rc->r[m].pc;
+	if (set->want_sp != rc->r[m].sp || set->want_pc != rc->r[m].pc) {
+		set->want_sp = rc->r[m].sp;
+		set->want_pc = rc->r[m].pc;
 		return;
 	}
+	/* An empty way, else the next in turn. */
+	for (w = 0; w < MEMO_WAYS && set->way[w].value; w++)
+		;
+	if (w == MEMO_WAYS)
+		w = (int)(set->next++ % MEMO_WAYS);
+	e = &set->way[w];
 	/* rec_same(rc, m), as pairs. */
 	for (q = m; q > 0; q--) {
 		const struct step *st = &rc->r[q], *up = &rc->r[q - 1];

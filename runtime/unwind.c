@@ -802,7 +802,7 @@ static inline unsigned memo_slot(uintptr_t sp, uintptr_t pc)
 }
 
 /* Whether every pair of e still holds: four independent loads a step. */
-static inline int memo_holds(const struct memo *e)
+static inline __attribute__((always_inline)) int memo_holds(const struct memo *e)
 {
 	const struct memo_pair *p = e->pair;
 	int i = 0, n = e->npairs;
@@ -820,8 +820,8 @@ static inline int memo_holds(const struct memo *e)
 }
 
 /* The remembered walk from (sp, pc, bp) at frame 0 if it still holds. */
-static inline const struct memo *memo_find(uintptr_t sp, uintptr_t pc, uintptr_t bp,
-					    uint64_t owner, int max)
+static inline __attribute__((always_inline)) const struct memo *
+memo_find(uintptr_t sp, uintptr_t pc, uintptr_t bp, uint64_t owner, int max)
 {
 	const struct memo_set *set;
 	unsigned gen = __atomic_load_n(&uw_gen, __ATOMIC_ACQUIRE);
@@ -1209,7 +1209,9 @@ __attribute__((noinline)) int unwind_capture(uint64_t *frames, int max,
 		bp = f0->bp;
 	}
 	uw_hit_value = 0;
-	n = walk(frames, max, ret, flags, pc, sp, bp, owner, value);
+	/* With frame 0 known, unwind_recall has looked the memo up already. */
+	n = walk(frames, max, ret, flags, pc, sp, bp, owner,
+		 f0->sp && uw_check <= 0 ? NULL : value);
 	if (uw_check > 0) {
 		if (n > 0) {
 			if (__atomic_fetch_add(&uw_n_fast, 1, __ATOMIC_RELAXED) == 0 && uw_check == 2)

@@ -64,6 +64,12 @@ __attribute__((used)) static const void *const mon_link_refs[] = {
 #define CACHE_N 8 /* recent stacks per thread */
 
 typedef uint64_t mon_ctr[MPROF_NCOUNTERS];
+/*
+ * In memory a stack's counters go by size class, the four of a class side
+ * by side (allocs, bytes, frees, freed): an allocation and its free touch
+ * one cache line, not two.  The file's order (format.h) is by kind.
+ */
+#define CTR(kind, sc) ((sc) * 4 + (kind) / SIZE_NCLASSES)
 
 /* Allocation and free totals are the sums of the bins: not kept twice. */
 enum { T_UNKNOWN, T_N };
@@ -268,7 +274,10 @@ void mon_read_counters(uint32_t idx, uint64_t *out)
 		if (!c)
 			continue;
 		for (k = 0; k < MPROF_NCOUNTERS; k++)
-			out[k] += __atomic_load_n(&c[idx & (CTR_CHUNK - 1)][k], __ATOMIC_RELAXED);
+			out[k] += __atomic_load_n(
+				&c[idx & (CTR_CHUNK - 1)][CTR(k / SIZE_NCLASSES * SIZE_NCLASSES,
+							      k % SIZE_NCLASSES)],
+				__ATOMIC_RELAXED);
 	}
 }
 
@@ -462,8 +471,8 @@ static void credit_free(struct mon_thread *t, uint32_t idx, uint64_t size)
 		mon_trouble("cannot map memory for counters", NULL);
 		return;
 	}
-	bump(&c[MPROF_C_FREES + sc], 1);
-	bump(&c[MPROF_C_FREED + sc], size);
+	bump(&c[CTR(MPROF_C_FREES, sc)], 1);
+	bump(&c[CTR(MPROF_C_FREED, sc)], size);
 	bump(&t->bins[bin][1], 1);
 	bump(&t->bins[bin][3], size);
 }
@@ -508,8 +517,8 @@ static inline void count(struct mon_thread *t, uint64_t *c, size_t n)
 	int sc = format_size_class(n);
 	uint32_t bin = format_bin_index(n);
 
-	bump(&c[MPROF_C_ALLOCS + sc], 1);
-	bump(&c[MPROF_C_BYTES + sc], n);
+	bump(&c[CTR(MPROF_C_ALLOCS, sc)], 1);
+	bump(&c[CTR(MPROF_C_BYTES, sc)], n);
 	bump(&t->bins[bin][0], 1);
 	bump(&t->bins[bin][2], n);
 }

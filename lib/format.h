@@ -124,6 +124,7 @@ struct format_writer {
 	uint64_t sec_len;   /* payload bytes written so far */
 	uint32_t sec_type;
 	uint32_t crc;
+	size_t crc_from;    /* buf[crc_from..len) is not yet in crc */
 	uint32_t nsections;
 	uint32_t kind;
 	int in_section;
@@ -135,6 +136,8 @@ void format_writer_init(struct format_writer *w, int fd, void *buf, size_t cap, 
 void format_begin_section(struct format_writer *w, uint32_t type);
 void format_put_u32(struct format_writer *w, uint32_t v);
 void format_put_u64(struct format_writer *w, uint64_t v);
+/* n values, as n format_put_u64 calls would (in one copy on this host). */
+void format_put_u64s(struct format_writer *w, const uint64_t *v, size_t n);
 void format_put_bytes(struct format_writer *w, const void *p, size_t n);
 /* A string: u32 length, then the bytes (s may be NULL: empty). */
 void format_put_str(struct format_writer *w, const char *s);

@@ -172,9 +172,8 @@ static void put_counters(struct format_writer *w)
 static void put_stacks(struct format_writer *w)
 {
 	static uint64_t frames[MON_MAX_DEPTH];
-	uint32_t base = stacks_base(), n = stacks_count(), i, d;
+	uint32_t base = stacks_base(), n = stacks_count(), i;
 	uint64_t ctr[MPROF_NCOUNTERS];
-	int c;
 
 	/* The current profile's stacks (after a restart, not the old ones). */
 	format_begin_section(w, FORMAT_SEC_STACKS);
@@ -183,12 +182,9 @@ static void put_stacks(struct format_writer *w)
 		struct stacks_rec *r = stacks_get(i);
 		format_put_u32(w, r->depth);
 		format_put_u32(w, r->flags);
-		stacks_frames(r, frames);
-		for (d = 0; d < r->depth; d++)
-			format_put_u64(w, frames[d]);
+		format_put_u64s(w, stacks_frames(r, frames), r->depth);
 		mon_read_counters(i, ctr);
-		for (c = 0; c < MPROF_NCOUNTERS; c++)
-			format_put_u64(w, ctr[c]);
+		format_put_u64s(w, ctr, MPROF_NCOUNTERS);
 	}
 	format_end_section(w);
 }

@@ -31,10 +31,14 @@
 static int addrmap_leaf_lock; /* adding a directory page or a leaf */
 uint32_t **addrmap_top[1u << ADDRMAP_TOP_BITS];
 unsigned addrmap_shift = 4;
+uint64_t addrmap_mask = (1ull << (ADDRMAP_LEAF_SHIFT - 4)) - 1;
+uint32_t addrmap_halfbit;
 
 void addrmap_init(unsigned spacing)
 {
 	addrmap_shift = spacing >= 32 ? 5 : 4;
+	addrmap_mask = addrmap_leaf_slots() - 1;
+	addrmap_halfbit = spacing >= 32 ? 16 : 0;
 }
 
 static void spin_lock(int *l)

@@ -53,6 +53,9 @@ void addrmap_init(unsigned spacing);
 
 extern uint32_t **addrmap_top[1u << ADDRMAP_TOP_BITS] __attribute__((visibility("hidden")));
 extern unsigned addrmap_shift __attribute__((visibility("hidden"))); /* log2 granule */
+/* Slots per leaf - 1, and 16 with 32-byte granules (else 0): set once. */
+extern uint64_t addrmap_mask __attribute__((visibility("hidden")));
+extern uint32_t addrmap_halfbit __attribute__((visibility("hidden")));
 /* Map leaf number k (p >> ADDRMAP_LEAF_SHIFT); NULL if out of memory. */
 __attribute__((noinline)) uint32_t *addrmap_leaf_add(uint64_t k);
 
@@ -73,19 +76,19 @@ static inline uint32_t *addrmap_slot(uintptr_t p, int create)
 		leaf = __atomic_load_n(&mid[k & ((1u << ADDRMAP_MID_BITS) - 1)], __ATOMIC_ACQUIRE);
 	if (__builtin_expect(!leaf, 0) && (!create || !(leaf = addrmap_leaf_add(k))))
 		return NULL;
-	return leaf + (((uint64_t)p >> addrmap_shift) & (addrmap_leaf_slots() - 1));
+	return leaf + (((uint64_t)p >> addrmap_shift) & addrmap_mask);
 }
 
 /* 16-aligned (glibc never returns less) and a user address. */
 static inline int addrmap_recordable(uintptr_t p)
 {
-	return !((uint64_t)p & 15) && !((uint64_t)p >> ADDRMAP_ADDR_BITS);
+	return !(((uint64_t)p & 15) | ((uint64_t)p >> ADDRMAP_ADDR_BITS));
 }
 
 /* Which half of its 32-byte granule p starts in (0 with 16-byte granules). */
 static inline uint32_t addrmap_half(uintptr_t p)
 {
-	return addrmap_shift == 5 && (p & 16) ? ADDRMAP_HALF : 0;
+	return ((uint32_t)p & addrmap_halfbit) << 26; /* bit 4 -> ADDRMAP_HALF */
 }
 
 /*

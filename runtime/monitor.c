@@ -461,7 +461,7 @@ static inline struct mon_thread *self(uint64_t *e)
 }
 
 /* Charge a free to the stack that allocated it. */
-static void credit_free(struct mon_thread *t, uint32_t idx, uint64_t size)
+static inline void credit_free(struct mon_thread *t, uint32_t idx, uint64_t size)
 {
 	uint64_t *c = block_ctr(t, idx);
 	int sc = format_size_class(size);
@@ -477,15 +477,11 @@ static void credit_free(struct mon_thread *t, uint32_t idx, uint64_t size)
 	bump(&t->bins[bin][3], size);
 }
 
-/* A free: credit the stack (found) or count an unknown free, into t or the
- * orphan. */
-static void settle_free(struct mon_thread *t, uint64_t e, int found, uint32_t idx,
-			uint64_t size)
+/* A free: credit the stack (found) or count an unknown free, into t. */
+static inline __attribute__((always_inline)) void settle_into(struct mon_thread *t, uint64_t e,
+							     int found, uint32_t idx,
+							     uint64_t size)
 {
-	int orphan = !t;
-
-	if (orphan && !(t = orphan_lock(e)))
-		return;
 	if (t->epoch == e) {
 		/* An index from before a restart belongs to the old profile. */
 		if (found && idx >= stacks_base() && idx < stacks_count())
@@ -493,8 +489,28 @@ static void settle_free(struct mon_thread *t, uint64_t e, int found, uint32_t id
 		else
 			bump(&t->t[T_UNKNOWN], 1);
 	}
-	if (orphan)
-		orphan_unlock();
+}
+
+/* The same into the orphan block (t is NULL: the thread's block is gone). */
+static __attribute__((noinline)) void settle_orphan(uint64_t e, int found, uint32_t idx,
+						    uint64_t size)
+{
+	struct mon_thread *t = orphan_lock(e);
+
+	if (!t)
+		return;
+	settle_into(t, e, found, idx, size);
+	orphan_unlock();
+}
+
+static inline __attribute__((always_inline)) void settle_free(struct mon_thread *t, uint64_t e,
+							     int found, uint32_t idx,
+							     uint64_t size)
+{
+	if (__builtin_expect(!t, 0))
+		settle_orphan(e, found, idx, size);
+	else
+		settle_into(t, e, found, idx, size);
 }
 
 static void autosave(void)

@@ -28,11 +28,11 @@ extern void *__libc_pvalloc(size_t);
 /* Our own malloc (malloc.c; not `malloc`, which may be bound elsewhere). */
 extern void *mon_malloc_self(size_t);
 
+struct real_hot real_hot;
+
 static struct {
-	void *(*malloc)(size_t);
 	void *(*calloc)(size_t, size_t);
 	void *(*realloc)(void *, size_t);
-	void (*free)(void *);
 	int (*posix_memalign)(void **, size_t, size_t);
 	void *(*aligned_alloc)(size_t, size_t);
 	void *(*memalign)(size_t, size_t);
@@ -41,6 +41,7 @@ static struct {
 } real;
 
 #define LOAD(f) __atomic_load_n(&real.f, __ATOMIC_ACQUIRE)
+#define LOAD_HOT(f) __atomic_load_n(&real_hot.f, __ATOMIC_ACQUIRE)
 
 static void *next(const char *name)
 {
@@ -89,8 +90,8 @@ int real_init(void)
 	__atomic_store_n((void **)&real.memalign, f[6], __ATOMIC_RELEASE);
 	__atomic_store_n((void **)&real.valloc, f[7], __ATOMIC_RELEASE);
 	__atomic_store_n((void **)&real.pvalloc, f[8], __ATOMIC_RELEASE);
-	__atomic_store_n((void **)&real.free, f[3], __ATOMIC_RELEASE);
-	__atomic_store_n((void **)&real.malloc, f[0], __ATOMIC_RELEASE);
+	__atomic_store_n((void **)&real_hot.free, f[3], __ATOMIC_RELEASE);
+	__atomic_store_n((void **)&real_hot.malloc, f[0], __ATOMIC_RELEASE);
 	f[0] = dlsym(RTLD_DEFAULT, "malloc");
 	return !f[0] || f[0] == (void *)mon_malloc_self || !defines(f[0]);
 }
@@ -109,13 +110,7 @@ static int in_glibc(void *f)
 
 int real_is_glibc(void)
 {
-	return in_glibc((void *)LOAD(malloc)) && in_glibc((void *)LOAD(free));
-}
-
-void *real_malloc(size_t n)
-{
-	void *(*f)(size_t) = LOAD(malloc);
-	return f ? f(n) : __libc_malloc(n);
+	return in_glibc((void *)LOAD_HOT(malloc)) && in_glibc((void *)LOAD_HOT(free));
 }
 
 void *real_calloc(size_t n, size_t m)
@@ -130,14 +125,6 @@ void *real_realloc(void *p, size_t n)
 	return f ? f(p, n) : __libc_realloc(p, n);
 }
 
-void real_free(void *p)
-{
-	void (*f)(void *) = LOAD(free);
-	if (f)
-		f(p);
-	else
-		__libc_free(p);
-}
 
 static int pow2(size_t a)
 {

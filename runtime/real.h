@@ -23,10 +23,32 @@ int real_init(void);
 /* Whether the real malloc and free are glibc's (after real_init). */
 int real_is_glibc(void);
 
-void *real_malloc(size_t n);
+/* malloc and free, inline: they are on every event's path. */
+struct real_hot {
+	void *(*malloc)(size_t);
+	void (*free)(void *);
+};
+extern struct real_hot real_hot __attribute__((visibility("hidden")));
+extern void *__libc_malloc(size_t);
+extern void __libc_free(void *);
+
+static inline void *real_malloc(size_t n)
+{
+	void *(*f)(size_t) = __atomic_load_n(&real_hot.malloc, __ATOMIC_ACQUIRE);
+	return f ? f(n) : __libc_malloc(n);
+}
+
+static inline void real_free(void *p)
+{
+	void (*f)(void *) = __atomic_load_n(&real_hot.free, __ATOMIC_ACQUIRE);
+	if (f)
+		f(p);
+	else
+		__libc_free(p);
+}
+
 void *real_calloc(size_t n, size_t m);
 void *real_realloc(void *p, size_t n);
-void real_free(void *p);
 int real_posix_memalign(void **out, size_t align, size_t n);
 void *real_aligned_alloc(size_t align, size_t n);
 void *real_memalign(size_t align, size_t n);

@@ -461,7 +461,7 @@ static inline struct mon_thread *self(uint64_t *e)
 }
 
 /* Charge a free to the stack that allocated it. */
-static inline void credit_free(struct mon_thread *t, uint32_t idx, uint64_t size)
+static inline __attribute__((always_inline)) void credit_free(struct mon_thread *t, uint32_t idx, uint64_t size)
 {
 	uint64_t *c = block_ctr(t, idx);
 	int sc = format_size_class(size);

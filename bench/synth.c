@@ -314,7 +314,7 @@ int main(int argc, char **argv)
 	format_begin_section(&w, FORMAT_SEC_STACKS);
 	format_put_u64(&w, nstacks);
 	for (s = 0; s < nstacks; s++) {
-		uint32_t depth, d;
+		uint32_t depth;
 		uint64_t cnt[MPROF_NCOUNTERS] = { 0 };
 		do {
 			depth = walk(frames);
@@ -339,12 +339,8 @@ int main(int argc, char **argv)
 		tot[1] += frees;
 		tot[2] += allocs * size;
 		tot[3] += frees * size;
-		format_put_u32(&w, depth);
-		format_put_u32(&w, 0);
-		for (d = 0; d < depth; d++)
-			format_put_u64(&w, frames[d]);
-		for (c = 0; c < MPROF_NCOUNTERS; c++)
-			format_put_u64(&w, cnt[c]);
+		/* Flat: stacks drawn at random share little with the one before. */
+		format_put_stack(&w, depth, 0, 0, 0, frames, cnt, MPROF_NCOUNTERS);
 	}
 	format_end_section(&w);
 

@@ -215,6 +215,66 @@ void format_put_u64s(struct format_writer *w, const uint64_t *v, size_t n)
 #endif
 }
 
+/* LEB128 into b; returns the bytes used (at most 10). */
+static int uvar(unsigned char *b, uint64_t v)
+{
+	int n = 0;
+
+	do {
+		b[n] = (unsigned char)(v & 0x7f);
+		v >>= 7;
+		if (v)
+			b[n] |= 0x80;
+		n++;
+	} while (v);
+	return n;
+}
+
+void format_put_stack(struct format_writer *w, uint32_t depth, uint32_t flags, uint64_t ref,
+		      uint32_t shared, const uint64_t *own, const uint64_t *counts,
+		      uint32_t ncounts)
+{
+	/* Staged in a small buffer: one emit per 400-odd bytes, not per value. */
+	unsigned char b[512];
+	size_t len = 0;
+	uint64_t prev = 0;
+	uint32_t i;
+
+	if (!ref)
+		shared = 0;
+	len += (size_t)uvar(b + len, depth);
+	len += (size_t)uvar(b + len, flags);
+	len += (size_t)uvar(b + len, ref);
+	if (ref)
+		len += (size_t)uvar(b + len, shared);
+	for (i = 0; i < depth - shared; i++) {
+		int64_t d = (int64_t)(own[i] - prev);
+		len += (size_t)uvar(b + len, (uint64_t)d << 1 ^ (uint64_t)(d >> 63));
+		prev = own[i];
+		if (len > sizeof b - 10) {
+			emit(w, b, len);
+			len = 0;
+		}
+	}
+	for (i = 0; i < ncounts; i++) {
+		len += (size_t)uvar(b + len, counts[i]);
+		if (len > sizeof b - 10) {
+			emit(w, b, len);
+			len = 0;
+		}
+	}
+	emit(w, b, len);
+}
+
+uint32_t format_common_outer(const uint64_t *a, uint32_t na, const uint64_t *b, uint32_t nb)
+{
+	uint32_t n = 0;
+
+	while (n < na && n < nb && a[na - 1 - n] == b[nb - 1 - n])
+		n++;
+	return n;
+}
+
 void format_put_bytes(struct format_writer *w, const void *p, size_t n)
 {
 	emit(w, p, n);

@@ -35,7 +35,8 @@
 
 #define FORMAT_MAGIC "\x89PRF\r\n\x1a\n"
 #define FORMAT_MAGIC_LEN 8
-#define FORMAT_VERSION 1
+#define FORMAT_VERSION 2     /* written */
+#define FORMAT_VERSION_MIN 1 /* oldest read: flat STACKS */
 #define FORMAT_HEADER_LEN 32
 #define FORMAT_SECTION_HEADER_LEN 24
 
@@ -55,10 +56,16 @@ enum format_kind {
  *           PT_LOAD), string path, string build_id (raw bytes, may be empty).
  * COUNTERS: u32 n, then n pairs (string name, string unit): the columns of
  *           every stack's counter vector, in order.
- * STACKS:   u64 n, then per stack: u32 depth, u32 flags (FORMAT_STACK_*),
- *           u64 frames[depth] (innermost first; frames[0] is the return
- *           address into the function that called the allocator, or the
- *           interrupted pc for a sample), u64 counters[ncounters].
+ * STACKS:   u64 n, then per stack (version 2; uvar = LEB128, svar =
+ *           zigzag LEB128): uvar depth, uvar flags (FORMAT_STACK_*), uvar
+ *           ref, and if ref > 0 uvar shared: the outermost `shared` frames
+ *           are those of the stack ref places before this one; then the
+ *           other depth - shared frames, innermost first, each an svar
+ *           delta from the one before (the first from 0); then uvar
+ *           counters[ncounters].  frames[0] is the return address into the
+ *           function that called the allocator, or the interrupted pc for a
+ *           sample.  Version 1 had u32 depth, u32 flags, u64 frames[depth],
+ *           u64 counters[ncounters].
  * BINS:     u32 n, then per bin: u32 size (0..1024; 1025 means "larger"),
  *           u64 allocs, u64 frees, u64 bytes, u64 bytes_freed.
  * THREADS:  u64 n (= the number of stacks), then u32 tid per stack, in
@@ -82,6 +89,8 @@ enum format_section {
 #define FORMAT_MAX_DEPTH 4096
 #define FORMAT_MAX_COUNTERS 256
 #define FORMAT_MAX_STRING (1u << 20)
+/* Frames and counters all the stacks of a file may hold once decoded. */
+#define FORMAT_MAX_VALUES (1ull << 27)
 
 /* mprof size classes (mprof.1, FIELDS IN THE OUTPUT). */
 enum { SIZE_S, SIZE_M, SIZE_L, SIZE_X, SIZE_NCLASSES };
@@ -139,6 +148,16 @@ void format_put_u64(struct format_writer *w, uint64_t v);
 /* n values, as n format_put_u64 calls would (in one copy on this host). */
 void format_put_u64s(struct format_writer *w, const uint64_t *v, size_t n);
 void format_put_bytes(struct format_writer *w, const void *p, size_t n);
+/*
+ * One STACKS entry: own[0..depth-shared) are the stack's innermost frames;
+ * its outermost `shared` frames are those of the stack written `ref`
+ * entries before (ref 0: none, and shared must be 0).
+ */
+void format_put_stack(struct format_writer *w, uint32_t depth, uint32_t flags, uint64_t ref,
+		      uint32_t shared, const uint64_t *own, const uint64_t *counts,
+		      uint32_t ncounts);
+/* How many outermost frames stacks a and b have in common. */
+uint32_t format_common_outer(const uint64_t *a, uint32_t na, const uint64_t *b, uint32_t nb);
 /* A string: u32 length, then the bytes (s may be NULL: empty). */
 void format_put_str(struct format_writer *w, const char *s);
 void format_put_blob(struct format_writer *w, const void *p, uint32_t n);

@@ -79,6 +79,27 @@ static uint64_t get64(struct cur *c)
 	return v;
 }
 
+/* A LEB128 value (at most 10 bytes, no bits beyond 64). */
+static uint64_t getuvar(struct cur *c)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 10; i++) {
+		if (!need(c, 1))
+			return 0;
+		uint8_t b = *c->p++;
+		c->left--;
+		if (i == 9 && b > 1)
+			break;
+		v |= (uint64_t)(b & 0x7f) << (7 * i);
+		if (!(b & 0x80))
+			return v;
+	}
+	seterr(c->err, c->errlen, "corrupt %s section: bad variable-length number", c->what);
+	c->bad = 1;
+	return 0;
+}
+
 /* A u32-length byte string, copied and NUL-terminated. */
 static char *getblob(struct cur *c, uint32_t *lenp)
 {
@@ -193,16 +214,11 @@ static void read_counters(struct cur *c, struct profile *p)
 	}
 }
 
-static void read_stacks(struct cur *c, struct profile *p, int have_counters)
+/* Version 1: u32 depth, u32 flags, u64 frames[depth], u64 counters[]. */
+static void read_stacks_flat(struct cur *c, struct profile *p, uint64_t n)
 {
-	uint64_t n = get64(c);
 	uint64_t *next;
 
-	if (!have_counters) {
-		seterr(c->err, c->errlen, "stacks section comes before the counters section");
-		c->bad = 1;
-		return;
-	}
 	if (!count_fits(c, n, 8 + 8 * p->ncounters))
 		return;
 	p->stacks = xcalloc(c, (size_t)n, sizeof(*p->stacks));
@@ -232,6 +248,118 @@ static void read_stacks(struct cur *c, struct profile *p, int have_counters)
 		for (size_t k = 0; k < p->ncounters && !c->bad; k++)
 			s->counts[k] = get64(c);
 	}
+}
+
+/* A stack's header in version 2: depth, flags, ref, shared, checked
+ * against the stacks before it (their depths are known). */
+static int packed_head(struct cur *c, struct profile *p, uint64_t i, uint64_t *ref,
+		       uint32_t *shared)
+{
+	struct prof_stack *s = &p->stacks[i];
+	uint64_t depth = getuvar(c), flags = getuvar(c), r = getuvar(c), sh = r ? getuvar(c) : 0;
+
+	if (c->bad)
+		return -1;
+	if (depth > FORMAT_MAX_DEPTH || flags > UINT32_MAX || r > i ||
+	    (r && (sh > depth || sh > p->stacks[i - r].depth))) {
+		seterr(c->err, c->errlen,
+		       "corrupt stacks section: stack %llu (depth %llu, shares %llu frames with "
+		       "stack -%llu)",
+		       (unsigned long long)i, (unsigned long long)depth, (unsigned long long)sh,
+		       (unsigned long long)r);
+		c->bad = 1;
+		return -1;
+	}
+	s->depth = (uint32_t)depth;
+	s->flags = (uint32_t)flags;
+	*ref = r;
+	*shared = (uint32_t)sh;
+	return 0;
+}
+
+/*
+ * Version 2 (format.h): varints, outer frames shared with an earlier stack.
+ * Two passes: the first checks every entry and counts the values the
+ * stacks will hold once shared frames are copied out (bounded, so a small
+ * file cannot ask for gigabytes), the second fills them.
+ */
+static void read_stacks_packed(struct cur *c, struct profile *p, uint64_t n)
+{
+	struct cur start;
+	uint64_t total = 0, ref, i, cap;
+	uint32_t shared;
+	uint64_t *next;
+
+	/* Each entry is at least 3 + ncounters bytes. */
+	if (!count_fits(c, n, 3 + p->ncounters))
+		return;
+	p->stacks = xcalloc(c, (size_t)n, sizeof(*p->stacks));
+	if (c->bad)
+		return;
+	start = *c;
+	cap = (uint64_t)c->left * 256 + (1u << 16);
+	if (cap > FORMAT_MAX_VALUES)
+		cap = FORMAT_MAX_VALUES;
+	for (i = 0; i < n && !c->bad; i++) {
+		if (packed_head(c, p, i, &ref, &shared) < 0)
+			break;
+		for (uint32_t d = shared; d < p->stacks[i].depth && !c->bad; d++)
+			getuvar(c);
+		for (size_t k = 0; k < p->ncounters && !c->bad; k++)
+			getuvar(c);
+		total += p->stacks[i].depth + p->ncounters;
+		if (total > cap) {
+			seterr(c->err, c->errlen,
+			       "corrupt stacks section: its stacks would hold more than %llu frames "
+			       "and counters",
+			       (unsigned long long)cap);
+			c->bad = 1;
+		}
+	}
+	if (c->bad)
+		return;
+	p->slab = xcalloc(c, (size_t)total + 1, sizeof(uint64_t));
+	if (c->bad)
+		return;
+	*c = start;
+	next = p->slab;
+	for (i = 0; i < n && !c->bad; i++) {
+		struct prof_stack *s = &p->stacks[i];
+		uint64_t prev = 0;
+		if (packed_head(c, p, i, &ref, &shared) < 0)
+			break;
+		s->frames = next;
+		s->counts = next + s->depth;
+		next += s->depth + p->ncounters;
+		p->nstacks = i + 1;
+		for (uint32_t d = 0; d < s->depth - shared && !c->bad; d++) {
+			uint64_t z = getuvar(c);
+			prev += (z >> 1) ^ (0 - (z & 1)); /* zigzag: the delta's two's complement */
+			s->frames[d] = prev;
+		}
+		if (shared) {
+			const struct prof_stack *q = &p->stacks[i - ref];
+			memcpy(s->frames + (s->depth - shared), q->frames + (q->depth - shared),
+			       shared * sizeof(uint64_t));
+		}
+		for (size_t k = 0; k < p->ncounters && !c->bad; k++)
+			s->counts[k] = getuvar(c);
+	}
+}
+
+static void read_stacks(struct cur *c, struct profile *p, int have_counters)
+{
+	uint64_t n = get64(c);
+
+	if (!have_counters) {
+		seterr(c->err, c->errlen, "stacks section comes before the counters section");
+		c->bad = 1;
+		return;
+	}
+	if (p->version == 1)
+		read_stacks_flat(c, p, n);
+	else
+		read_stacks_packed(c, p, n);
 }
 
 /* THREADS (optional, after STACKS): the thread id of each stack. */
@@ -315,9 +443,9 @@ int reader_parse(const unsigned char *buf, size_t len, struct profile *p, char *
 	nsections = get32(&h);
 	reserved = get32(&h);
 	total = get64(&h);
-	if (p->version != FORMAT_VERSION) {
-		seterr(err, errlen, "format version %u, this tool reads version %d", p->version,
-		       FORMAT_VERSION);
+	if (p->version < FORMAT_VERSION_MIN || p->version > FORMAT_VERSION) {
+		seterr(err, errlen, "format version %u, this tool reads versions %d to %d",
+		       p->version, FORMAT_VERSION_MIN, FORMAT_VERSION);
 		return -1;
 	}
 	if (p->kind != FORMAT_KIND_MPROF && p->kind != FORMAT_KIND_CPPROF) {

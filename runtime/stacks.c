@@ -201,6 +201,7 @@ int64_t stacks_intern(const uint64_t *frames, uint32_t depth, uint32_t flags, ui
 	r->pbase = pbase;
 	memcpy(r->frames, frames, (depth - k) * sizeof *frames);
 	i = stacks_n;
+	r->idx = i;
 	__atomic_store_n(&chunk[i & (STACKS_CHUNK - 1)], r, __ATOMIC_RELEASE);
 	put_slot(t, h, i);
 	__atomic_store_n(&stacks_n, i + 1, __ATOMIC_RELEASE);

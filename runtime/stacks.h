@@ -39,7 +39,7 @@ struct stacks_rec {
 	uint32_t nown;
 	const struct stacks_rec *parent; /* NULL when nown == depth */
 	uint32_t pbase;
-	uint32_t pad;
+	uint32_t idx;                    /* this record's stack index */
 	uint64_t frames[]; /* the innermost nown */
 };
 

@@ -175,16 +175,22 @@ static void put_stacks(struct format_writer *w)
 	uint32_t base = stacks_base(), n = stacks_count(), i;
 	uint64_t ctr[MPROF_NCOUNTERS];
 
-	/* The current profile's stacks (after a restart, not the old ones). */
+	/* The current profile's stacks (after a restart, not the old ones).
+	 * A record that keeps only its inner frames, the outer ones being the
+	 * outermost of an earlier record of this profile, is written so. */
 	format_begin_section(w, FORMAT_SEC_STACKS);
 	format_put_u64(w, n - base);
 	for (i = base; i < n; i++) {
 		struct stacks_rec *r = stacks_get(i);
-		format_put_u32(w, r->depth);
-		format_put_u32(w, r->flags);
-		format_put_u64s(w, stacks_frames(r, frames), r->depth);
+		const struct stacks_rec *q = r->parent;
+		uint32_t shared = r->depth - r->nown;
 		mon_read_counters(i, ctr);
-		format_put_u64s(w, ctr, MPROF_NCOUNTERS);
+		if (q && q->idx >= base && q->idx < i && q->depth - r->pbase == shared)
+			format_put_stack(w, r->depth, r->flags, i - q->idx, shared, r->frames, ctr,
+					 MPROF_NCOUNTERS);
+		else
+			format_put_stack(w, r->depth, r->flags, 0, 0, stacks_frames(r, frames), ctr,
+					 MPROF_NCOUNTERS);
 	}
 	format_end_section(w);
 }

@@ -129,18 +129,24 @@ static uint64_t collect(const struct tab_ent **ents, uint64_t cap)
 
 static void put_stacks(struct format_writer *w, const struct tab_ent **ents, uint64_t n)
 {
+	const uint64_t *pf = NULL;
+	uint32_t pd = 0;
+
 	format_begin_section(w, FORMAT_SEC_STACKS);
 	format_put_u64(w, n);
 	for (uint64_t i = 0; i < n; i++) {
 		const struct tab_ent *e = ents[i];
 		const uint64_t *f = tab_frames(e, cp.nres);
+		uint64_t c[RES_N];
+		/* Outer frames in common with the stack before it go by reference. */
+		uint32_t shared = pf ? format_common_outer(f, (uint32_t)e->depth, pf, pd) : 0;
 
-		format_put_u32(w, e->depth);
-		format_put_u32(w, e->flags);
-		for (int d = 0; d < e->depth; d++)
-			format_put_u64(w, f[d]);
-		for (int c = 0; c < cp.nres; c++)
-			format_put_u64(w, __atomic_load_n(&e->c[c], __ATOMIC_RELAXED));
+		for (int k = 0; k < cp.nres; k++)
+			c[k] = __atomic_load_n(&e->c[k], __ATOMIC_RELAXED);
+		format_put_stack(w, (uint32_t)e->depth, e->flags, shared ? 1 : 0, shared, f, c,
+				 (uint32_t)cp.nres);
+		pf = f;
+		pd = (uint32_t)e->depth;
 	}
 	format_end_section(w);
 }

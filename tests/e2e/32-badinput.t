@@ -23,7 +23,7 @@ expect_bad empty "^mprof: $T/empty.data: empty file" "$T/empty.data"
 head -c 5000 /dev/urandom > "$T/garbage.data"
 expect_bad garbage "^mprof: $T/garbage.data: not a profile data file" "$T/fg" "$T/garbage.data"
 cp "$T/good.data" "$T/version.data"; printf '\007' | dd of="$T/version.data" bs=1 seek=8 conv=notrunc 2>/dev/null
-expect_bad "other version" "format version 7, this tool reads version 1" "$T/version.data"
+expect_bad "other version" "format version 7, this tool reads versions 1 to 2" "$T/version.data"
 cp "$T/good.data" "$T/kind.data"; printf '\002' | dd of="$T/kind.data" bs=1 seek=12 conv=notrunc 2>/dev/null
 expect_bad "cpprof data" "cpprof sample data, not mprof" "$T/kind.data"
 cp "$T/good.data" "$T/flip.data"; printf 'X' | dd of="$T/flip.data" bs=1 seek=$((size - 20)) conv=notrunc 2>/dev/null

@@ -10,9 +10,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* Encode a small mprof file into memory; returns its length.  nthreads >= 0
- * adds a THREADS section of that many entries (2 is right). */
-static size_t encode_with(unsigned char **out, int nthreads)
+/*
+ * Encode a small mprof file into memory; returns its length.  Version 2
+ * (the encoder's) has three stacks, the third sharing two outer frames with
+ * the first; version 1 (flat stacks, written by hand here) the first two.
+ * nthreads >= 0 adds a THREADS section of that many entries (one per stack
+ * is right).
+ */
+static size_t encode_v(unsigned char **out, int nthreads, int version)
 {
 	struct format_writer w;
 	static unsigned char buf[64]; /* tiny: forces many flushes */
@@ -44,14 +49,28 @@ static size_t encode_with(unsigned char **out, int nthreads)
 	}
 	format_end_section(&w);
 	format_begin_section(&w, FORMAT_SEC_STACKS);
-	format_put_u64(&w, 2);
+	format_put_u64(&w, version == 1 ? 2 : 3);
 	for (int s = 0; s < 2; s++) {
-		format_put_u32(&w, 3);
-		format_put_u32(&w, s ? FORMAT_STACK_TRUNCATED : 0);
+		uint64_t f[3], c[MPROF_NCOUNTERS];
 		for (int d = 0; d < 3; d++)
-			format_put_u64(&w, 0x1100 + 16 * d + s);
+			f[d] = 0x1100 + 16 * d + (unsigned)s;
 		for (int i = 0; i < MPROF_NCOUNTERS; i++)
-			format_put_u64(&w, (uint64_t)(i + 100 * s));
+			c[i] = (uint64_t)(i + 100 * s);
+		if (version == 1) {
+			format_put_u32(&w, 3);
+			format_put_u32(&w, s ? FORMAT_STACK_TRUNCATED : 0);
+			format_put_u64s(&w, f, 3);
+			format_put_u64s(&w, c, MPROF_NCOUNTERS);
+		} else {
+			format_put_stack(&w, 3, s ? FORMAT_STACK_TRUNCATED : 0, 0, 0, f, c,
+					 MPROF_NCOUNTERS);
+		}
+	}
+	if (version != 1) {
+		/* 0x1300 0x1200, then stack 0's outer two: 0x1110 0x1120.  A
+		 * frame below the one before: a negative delta. */
+		uint64_t own[2] = { 0x1300, 0x1200 }, c[MPROF_NCOUNTERS] = { 7, 1ull << 40 };
+		format_put_stack(&w, 4, 0, 2, 2, own, c, MPROF_NCOUNTERS);
 	}
 	format_end_section(&w);
 	if (nthreads >= 0) {
@@ -71,6 +90,11 @@ static size_t encode_with(unsigned char **out, int nthreads)
 	format_end_section(&w);
 	if (format_writer_finish(&w) != 0)
 		return 0;
+	if (version == 1) {
+		unsigned char v1[4] = { 1, 0, 0, 0 }; /* the header has no checksum */
+		if (pwrite(fd, v1, 4, 8) != 4)
+			return 0;
+	}
 	len = lseek(fd, 0, SEEK_END);
 	*out = malloc((size_t)len);
 	if (pread(fd, *out, (size_t)len, 0) != len)
@@ -79,9 +103,75 @@ static size_t encode_with(unsigned char **out, int nthreads)
 	return (size_t)len;
 }
 
+static size_t encode_with(unsigned char **out, int nthreads)
+{
+	return encode_v(out, nthreads, FORMAT_VERSION);
+}
+
 static size_t encode(unsigned char **out)
 {
 	return encode_with(out, -1);
+}
+
+/*
+ * A cpprof file (one counter) whose stacks are given by put(w): for the
+ * checks on packed stacks that a valid checksum cannot catch.
+ */
+static size_t encode_stacks(unsigned char **out, void (*put)(struct format_writer *))
+{
+	struct format_writer w;
+	static unsigned char buf[4096];
+	int fd = memfd_create("t", 0);
+	off_t len;
+
+	format_writer_init(&w, fd, buf, sizeof(buf), FORMAT_KIND_CPPROF);
+	format_begin_section(&w, FORMAT_SEC_COUNTERS);
+	format_put_u32(&w, 1);
+	format_put_str(&w, "cpu");
+	format_put_str(&w, "hits");
+	format_end_section(&w);
+	format_begin_section(&w, FORMAT_SEC_STACKS);
+	put(&w);
+	format_end_section(&w);
+	if (format_writer_finish(&w) != 0)
+		return 0;
+	len = lseek(fd, 0, SEEK_END);
+	*out = malloc((size_t)len);
+	if (pread(fd, *out, (size_t)len, 0) != len)
+		return 0;
+	close(fd);
+	return (size_t)len;
+}
+
+static uint64_t frames4k[FORMAT_MAX_DEPTH];
+
+/* A reference past the first stack. */
+static void put_badref(struct format_writer *w)
+{
+	uint64_t c = 1;
+	format_put_u64(w, 2);
+	format_put_stack(w, 3, 0, 0, 0, frames4k, &c, 1);
+	format_put_stack(w, 3, 0, 3, 1, frames4k, &c, 1);
+}
+
+/* Sharing more frames than the stack referred to has. */
+static void put_badshare(struct format_writer *w)
+{
+	uint64_t c = 1;
+	format_put_u64(w, 2);
+	format_put_stack(w, 3, 0, 0, 0, frames4k, &c, 1);
+	format_put_stack(w, 5, 0, 1, 4, frames4k, &c, 1);
+}
+
+/* A bomb: 40000 stacks of 4096 frames, each all shared with the one before,
+ * 4-5 bytes each: 160M values from 190 KB. */
+static void put_bomb(struct format_writer *w)
+{
+	uint64_t c = 1;
+	format_put_u64(w, 40001);
+	format_put_stack(w, FORMAT_MAX_DEPTH, 0, 0, 0, frames4k, &c, 1);
+	for (int i = 0; i < 40000; i++)
+		format_put_stack(w, FORMAT_MAX_DEPTH, 0, 1, FORMAT_MAX_DEPTH, frames4k, &c, 1);
 }
 
 int main(void)
@@ -102,10 +192,17 @@ int main(void)
 	is_int(p.modules[0].build_id_len, 3, "build-id length");
 	is_int(p.ncounters, MPROF_NCOUNTERS, "counters");
 	is_int(reader_counter(&p, "freed.x"), MPROF_C_FREED + SIZE_X, "counter lookup");
-	is_int(p.nstacks, 2, "two stacks");
+	is_int(p.nstacks, 3, "three stacks");
 	is_int(p.stacks[1].frames[2], 0x1100 + 32 + 1, "frame value");
 	is_int(p.stacks[1].counts[5], 105, "counter value");
 	is_int(p.stacks[1].flags, FORMAT_STACK_TRUNCATED, "stack flags");
+	ok(p.stacks[2].depth == 4 && p.stacks[2].frames[0] == 0x1300 &&
+		   p.stacks[2].frames[1] == 0x1200 && p.stacks[2].frames[2] == 0x1110 &&
+		   p.stacks[2].frames[3] == 0x1120,
+	   "a stack's outer frames shared with an earlier one");
+	ok(p.stacks[2].counts[0] == 7 && p.stacks[2].counts[1] == 1ull << 40 &&
+		   p.stacks[2].counts[2] == 0,
+	   "its counters");
 	is_int(p.nbins, 1, "one bin");
 	is_int(p.bins[0].freed, 816, "bin bytes freed");
 	reader_release(&p);
@@ -152,15 +249,38 @@ int main(void)
 
 	/* THREADS: a thread id per stack; a count that is not the stacks'
 	 * is corrupt. */
-	len = encode_with(&buf, 2);
+	len = encode_with(&buf, 3);
 	ok(reader_parse(buf, len, &p, err, sizeof(err)) == 0 && p.has_threads &&
-		   p.stacks[0].tid == 1000 && p.stacks[1].tid == 1001,
+		   p.stacks[0].tid == 1000 && p.stacks[2].tid == 1002,
 	   "threads section: a tid per stack");
 	reader_release(&p);
 	free(buf);
-	len = encode_with(&buf, 3);
-	ok(reader_parse(buf, len, &p, err, sizeof(err)) < 0 && strstr(err, "3 threads for 2 stacks"),
+	len = encode_with(&buf, 4);
+	ok(reader_parse(buf, len, &p, err, sizeof(err)) < 0 && strstr(err, "4 threads for 3 stacks"),
 	   "threads section with the wrong count: %s", err);
+	free(buf);
+
+	/* Version 1 (flat stacks) still reads. */
+	len = encode_v(&buf, 2, 1);
+	ok(reader_parse(buf, len, &p, err, sizeof(err)) == 0 && p.version == 1 &&
+		   p.nstacks == 2 && p.stacks[1].frames[2] == 0x1100 + 32 + 1 &&
+		   p.stacks[1].counts[5] == 105 && p.stacks[1].tid == 1001,
+	   "version 1 file: %s", err[0] ? err : "read");
+	reader_release(&p);
+	free(buf);
+
+	/* Packed stacks the checksum cannot vouch for. */
+	len = encode_stacks(&buf, put_badref);
+	ok(reader_parse(buf, len, &p, err, sizeof(err)) < 0 && strstr(err, "stack 1"),
+	   "a reference past the first stack: %s", err);
+	free(buf);
+	len = encode_stacks(&buf, put_badshare);
+	ok(reader_parse(buf, len, &p, err, sizeof(err)) < 0 && strstr(err, "shares 4 frames"),
+	   "sharing more frames than there are: %s", err);
+	free(buf);
+	len = encode_stacks(&buf, put_bomb);
+	ok(reader_parse(buf, len, &p, err, sizeof(err)) < 0 && strstr(err, "would hold more"),
+	   "%zu bytes that would decode to 160M values: %s", len, err);
 	free(buf);
 	return tap_done();
 }

@@ -31,6 +31,7 @@
 #include "util.h"
 
 #include <dwarf.h>
+#include <elf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
@@ -38,6 +39,8 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -269,6 +272,57 @@ static void check_build_id(struct sym_mod *m, const struct prof_module *pm, cons
 		m->pending = NULL;
 }
 
+/*
+ * The vDSO has no file.  The runtime records it as "[vdso]" with its
+ * build-id; when this process's vDSO (the same kernel build) has that
+ * build-id, its image, copied into a memfd, stands in for the file.
+ * Returns the fd, or -1 (and a pending warning when it is another kernel's).
+ */
+static int own_vdso(struct sym_mod *m, const struct prof_module *pm)
+{
+	const unsigned char *img = (const void *)getauxval(AT_SYSINFO_EHDR);
+	const Elf64_Ehdr *eh = (const void *)img;
+	const unsigned char *bid = NULL;
+	size_t size, bid_len = 0;
+	int fd;
+
+	if (!img || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_phentsize != sizeof(Elf64_Phdr))
+		return -1;
+	size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	for (int i = 0; i < eh->e_phnum; i++) {
+		const Elf64_Phdr *ph = (const void *)(img + eh->e_phoff + i * sizeof(Elf64_Phdr));
+		if (ph->p_type == PT_LOAD && ph->p_offset + ph->p_filesz > size)
+			size = ph->p_offset + ph->p_filesz;
+		/* Its notes: namesz, descsz, type, "GNU\0", the build-id. */
+		for (size_t off = 0; ph->p_type == PT_NOTE && off + 12 <= ph->p_filesz;) {
+			const uint32_t *n = (const void *)(img + ph->p_offset + off);
+			size_t name = (n[0] + 3) & ~3u, desc = (n[1] + 3) & ~3u;
+			if (n[2] == NT_GNU_BUILD_ID && n[0] == 4 &&
+			    !memcmp(img + ph->p_offset + off + 12, "GNU", 4)) {
+				bid = img + ph->p_offset + off + 12 + name;
+				bid_len = n[1];
+			}
+			off += 12 + name + desc;
+		}
+	}
+	if (size > (1u << 20))
+		return -1; /* not what a vDSO looks like */
+	if (!bid || bid_len != pm->build_id_len || memcmp(bid, pm->build_id, bid_len) != 0) {
+		if (asprintf(&m->pending, "the profile's vDSO is another kernel's (build-id "
+					  "differs); its addresses print as module+offset") < 0)
+			m->pending = NULL;
+		return -1;
+	}
+	fd = memfd_create("vdso", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (write(fd, img, size) != (ssize_t)size) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 static void open_module(struct symbols *s, struct sym_mod *m, const struct prof_module *pm,
 			const char *override)
 {
@@ -277,6 +331,12 @@ static void open_module(struct symbols *s, struct sym_mod *m, const struct prof_
 
 	if (!file || !file[0])
 		return;
+	if (!override && !strcmp(file, "[vdso]")) {
+		if ((fd = own_vdso(m, pm)) >= 0 &&
+		    !(m->dwmod = dwfl_report_elf(s->dwfl, file, file, fd, pm->bias, true)))
+			close(fd);
+		return;
+	}
 	fd = open(file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		/* Pseudo-modules (linux-vdso.so.1, "[vdso]") are no files:

@@ -120,10 +120,11 @@ static int one(struct dl_phdr_info *info, size_t size, void *arg)
 	}
 	if (!have_load)
 		return 0;
-	/* The vDSO has a name but no file. */
-	if (m->vdso && e.start <= m->vdso && m->vdso < e.end)
-		return 0;
-	if (first) {
+	/* The vDSO has no file: "[vdso]", with its build-id, so the tools can
+	 * use their own when it is the same kernel's. */
+	if (m->vdso && e.start <= m->vdso && m->vdso < e.end) {
+		path = "[vdso]";
+	} else if (first) {
 		k = readlink("/proc/self/exe", exe, sizeof exe - 1);
 		exe[k > 0 ? k : 0] = 0;
 		path = exe;

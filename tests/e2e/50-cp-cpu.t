@@ -5,7 +5,7 @@
 # perf-less fallback (CPPROF_NO_PERF=1: POSIX CPU-time timers).  "Reach main":
 # at least 99% of the hits (a few fall in start-up and exit, outside main).
 . "$(dirname "$0")/../lib.sh"
-plan 23
+plan 25
 CPPROF=$B/bin/cpprof
 cc -O2 -g -fomit-frame-pointer -o "$T/phases" "$TOP/examples/phases.c" || exit 1
 
@@ -69,4 +69,12 @@ pb=$(hits plugin_burn) cp=$(hits call_plugin) m=$(hits main)
 ok $([ "${pb:-0}" -ge 300 ]; echo $?) "the plugin's frames are named, though it was unloaded before the save (${pb:-0} samples for 0.4 s)"
 ok $([ "${cp:-0}" -ge "${pb:-1}" ]; echo $?) "samples in the plugin reach its caller (call_plugin ${cp:-0})"
 ok $([ "${m:-0}" -ge "${cp:-1}" ]; echo $?) "and main (${m:-0})"
+# The vDSO has no file: the runtime records it as "[vdso]" with its build-id
+# and cpprof uses its own (same kernel) to name the function there.
+cc -O2 -g -o "$T/vdso" "$TOP/tests/progs/cp_vdso.c" &&
+	"$CPPROF" record -o "$T/v.data" "$T/vdso" > /dev/null 2>&1
+body=$("$CPPROF" -c 'threshold 0; body' "$T/vdso" "$T/v.data" 2>&1)
+frac=$(printf '%s\n' "$body" | awk '$2 ~ /clock_gettime/ && $2 ~ /vdso/ { print $1 }')
+ok $(awk -v f="${frac:-0}" 'BEGIN { exit !(f >= 0.5) }'; echo $?) "time in the vDSO is named: ${frac:-nothing} in __vdso_clock_gettime"
+unlike "$body" '^[0-9.]+ (0x|\[vdso\]\+)' "no vDSO frame left as an address"
 done_testing

@@ -613,7 +613,7 @@ void mon_alloc(void *p, size_t n, const struct unwind_frame0 *f0)
 	} else if (t) {
 		idx = count_alloc(t, frames, depth, flags, hash, n);
 		if (idx >= 0)
-			unwind_memo_set(e, (uint64_t)idx + 1);
+			unwind_memo_set(e, (uint64_t)idx + 1, frames, depth);
 	} else {
 		if (!(t = orphan_lock(e)))
 			return;
@@ -624,9 +624,16 @@ void mon_alloc(void *p, size_t n, const struct unwind_frame0 *f0)
 		ADD(mon.dropped, 1);
 		return;
 	}
-	/* If a restart came in between, idx is below the new profile's first
-	 * stack: the object belongs to the profile thrown away, and its free
-	 * will count as unknown. */
+	/*
+	 * A restart since self() read epoch e: the allocation was counted in a
+	 * block of the old profile, so the object must not carry an index of
+	 * the new one (it may: a stack found in, or added to, the new table);
+	 * its free will count as unknown.  A restart after this test leaves
+	 * idx from the old table, below the new profile's first stack, which
+	 * the free recognises.
+	 */
+	if (__builtin_expect(__atomic_load_n(&mon.epoch, __ATOMIC_ACQUIRE) != e, 0))
+		return;
 	if (addrmap_put((uintptr_t)p, (uint32_t)idx, n) < 0) {
 		mon_trouble("cannot map memory for the address map", NULL);
 		return;

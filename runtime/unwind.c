@@ -670,6 +670,10 @@ struct rec {
 	struct step cur[REC_CAP]; /* the walk under way, innermost first */
 };
 static __thread struct rec *uw_rec;
+/* The record is this thread's last capture, made whole by the fast walk
+ * (not a fallback, not truncated): only then may it be remembered or give
+ * the stack's hash. */
+static __thread int uw_fresh;
 static pthread_key_t uw_rec_key;
 static int uw_rec_key_state; /* 0 not yet, 1 made, -1 failed */
 
@@ -776,6 +780,8 @@ struct memo_set {
 static __thread struct memo_set *uw_memo; /* MEMO_SETS sets, or NULL */
 static __thread int uw_memo_off;      /* mapping failed: never again */
 static int uw_check = -1;             /* check mode (below) */
+static uint64_t uw_n_checked, uw_n_fast, uw_n_mismatch, uw_n_memo;
+static void say(const char *s, size_t n);
 /* Check mode: a hit's value and frame hash, verified by a full walk. */
 static __thread uint64_t uw_hit_value, uw_hit_fhash;
 
@@ -838,15 +844,28 @@ memo_find(uintptr_t sp, uintptr_t pc, uintptr_t bp, uint64_t owner, int max)
 	return NULL;
 }
 
-void unwind_memo_set(uint64_t owner, uint64_t value)
+void unwind_memo_set(uint64_t owner, uint64_t value, const uint64_t *frames, int depth)
 {
 	const struct rec *rc = uw_rec;
 	struct memo_set *set;
 	struct memo *e;
 	int m, q, w, k = 0;
 
-	if (!rc || rc->n < 1 || rc->n > MEMO_FRAMES || !value || uw_memo_off)
+	if (!uw_fresh || !rc || rc->n < 1 || rc->n > MEMO_FRAMES || !value || uw_memo_off)
 		return;
+	if (uw_check > 0) {
+		/* The walk to remember must be the stack value stands for. */
+		int same = rc->n == depth;
+		for (q = 0; same && q < depth; q++)
+			same = rc->r[rc->n - 1 - q].pc == frames[q];
+		if (!same) {
+			static const char msg[] =
+				"mprof: unwind mismatch: the walk to remember is not the stack counted\n";
+			__atomic_fetch_add(&uw_n_mismatch, 1, __ATOMIC_RELAXED);
+			say(msg, sizeof msg - 1);
+			return;
+		}
+	}
 	if (!uw_memo) {
 		void *p = mmap(NULL, MEMO_SETS * sizeof(struct memo_set), PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -894,12 +913,8 @@ void unwind_memo_set(uint64_t owner, uint64_t value)
 	e->n = rc->n;
 	e->owner = owner;
 	e->value = value;
-	if (uw_check > 0) {
-		uint64_t f[MEMO_FRAMES];
-		for (q = 0; q < rc->n; q++)
-			f[q] = rc->r[rc->n - 1 - q].pc;
-		e->fhash = frames_hash(f, rc->n);
-	}
+	if (uw_check > 0)
+		e->fhash = frames_hash(frames, depth);
 }
 
 /* Check mode: a recall's hit, verified by the capture that follows. */
@@ -938,8 +953,13 @@ static int walk(uint64_t *frames, int max, uint64_t ret, uint32_t *flags, uintpt
 	int n = 0, skipped = 0, found = 0, m = -1;
 	uintptr_t endcfa = 0;
 
-	if (sp < uw_lo || sp >= hi)
+	if (sp < uw_lo || sp >= hi) {
+		/* Not this thread's stack (sigaltstack, a coroutine): the
+		 * record no longer describes the last capture. */
+		if (rc)
+			rc->n = 0;
 		return -1;
+	}
 	if (!rc)
 		rc = rec_get();
 	if (rc) {
@@ -1040,6 +1060,7 @@ done:
 		}
 		rc->endcfa = endcfa;
 		rc->n = n;
+		uw_fresh = 1;
 	}
 	return n;
 reuse:
@@ -1060,6 +1081,7 @@ reuse:
 				rc->r[k].h = h = stackhash_step(h, rc->r[k].pc);
 			}
 			rc->n = total;
+			uw_fresh = total <= max;
 		}
 		return total > max ? max : total;
 	}
@@ -1070,7 +1092,6 @@ reuse:
 /* MPROF_UNWIND_CHECK=1, read once environ exists; =2 also spoils the fast
  * path's first stack, so a test can see that the check does catch a
  * difference. */
-static uint64_t uw_n_checked, uw_n_fast, uw_n_mismatch, uw_n_memo;
 static __thread uint64_t *uw_ref;
 extern char **environ;
 
@@ -1185,6 +1206,7 @@ __attribute__((noinline)) int unwind_capture(uint64_t *frames, int max,
 	int n;
 
 	*flags = 0;
+	uw_fresh = 0;
 	if (value)
 		*value = 0;
 	if (max < 1)
@@ -1248,11 +1270,11 @@ __attribute__((noinline)) int unwind_capture(uint64_t *frames, int max,
 		/* The record's outer hashes, when it is this very walk (it was
 		 * kept whole, and check mode left the frames alone). */
 		const struct rec *rc = uw_rec;
-		if (rc && n > 0 && rc->n == n && !*flags && uw_check <= 0) {
+		if (uw_fresh && rc && n > 0 && rc->n == n && !*flags && uw_check <= 0) {
 			*hash = stackhash_fin(rc->r[n - 1].h, (uint32_t)n, 0);
 		} else {
 			*hash = stackhash(frames, (uint32_t)n, *flags);
-			if (uw_check > 0 && rc && n > 0 && rc->n == n && !*flags &&
+			if (uw_check > 0 && uw_fresh && rc && n > 0 && rc->n == n && !*flags &&
 			    *hash != stackhash_fin(rc->r[n - 1].h, (uint32_t)n, 0)) {
 				static const char m[] = "mprof: unwind mismatch: the walk's hash differs\n";
 				__atomic_fetch_add(&uw_n_mismatch, 1, __ATOMIC_RELAXED);

@@ -36,15 +36,18 @@ struct unwind_frame0 {
 int unwind_capture(uint64_t *frames, int max, const struct unwind_frame0 *f0, uint32_t *flags,
 		   uint64_t owner, uint64_t *value, uint32_t *hash);
 /*
- * Remembered walks.  After a capture, unwind_memo_set(owner, value) (value
- * non-zero) ties the caller's value to the stack just captured.  A later
+ * Remembered walks.  After a capture, unwind_memo_set(owner, value, frames,
+ * depth) (value non-zero; frames/depth: the stack the capture returned, the
+ * one value stands for) ties the caller's value to the stack just captured,
+ * if the fast walk made it whole (a fallback or truncated capture is not
+ * remembered; check mode also verifies that the walk is that stack).  A later
  * unwind_capture with the same owner (the caller's generation of values,
  * e.g. its profile epoch) whose walk would read the very same stack words
  * from the same frame 0 returns that stack's depth with *value set and
  * frames NOT filled; otherwise *value is 0 and frames are filled.  value
  * may be NULL (no remembering).  Per thread; never shared.
  */
-void unwind_memo_set(uint64_t owner, uint64_t value);
+void unwind_memo_set(uint64_t owner, uint64_t value, const uint64_t *frames, int depth);
 /*
  * The same without walking at all: the depth of the remembered stack whose
  * frame 0 returns to ret with stack pointer sp0 (the allocator entry

@@ -785,15 +785,6 @@ static void say(const char *s, size_t n);
 /* Check mode: a hit's value and frame hash, verified by a full walk. */
 static __thread uint64_t uw_hit_value, uw_hit_fhash;
 
-static uint64_t frames_hash(const uint64_t *f, int n)
-{
-	uint64_t h = (uint64_t)n;
-
-	for (int i = 0; i < n; i++)
-		h = (h ^ f[i]) * 0x100000001b3ull;
-	return h;
-}
-
 static void memo_release(void)
 {
 	if (uw_memo)
@@ -914,7 +905,7 @@ void unwind_memo_set(uint64_t owner, uint64_t value, const uint64_t *frames, int
 	e->owner = owner;
 	e->value = value;
 	if (uw_check > 0)
-		e->fhash = frames_hash(frames, depth);
+		e->fhash = stackhash(frames, (uint32_t)depth, 0);
 }
 
 /* Check mode: a recall's hit, verified by the capture that follows. */
@@ -1245,7 +1236,7 @@ __attribute__((noinline)) int unwind_capture(uint64_t *frames, int max,
 		/* A recalled walk (unwind_recall) too. */
 		if (uw_recall_value && n > 0) {
 			__atomic_fetch_add(&uw_n_memo, 1, __ATOMIC_RELAXED);
-			if (frames_hash(frames, n) != uw_recall_fhash || *flags) {
+			if (stackhash(frames, (uint32_t)n, 0) != uw_recall_fhash || *flags) {
 				static const char m[] = "mprof: unwind mismatch: a recalled walk differs\n";
 				__atomic_fetch_add(&uw_n_mismatch, 1, __ATOMIC_RELAXED);
 				say(m, sizeof m - 1);
@@ -1255,7 +1246,7 @@ __attribute__((noinline)) int unwind_capture(uint64_t *frames, int max,
 		/* A remembered walk must be the very stack a walk gives. */
 		if (uw_hit_value && value && n > 0) {
 			__atomic_fetch_add(&uw_n_memo, 1, __ATOMIC_RELAXED);
-			if (frames_hash(frames, n) != uw_hit_fhash || *flags) {
+			if (stackhash(frames, (uint32_t)n, 0) != uw_hit_fhash || *flags) {
 				__atomic_fetch_add(&uw_n_mismatch, 1, __ATOMIC_RELAXED);
 				static const char m[] = "mprof: unwind mismatch: a remembered walk differs\n";
 				say(m, sizeof m - 1);

@@ -728,17 +728,23 @@ static void rec_live(struct step *s, int n, uintptr_t live)
 	}
 }
 
-/* Do the words the last walk read above its frame m still hold the same? */
-static int rec_same(const struct rec *rc, int m)
+/*
+ * Do the words the last walk read above its frame m still hold the same?
+ * -1 when they all do.  Else q >= 1: those of r[m-1] .. r[q] hold and
+ * r[q-1]'s do not, so a walk from r[m] makes r[m] .. r[q] again and goes
+ * on from r[q-1]'s stack address with what is there now; or 0: all the
+ * frames hold but the end of the stack does not.
+ */
+static int rec_check(const struct rec *rc, int m)
 {
 	for (int q = m; q > 0; q--) {
 		const struct step *s = &rc->r[q], *up = &rc->r[q - 1];
 		if (*(const uintptr_t *)(up->sp - 8) != up->pc)
-			return 0;
+			return q;
 		if (S_SLOT(s) && (up->bpslot & S_LIVE) && *(const uintptr_t *)S_SLOT(s) != up->bp)
-			return 0;
+			return q;
 	}
-	return !rc->endcfa || *(const uintptr_t *)(rc->endcfa - 8) == 0;
+	return !rc->endcfa || *(const uintptr_t *)(rc->endcfa - 8) == 0 ? -1 : 0;
 }
 
 /* ---- whole walks remembered with their caller's value ---- */
@@ -780,7 +786,7 @@ struct memo_set {
 static __thread struct memo_set *uw_memo; /* MEMO_SETS sets, or NULL */
 static __thread int uw_memo_off;      /* mapping failed: never again */
 static int uw_check = -1;             /* check mode (below) */
-static uint64_t uw_n_checked, uw_n_fast, uw_n_mismatch, uw_n_memo;
+static uint64_t uw_n_checked, uw_n_fast, uw_n_mismatch, uw_n_memo, uw_n_part;
 static void say(const char *s, size_t n);
 /* Check mode: a hit's value and frame hash, verified by a full walk. */
 static __thread uint64_t uw_hit_value, uw_hit_fhash;
@@ -996,9 +1002,36 @@ static int walk(uint64_t *frames, int max, uint64_t ret, uint32_t *flags, uintpt
 					m--;
 				if (m >= 0 && rc->r[m].sp == sp && rc->r[m].pc == pc &&
 				    (rc->r[m].bp == bp || !(rc->r[m].bpslot & S_LIVE))) {
-					if (rec_same(rc, m))
+					int q = rec_check(rc, m);
+					if (q < 0)
 						goto reuse;
-					m = -1;
+					if (q == 0 || n + (m - q + 1) >= max) {
+						m = -1;
+					} else {
+						/* The chain changed above r[q] (a recursion
+						 * entered another way): r[m] .. r[q] are
+						 * this walk's frames, taken as they are,
+						 * with the bp each restore gives now; the
+						 * walk goes on from r[q-1]'s place. */
+						if (uw_check > 0)
+							__atomic_fetch_add(&uw_n_part, 1,
+									   __ATOMIC_RELAXED);
+						for (; m >= q; m--, n++) {
+							const struct step *st = &rc->r[m];
+							frames[n] = st->pc;
+							rc->cur[n] = *st;
+							rc->cur[n].bp = bp;
+							if (S_SLOT(st))
+								bp = *(const uintptr_t *)S_SLOT(st);
+						}
+						sp = rc->r[m].sp;
+						pc = *(const uint64_t *)(sp - 8);
+						if (!pc) {
+							endcfa = sp;
+							goto done;
+						}
+						continue;
+					}
 				}
 			}
 			frames[n] = pc;
@@ -1057,10 +1090,11 @@ done:
 reuse:
 	/* Frames from here on are the last walk's r[m], r[m-1], ... r[0]. */
 	{
-		int total = n + m + 1, k, q;
+		const struct step *src = &rc->r[m];
+		int total = n + m + 1, cnt = total > max ? max - n : m + 1, k;
 
-		for (k = n, q = m; k < max && q >= 0; k++, q--)
-			frames[k] = rc->r[q].pc;
+		for (k = 0; k < cnt; k++)
+			frames[n + k] = src[-k].pc;
 		if (total > max)
 			*flags = FORMAT_STACK_TRUNCATED;
 		/* The record: r[0..m] stays, the new inner frames go above it. */
@@ -1181,6 +1215,8 @@ __attribute__((destructor)) static void check_report(void)
 	put(&o, " by the fast path, ");
 	put_num(&o, __atomic_load_n(&uw_n_memo, __ATOMIC_RELAXED), 0);
 	put(&o, " remembered, ");
+	put_num(&o, __atomic_load_n(&uw_n_part, __ATOMIC_RELAXED), 0);
+	put(&o, " partly reused, ");
 	put_num(&o, __atomic_load_n(&uw_n_mismatch, __ATOMIC_RELAXED), 0);
 	put(&o, " mismatches\n");
 	say(line, (size_t)(o - line));

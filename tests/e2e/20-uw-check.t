@@ -2,17 +2,21 @@
 # frame for frame, on every allocation: MPROF_UNWIND_CHECK=1 runs both and
 # prints "mprof: unwind mismatch ..." for any difference, and at exit
 # "mprof: unwind check: N stacks compared, F by the fast path, R remembered,
-# M mismatches".  A remembered walk (a stack recognised without walking it,
+# P partly reused, M mismatches".  A remembered walk (a stack recognised without walking it,
 # from frame 0's registers or from the caller's return address and stack
 # pointer) is checked too: the full walk is made anyway and must give the
-# same stack; R counts those checks (up to two per stack).
+# same stack; R counts those checks (up to two per stack).  P counts walks
+# that took a run of frames from the previous walk, whose chain had changed
+# further out.
 # Programs: tests/progs/uw_main.c (+ uw_lib.c as a linked library with a lazy
 # PLT, and as two dlopen'd plugins) at -O0 and -O2, with and without frame
 # pointers, preloaded and linked with libmprof.a; tests/progs/uw_cxx.cc
 # (exceptions in flight) at -O0 and -O2; tests/progs/uw_memo.c (chains
-# that differ only far from the innermost frame) at -O0 and -O2.
+# that differ only far from the innermost frame) at -O0 and -O2;
+# tests/progs/uw_shift.c (recursions whose chain changes in the middle) at
+# -O0 and -O2, with and without frame pointers.
 . "$(dirname "$0")/../lib.sh"
-plan 40
+plan 49
 
 P=$TOP/tests/progs
 cd "$T" || exit 1
@@ -23,16 +27,16 @@ ok $? "libraries build"
 
 # check NAME MIN CMD...: run CMD in check mode; no mismatch, the summary
 # line says >= MIN stacks compared, FAST_PCT% (default 90) of them by the
-# fast path, and REMEMBERED_MIN (default 1) of them recognised as remembered
-# walks.
+# fast path, REMEMBERED_MIN (default 1) of them recognised as remembered
+# walks, and PARTLY_MIN (default 0) walks partly reused.
 check() {
 	_name=$1 _min=$2; shift 2
 	_err=$(MPROF_UNWIND_CHECK=1 MPROF_OUT=$T/u.data "$@" 2>&1 >/dev/null)
 	ok $? "$_name: runs"
 	unlike "$_err" 'unwind mismatch' "$_name: no mismatch between the unwinders"
-	set -- $(printf '%s\n' "$_err" | sed -n 's/^mprof: unwind check: \([0-9]*\) stacks compared, \([0-9]*\) by the fast path, \([0-9]*\) remembered, \([0-9]*\) mismatches$/\1 \2 \3 \4/p')
-	ok $([ "${1:-0}" -ge "$_min" ] && [ "$2" -ge $(($1 * ${FAST_PCT:-90} / 100)) ] && [ "$3" -ge "${REMEMBERED_MIN:-1}" ] && [ "$4" = 0 ]; echo $?) \
-		"$_name: ${1:-no} stacks compared, ${2:-0} by the fast path (>= $_min, >= ${FAST_PCT:-90}%), ${3:-0} remembered"
+	set -- $(printf '%s\n' "$_err" | sed -n 's/^mprof: unwind check: \([0-9]*\) stacks compared, \([0-9]*\) by the fast path, \([0-9]*\) remembered, \([0-9]*\) partly reused, \([0-9]*\) mismatches$/\1 \2 \3 \4 \5/p')
+	ok $([ "${1:-0}" -ge "$_min" ] && [ "$2" -ge $(($1 * ${FAST_PCT:-90} / 100)) ] && [ "$3" -ge "${REMEMBERED_MIN:-1}" ] && [ "$4" -ge "${PARTLY_MIN:-0}" ] && [ "$5" = 0 ]; echo $?) \
+		"$_name: ${1:-no} stacks compared, ${2:-0} by the fast path (>= $_min, >= ${FAST_PCT:-90}%), ${3:-0} remembered, ${4:-0} partly reused (>= ${PARTLY_MIN:-0})"
 }
 
 for v in "-O0" "-O2" "-O2 -fomit-frame-pointer" "-O2 -fno-omit-frame-pointer"; do
@@ -53,6 +57,13 @@ REMEMBERED_MIN=0 check "rt_deep" 2 env LD_PRELOAD="$LIBMPROF/libmprof.so" ./d
 for o in -O0 -O2; do
 	cc -g $o -o mm "$P/uw_memo.c"
 	REMEMBERED_MIN=10000 check "uw_memo $o" 20000 env LD_PRELOAD="$LIBMPROF/libmprof.so" ./mm
+done
+# Chains that change in the middle: the previous walk's frames are taken up
+# to where they differ, then again where they match (all on the thread's
+# own stack: every walk is the fast path's, none falls back).
+for v in "-O0" "-O2" "-O2 -fno-omit-frame-pointer"; do
+	cc -g $v -o sh "$P/uw_shift.c"
+	FAST_PCT=100 PARTLY_MIN=2000 check "uw_shift $v" 4000 env LD_PRELOAD="$LIBMPROF/libmprof.so" ./sh
 done
 # Other stacks than the thread's own (a makecontext coroutine, a sigaltstack
 # handler) between allocations on it: walked by the reference, never

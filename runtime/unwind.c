@@ -1093,7 +1093,13 @@ reuse:
 		const struct step *src = &rc->r[m];
 		int total = n + m + 1, cnt = total > max ? max - n : m + 1, k;
 
-		for (k = 0; k < cnt; k++)
+		for (k = 0; k + 4 <= cnt; k += 4) {
+			frames[n + k] = src[-k].pc;
+			frames[n + k + 1] = src[-k - 1].pc;
+			frames[n + k + 2] = src[-k - 2].pc;
+			frames[n + k + 3] = src[-k - 3].pc;
+		}
+		for (; k < cnt; k++)
 			frames[n + k] = src[-k].pc;
 		if (total > max)
 			*flags = FORMAT_STACK_TRUNCATED;

@@ -33,6 +33,8 @@ uint32_t **addrmap_top[1u << ADDRMAP_TOP_BITS];
 unsigned addrmap_shift = 4;
 uint64_t addrmap_mask = (1ull << (ADDRMAP_LEAF_SHIFT - 4)) - 1;
 uint32_t addrmap_halfbit;
+__thread uint64_t addrmap_last_k;
+__thread uint32_t *addrmap_last_leaf;
 
 void addrmap_init(unsigned spacing)
 {

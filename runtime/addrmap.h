@@ -56,6 +56,9 @@ extern unsigned addrmap_shift __attribute__((visibility("hidden"))); /* log2 gra
 /* Slots per leaf - 1, and 16 with 32-byte granules (else 0): set once. */
 extern uint64_t addrmap_mask __attribute__((visibility("hidden")));
 extern uint32_t addrmap_halfbit __attribute__((visibility("hidden")));
+/* Per thread: the leaf of the last slot looked up, and its number + 1. */
+extern __thread uint64_t addrmap_last_k __attribute__((visibility("hidden")));
+extern __thread uint32_t *addrmap_last_leaf __attribute__((visibility("hidden")));
 /* Map leaf number k (p >> ADDRMAP_LEAF_SHIFT); NULL if out of memory. */
 __attribute__((noinline)) uint32_t *addrmap_leaf_add(uint64_t k);
 
@@ -69,13 +72,19 @@ static inline uint64_t addrmap_leaf_slots(void)
 static inline uint32_t *addrmap_slot(uintptr_t p, int create)
 {
 	uint64_t k = (uint64_t)p >> ADDRMAP_LEAF_SHIFT;
-	uint32_t **mid = __atomic_load_n(&addrmap_top[k >> ADDRMAP_MID_BITS], __ATOMIC_ACQUIRE);
-	uint32_t *leaf = NULL;
+	uint32_t **mid, *leaf = NULL;
 
+	/* This thread's last leaf: no walk through the directory (leaves
+	 * never move; the key is k + 1 so that 0 means none). */
+	if (__builtin_expect(addrmap_last_k == k + 1, 1))
+		return addrmap_last_leaf + (((uint64_t)p >> addrmap_shift) & addrmap_mask);
+	mid = __atomic_load_n(&addrmap_top[k >> ADDRMAP_MID_BITS], __ATOMIC_ACQUIRE);
 	if (__builtin_expect(mid != NULL, 1))
 		leaf = __atomic_load_n(&mid[k & ((1u << ADDRMAP_MID_BITS) - 1)], __ATOMIC_ACQUIRE);
 	if (__builtin_expect(!leaf, 0) && (!create || !(leaf = addrmap_leaf_add(k))))
 		return NULL;
+	addrmap_last_k = k + 1;
+	addrmap_last_leaf = leaf;
 	return leaf + (((uint64_t)p >> addrmap_shift) & addrmap_mask);
 }
 

@@ -754,7 +754,7 @@ static int rec_check(const struct rec *rc, int m)
  * that would read the same words as a remembered one, from the same
  * registers at frame 0, gets that value back without being made and without
  * filling frames, so the caller skips both the walk and the stack lookup.
- * The check is the record's (rec_same from frame 0) reduced to a list of
+ * The check is the record's (rec_check from frame 0) reduced to a list of
  * (stack address, expected word) pairs, compared four at a time.
  * Per thread: MEMO_SETS sets of MEMO_WAYS entries, the set chosen by frame
  * 0's sp and pc (one frame 0 is often reached through several chains: the
@@ -887,7 +887,7 @@ void unwind_memo_set(uint64_t owner, uint64_t value, const uint64_t *frames, int
 	if (w == MEMO_WAYS)
 		w = (int)(set->next++ % MEMO_WAYS);
 	e = &set->way[w];
-	/* rec_same(rc, m), as pairs. */
+	/* rec_check(rc, m), as pairs. */
 	for (q = m; q > 0; q--) {
 		const struct step *st = &rc->r[q], *up = &rc->r[q - 1];
 		e->pair[k].addr = up->sp - 8;

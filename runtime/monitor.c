@@ -546,19 +546,18 @@ static inline void count(struct mon_thread *t, uint64_t *c, size_t n)
  * hashing and no probe (mprof paper: most of the chain repeats).
  */
 static int64_t count_alloc(struct mon_thread *t, const uint64_t *frames, int depth,
-			   uint32_t flags, uint32_t hash, size_t n)
+			   uint32_t flags, uint32_t hash, size_t n, const struct stacks_pos *pos)
 {
 	unsigned k = cache_slot(hash);
 	const struct stacks_rec *r = t->cache[k].r;
 	int64_t idx;
 	uint64_t *c;
 
-	if (r && stacks_same(r, frames, (uint32_t)depth, flags)) {
+	if (r && stacks_same(r, frames, (uint32_t)depth, flags, pos)) {
 		c = t->cache[k].ctr;
 		idx = (int64_t)t->cache[k].idx;
 	} else {
-		idx = stacks_intern(frames, (uint32_t)depth, flags,
-				    hash, t->last);
+		idx = stacks_intern(frames, (uint32_t)depth, flags, hash, t->last, pos);
 		if (idx < 0) {
 			mon_trouble("the stack table is full or out of memory", NULL);
 			return -1;
@@ -573,16 +572,40 @@ static int64_t count_alloc(struct mon_thread *t, const uint64_t *frames, int dep
 		t->cache[k].idx = (uint64_t)idx;
 	}
 	t->last = t->cache[k].r;
+	if (__builtin_expect(pos != NULL, 1) && unwind_checking())
+		unwind_check_shared(stacks_same(t->last, frames, (uint32_t)depth, flags, NULL));
 	count(t, c, n);
 	return idx;
 }
 
 #define ORPHAN_DEPTH 128 /* frames kept by a thread past its block */
 
+/*
+ * Where the table keeps the outer frames of the stack just captured (depth
+ * frames) when the unwinder reused them from the previous capture, whose
+ * stack is known (its index came back from stacks_intern for this
+ * profile): into *pos, which is returned; else NULL.
+ */
+static const struct stacks_pos *shared_place(int depth, struct stacks_pos *pos)
+{
+	const struct stacks_rec *r;
+	uint64_t v;
+	int nnew;
+
+	if (!unwind_shared(depth, &nnew, &v) || v - 1 < stacks_base() || v - 1 >= stacks_count())
+		return NULL;
+	r = stacks_get((uint32_t)(v - 1));
+	if ((uint32_t)(depth - nnew) > r->depth || nnew >= depth)
+		return NULL;
+	stacks_place(r, r->depth - (uint32_t)(depth - nnew), (uint32_t)nnew, pos);
+	return pos;
+}
+
 void mon_alloc(void *p, size_t n, const struct unwind_frame0 *f0)
 {
 	uint64_t e, orphan_frames[ORPHAN_DEPTH], *frames, known;
 	struct mon_thread *t = self(&e);
+	struct stacks_pos pos;
 	int depth, as;
 	uint32_t flags, hash;
 	int64_t idx;
@@ -611,13 +634,13 @@ void mon_alloc(void *p, size_t n, const struct unwind_frame0 *f0)
 		idx = (int64_t)(known - 1);
 		count(t, c, n);
 	} else if (t) {
-		idx = count_alloc(t, frames, depth, flags, hash, n);
+		idx = count_alloc(t, frames, depth, flags, hash, n, shared_place(depth, &pos));
 		if (idx >= 0)
 			unwind_memo_set(e, (uint64_t)idx + 1, frames, depth);
 	} else {
 		if (!(t = orphan_lock(e)))
 			return;
-		idx = count_alloc(t, frames, depth, flags, hash, n);
+		idx = count_alloc(t, frames, depth, flags, hash, n, NULL);
 		orphan_unlock();
 	}
 	if (idx < 0) {

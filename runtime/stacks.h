@@ -50,35 +50,86 @@ void stacks_unlock(void);
 void stacks_lock_reinit(void);
 
 /*
+ * A place in the table where a stack's outer frames are already kept:
+ * frames[at..depth-1] of the stack being looked up are the frames of rec
+ * from off on (its own frames off.. then its parent's; off < rec->nown, so
+ * the place is the one every record sharing those frames points to).  A
+ * record whose chain reaches the same place at the same frame needs no
+ * comparison past it: a lookup costs the stack's new frames, not its depth.
+ */
+struct stacks_pos {
+	const struct stacks_rec *rec;
+	uint32_t off, at;
+};
+
+/* The place of record r's frame off (off < r->depth), into *p with at. */
+static inline void stacks_place(const struct stacks_rec *r, uint32_t off, uint32_t at,
+				struct stacks_pos *p)
+{
+	while (off >= r->nown) {
+		off = r->pbase + (off - r->nown);
+		r = r->parent;
+	}
+	p->rec = r;
+	p->off = off;
+	p->at = at;
+}
+
+/*
  * The index of the stack (frames, depth, flags) whose hash is h
- * (stackhash.h), added if
- * new.  Takes the table lock only to add; the caller holds no monitor lock.
- * A new stack shares the outer frames it has in common with hint (a
- * record met just before, or NULL).  -1 when the table is full or memory
- * cannot be mapped.
+ * (stackhash.h), added if new.  Takes the table lock only to add; the
+ * caller holds no monitor lock.  A new stack shares the outer frames it has
+ * in common with hint (a record met just before, or NULL).  pos, if not
+ * NULL, is where the stack's outer frames are kept.  -1 when the table is
+ * full or memory cannot be mapped.
  */
 int64_t stacks_intern(const uint64_t *frames, uint32_t depth, uint32_t flags, uint32_t h,
-		      const struct stacks_rec *hint);
-/* Whether record r is the stack (frames, depth, flags). */
-static inline int stacks_same(const struct stacks_rec *r, const uint64_t *frames,
-			      uint32_t depth, uint32_t flags)
+		      const struct stacks_rec *hint, const struct stacks_pos *pos);
+
+/* Whether a[0..n-1] == b[0..n-1]: four frames a step, one branch. */
+static inline int stacks_span_same(const uint64_t *a, const uint64_t *b, uint32_t n)
 {
-	uint32_t i = 0, j;
+	uint32_t k = 0;
+
+	for (; k + 4 <= n; k += 4)
+		if ((a[k] ^ b[k]) | (a[k + 1] ^ b[k + 1]) | (a[k + 2] ^ b[k + 2]) |
+		    (a[k + 3] ^ b[k + 3]))
+			return 0;
+	for (; k < n; k++)
+		if (a[k] != b[k])
+			return 0;
+	return 1;
+}
+
+/*
+ * Whether record r is the stack (frames, depth, flags), whose outer frames
+ * are kept at pos (NULL: not known).  Each hop to a parent compares at
+ * least one frame of it, so a comparison costs O(depth) at worst; reaching
+ * pos's place at its frame ends it.
+ */
+static inline int stacks_same(const struct stacks_rec *r, const uint64_t *frames,
+			      uint32_t depth, uint32_t flags, const struct stacks_pos *pos)
+{
+	uint32_t i = 0, j = 0, k, d;
 
 	if (r->depth != depth || r->flags != flags)
 		return 0;
-	for (j = 0;;) {
-		/* Four frames a step, one branch: the common case is equal. */
-		for (; j + 4 <= r->nown; j += 4, i += 4)
-			if ((r->frames[j] ^ frames[i]) | (r->frames[j + 1] ^ frames[i + 1]) |
-			    (r->frames[j + 2] ^ frames[i + 2]) | (r->frames[j + 3] ^ frames[i + 3]))
+	for (;;) {
+		k = r->nown - j; /* r's own frames from j on are frames[i..i+k) */
+		if (pos && pos->at >= i && (d = pos->at - i) < k) {
+			/* pos's frame falls among them. */
+			if (!stacks_span_same(r->frames + j, frames + i, d))
 				return 0;
-		for (; j < r->nown; j++, i++)
-			if (r->frames[j] != frames[i])
-				return 0;
+			if (r == pos->rec && j + d == pos->off)
+				return 1;
+			pos = NULL;
+		}
+		if (!stacks_span_same(r->frames + j, frames + i, k))
+			return 0;
+		i += k;
 		if (i == depth)
 			return 1;
-		j = r->pbase + (j - r->nown);
+		j = r->pbase;
 		r = r->parent;
 	}
 }

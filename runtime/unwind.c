@@ -661,11 +661,16 @@ struct step {
 };
 #define S_ONRBP 1u /* this frame's CFA is on rbp */
 #define S_LIVE 2u  /* the rest of the walk depends on the bp it came with */
+#define S_BPCHK 4u /* in r[]: rec_check reads a saved rbp at or below here */
+_Static_assert(S_LIVE == S_ONRBP << 1 && S_BPCHK == S_LIVE << 1, "rec_put's bit tricks");
 #define S_SLOT(s) ((s)->bpslot & ~(uintptr_t)7)
 struct rec {
 	int n;            /* frames in r[], 0: none */
 	unsigned gen;     /* uw_gen when made */
 	uintptr_t endcfa; /* the outermost frame's CFA if its return address was 0 */
+	uint64_t value, owner; /* unwind_memo_set's for the walk in r[], 0: none */
+	uint64_t svalue;  /* the last capture's frames from snew on are the */
+	int snew;         /* outermost of the stack svalue stands for (0: none) */
 	struct step r[REC_CAP];   /* outermost first */
 	struct step cur[REC_CAP]; /* the walk under way, innermost first */
 };
@@ -713,22 +718,6 @@ static struct rec *rec_get(void)
 }
 
 /*
- * Mark the frames of s[0..n) (innermost first; the caller of s[n-1] had
- * liveness `live`) whose incoming bp matters: a CFA on rbp uses it, a
- * restore from the stack replaces it.
- */
-static void rec_live(struct step *s, int n, uintptr_t live)
-{
-	for (int k = n - 1; k >= 0; k--) {
-		if ((s[k].bpslot & S_ONRBP) || (!S_SLOT(&s[k]) && live))
-			live = S_LIVE;
-		else
-			live = 0;
-		s[k].bpslot = (s[k].bpslot & ~(uintptr_t)S_LIVE) | live;
-	}
-}
-
-/*
  * Do the words the last walk read above its frame m still hold the same?
  * -1 when they all do.  Else q >= 1: those of r[m-1] .. r[q] hold and
  * r[q-1]'s do not, so a walk from r[m] makes r[m] .. r[q] again and goes
@@ -737,14 +726,84 @@ static void rec_live(struct step *s, int n, uintptr_t live)
  */
 static int rec_check(const struct rec *rc, int m)
 {
-	for (int q = m; q > 0; q--) {
-		const struct step *s = &rc->r[q], *up = &rc->r[q - 1];
-		if (*(const uintptr_t *)(up->sp - 8) != up->pc)
-			return q;
-		if (S_SLOT(s) && (up->bpslot & S_LIVE) && *(const uintptr_t *)S_SLOT(s) != up->bp)
-			return q;
+	const struct step *r = rc->r;
+	int q = m;
+
+	if (!(r[m].bpslot & S_BPCHK)) {
+		/* Return addresses only (no saved rbp is read up there, the
+		 * usual case): four independent loads a step, one branch. */
+		for (; q >= 4; q -= 4)
+			if ((*(const uintptr_t *)(r[q - 1].sp - 8) ^ r[q - 1].pc) |
+			    (*(const uintptr_t *)(r[q - 2].sp - 8) ^ r[q - 2].pc) |
+			    (*(const uintptr_t *)(r[q - 3].sp - 8) ^ r[q - 3].pc) |
+			    (*(const uintptr_t *)(r[q - 4].sp - 8) ^ r[q - 4].pc))
+				break;
+		for (; q > 0; q--)
+			if (*(const uintptr_t *)(r[q - 1].sp - 8) != r[q - 1].pc)
+				return q;
+	} else {
+		for (; q > 0; q--) {
+			const struct step *s = &r[q], *up = &r[q - 1];
+			if (*(const uintptr_t *)(up->sp - 8) != up->pc)
+				return q;
+			if (S_SLOT(s) && (up->bpslot & S_LIVE) &&
+			    *(const uintptr_t *)S_SLOT(s) != up->bp)
+				return q;
+		}
 	}
 	return !rc->endcfa || *(const uintptr_t *)(rc->endcfa - 8) == 0 ? -1 : 0;
+}
+
+/*
+ * r[k] = s, in a record being rebuilt outermost first (r[k - 1] is final;
+ * prev is its bpslot, 0 for r[0]), with what depends on the frames outer
+ * to it: whether its incoming bp matters (S_LIVE: its CFA is on rbp, or it
+ * leaves rbp as it found it to a caller whose bp matters), whether
+ * rec_check reads a saved rbp from here out (S_BPCHK), and the hash.
+ */
+static inline uintptr_t rec_put(struct step *r, int k, const struct step *s, uintptr_t prev,
+				uint64_t *h)
+{
+	uintptr_t b = s->bpslot, slot = b & ~(uintptr_t)7, has = -(uintptr_t)(slot != 0);
+	uintptr_t pl = prev & S_LIVE, live, chk;
+
+	/* Branch-free: S_LIVE == S_ONRBP << 1, S_BPCHK == S_LIVE << 1. */
+	live = (b & S_ONRBP) << 1 | (pl & ~has);
+	chk = (prev & S_BPCHK) | (pl << 1 & has);
+	r[k].sp = s->sp;
+	r[k].pc = s->pc;
+	r[k].bp = s->bp;
+	r[k].bpslot = b = slot | (b & S_ONRBP) | live | chk;
+	r[k].h = *h = stackhash_step(*h, s->pc);
+	return b;
+}
+
+/*
+ * r[base + 1 ..] = cur[n - 1], ..., cur[0] (r[base] final, or base == -1);
+ * onrbp: whether any of them has its CFA on rbp.  If none does and r[base]'s
+ * bp does not matter, no bp matters: the common case, code without frame
+ * pointers, takes the short loop.
+ */
+static void rec_rebuild(struct rec *rc, int base, int n, uintptr_t onrbp)
+{
+	uint64_t h = base >= 0 ? rc->r[base].h : STACKHASH_SEED;
+	uintptr_t prev = base >= 0 ? rc->r[base].bpslot : 0;
+	struct step *r = rc->r + base + 1;
+	const struct step *s = rc->cur + n - 1;
+
+	if (onrbp || (prev & S_LIVE)) {
+		for (int k = 0; k < n; k++)
+			prev = rec_put(r, k, s - k, prev, &h);
+		return;
+	}
+	prev &= S_BPCHK;
+	for (int k = 0; k < n; k++) {
+		r[k].sp = s[-k].sp;
+		r[k].pc = s[-k].pc;
+		r[k].bp = s[-k].bp;
+		r[k].bpslot = (s[-k].bpslot & ~(uintptr_t)7) | prev;
+		r[k].h = h = stackhash_step(h, s[-k].pc);
+	}
 }
 
 /* ---- whole walks remembered with their caller's value ---- */
@@ -786,7 +845,7 @@ struct memo_set {
 static __thread struct memo_set *uw_memo; /* MEMO_SETS sets, or NULL */
 static __thread int uw_memo_off;      /* mapping failed: never again */
 static int uw_check = -1;             /* check mode (below) */
-static uint64_t uw_n_checked, uw_n_fast, uw_n_mismatch, uw_n_memo, uw_n_part;
+static uint64_t uw_n_checked, uw_n_fast, uw_n_mismatch, uw_n_memo, uw_n_part, uw_n_shared;
 static void say(const char *s, size_t n);
 /* Check mode: a hit's value and frame hash, verified by a full walk. */
 static __thread uint64_t uw_hit_value, uw_hit_fhash;
@@ -843,12 +902,12 @@ memo_find(uintptr_t sp, uintptr_t pc, uintptr_t bp, uint64_t owner, int max)
 
 void unwind_memo_set(uint64_t owner, uint64_t value, const uint64_t *frames, int depth)
 {
-	const struct rec *rc = uw_rec;
+	struct rec *rc = uw_rec;
 	struct memo_set *set;
 	struct memo *e;
 	int m, q, w, k = 0;
 
-	if (!uw_fresh || !rc || rc->n < 1 || rc->n > MEMO_FRAMES || !value || uw_memo_off)
+	if (!uw_fresh || !rc || depth < 1 || rc->n != depth || !value)
 		return;
 	if (uw_check > 0) {
 		/* The walk to remember must be the stack value stands for. */
@@ -863,6 +922,11 @@ void unwind_memo_set(uint64_t owner, uint64_t value, const uint64_t *frames, int
 			return;
 		}
 	}
+	/* The next walk's frames that are this one's stand for value too. */
+	rc->value = value;
+	rc->owner = owner;
+	if (rc->n > MEMO_FRAMES || uw_memo_off)
+		return;
 	if (!uw_memo) {
 		void *p = mmap(NULL, MEMO_SETS * sizeof(struct memo_set), PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -914,6 +978,33 @@ void unwind_memo_set(uint64_t owner, uint64_t value, const uint64_t *frames, int
 		e->fhash = stackhash(frames, (uint32_t)depth, 0);
 }
 
+int unwind_shared(int depth, int *nnew, uint64_t *value)
+{
+	const struct rec *rc = uw_rec;
+
+	if (!uw_fresh || !rc || !rc->svalue || rc->n != depth)
+		return 0;
+	*nnew = rc->snew;
+	*value = rc->svalue;
+	return 1;
+}
+
+int unwind_checking(void)
+{
+	return uw_check > 0;
+}
+
+void unwind_check_shared(int same)
+{
+	static const char m[] = "mprof: unwind mismatch: a stack looked up by its shared frames differs\n";
+
+	__atomic_fetch_add(&uw_n_shared, 1, __ATOMIC_RELAXED);
+	if (!same) {
+		__atomic_fetch_add(&uw_n_mismatch, 1, __ATOMIC_RELAXED);
+		say(m, sizeof m - 1);
+	}
+}
+
 /* Check mode: a recall's hit, verified by the capture that follows. */
 static __thread uint64_t uw_recall_value, uw_recall_fhash;
 
@@ -948,7 +1039,8 @@ static int walk(uint64_t *frames, int max, uint64_t ret, uint32_t *flags, uintpt
 	const uint64_t *c = __atomic_load_n(&uw_cache, __ATOMIC_ACQUIRE);
 	struct rec *rc = uw_rec;
 	int n = 0, skipped = 0, found = 0, m = -1;
-	uintptr_t endcfa = 0;
+	uintptr_t endcfa = 0, onrbp = 0;
+	uint64_t pvalue = 0;
 
 	if (sp < uw_lo || sp >= hi) {
 		/* Not this thread's stack (sigaltstack, a coroutine): the
@@ -963,6 +1055,9 @@ static int walk(uint64_t *frames, int max, uint64_t ret, uint32_t *flags, uintpt
 		if (rc->n && rc->gen == __atomic_load_n(&uw_gen, __ATOMIC_ACQUIRE))
 			m = rc->n - 1;
 		rc->n = 0;
+		pvalue = rc->owner == owner ? rc->value : 0;
+		rc->value = 0;
+		rc->svalue = 0;
 		rc->gen = __atomic_load_n(&uw_gen, __ATOMIC_ACQUIRE);
 	}
 	if (value)
@@ -991,8 +1086,10 @@ static int walk(uint64_t *frames, int max, uint64_t ret, uint32_t *flags, uintpt
 					uw_hit_fhash = e->fhash;
 				} else if (e) {
 					/* The record stays the last walk made. */
-					if (rc)
+					if (rc) {
 						rc->n = m + 1;
+						rc->value = pvalue;
+					}
 					*value = e->value;
 					return e->n;
 				}
@@ -1020,6 +1117,7 @@ static int walk(uint64_t *frames, int max, uint64_t ret, uint32_t *flags, uintpt
 							const struct step *st = &rc->r[m];
 							frames[n] = st->pc;
 							rc->cur[n] = *st;
+							onrbp |= st->bpslot & S_ONRBP;
 							rc->cur[n].bp = bp;
 							if (S_SLOT(st))
 								bp = *(const uintptr_t *)S_SLOT(st);
@@ -1061,8 +1159,10 @@ static int walk(uint64_t *frames, int max, uint64_t ret, uint32_t *flags, uintpt
 				return -1;
 			bp = *(const uintptr_t *)bpslot;
 		}
-		if (found && rc)
+		if (found && rc) {
 			rc->cur[n - 1].bpslot = bpslot | R_ON_RBP(r);
+			onrbp |= R_ON_RBP(r);
+		}
 		pc = *(const uint64_t *)(cfa - 8);
 		sp = cfa;
 		/* A zero return address ends the stack (libgcc: _URC_END_OF_STACK). */
@@ -1076,12 +1176,7 @@ static int walk(uint64_t *frames, int max, uint64_t ret, uint32_t *flags, uintpt
 done:
 	/* A complete walk: keep it, outermost first, for the next one. */
 	if (rc) {
-		uint64_t h = STACKHASH_SEED;
-		rec_live(rc->cur, n, 0);
-		for (int k = 0; k < n; k++) {
-			rc->r[k] = rc->cur[n - 1 - k];
-			rc->r[k].h = h = stackhash_step(h, rc->r[k].pc);
-		}
+		rec_rebuild(rc, -1, n, onrbp);
 		rc->endcfa = endcfa;
 		rc->n = n;
 		uw_fresh = 1;
@@ -1103,14 +1198,13 @@ reuse:
 			frames[n + k] = src[-k].pc;
 		if (total > max)
 			*flags = FORMAT_STACK_TRUNCATED;
+		else if (pvalue) {
+			rc->svalue = pvalue;
+			rc->snew = n;
+		}
 		/* The record: r[0..m] stays, the new inner frames go above it. */
 		if (total <= REC_CAP) {
-			uint64_t h = rc->r[m].h;
-			rec_live(rc->cur, n, rc->r[m].bpslot & S_LIVE);
-			for (k = m + 1; k <= m + n; k++) {
-				rc->r[k] = rc->cur[m + n - k];
-				rc->r[k].h = h = stackhash_step(h, rc->r[k].pc);
-			}
+			rec_rebuild(rc, m, n, onrbp);
 			rc->n = total;
 			uw_fresh = total <= max;
 		}
@@ -1223,6 +1317,8 @@ __attribute__((destructor)) static void check_report(void)
 	put(&o, " remembered, ");
 	put_num(&o, __atomic_load_n(&uw_n_part, __ATOMIC_RELAXED), 0);
 	put(&o, " partly reused, ");
+	put_num(&o, __atomic_load_n(&uw_n_shared, __ATOMIC_RELAXED), 0);
+	put(&o, " looked up by shared frames, ");
 	put_num(&o, __atomic_load_n(&uw_n_mismatch, __ATOMIC_RELAXED), 0);
 	put(&o, " mismatches\n");
 	say(line, (size_t)(o - line));

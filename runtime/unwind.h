@@ -49,6 +49,22 @@ int unwind_capture(uint64_t *frames, int max, const struct unwind_frame0 *f0, ui
  */
 void unwind_memo_set(uint64_t owner, uint64_t value, const uint64_t *frames, int depth);
 /*
+ * After a capture of depth frames (filled, not truncated), whether its
+ * outer frames are those of the stack a previous capture's value stands
+ * for (the walk reused them): frames[*nnew..depth-1] are then the
+ * outermost depth - *nnew frames of the stack that unwind_memo_set tied to
+ * *value, for the same owner.  The caller can compare just the new frames.
+ */
+int unwind_shared(int depth, int *nnew, uint64_t *value);
+/*
+ * Check mode (MPROF_UNWIND_CHECK, doc/runtime.md): whether it is on, and
+ * the caller's verdict on a lookup it made from unwind_shared's frames
+ * (same: the stack found is, frame for frame, the one captured), counted in
+ * the summary and reported as a mismatch if not.
+ */
+int unwind_checking(void);
+void unwind_check_shared(int same);
+/*
  * The same without walking at all: the depth of the remembered stack whose
  * frame 0 returns to ret with stack pointer sp0 (the allocator entry
  * point's CFA), with *value set; -1 (and *value 0) when there is none,

@@ -2,12 +2,14 @@
 # frame for frame, on every allocation: MPROF_UNWIND_CHECK=1 runs both and
 # prints "mprof: unwind mismatch ..." for any difference, and at exit
 # "mprof: unwind check: N stacks compared, F by the fast path, R remembered,
-# P partly reused, M mismatches".  A remembered walk (a stack recognised without walking it,
-# from frame 0's registers or from the caller's return address and stack
+# P partly reused, S looked up by shared frames, M mismatches".  A remembered
+# walk (a stack recognised without walking it, from frame 0's registers or from the caller's return address and stack
 # pointer) is checked too: the full walk is made anyway and must give the
 # same stack; R counts those checks (up to two per stack).  P counts walks
 # that took a run of frames from the previous walk, whose chain had changed
-# further out.
+# further out.  S counts stack-table lookups that took the walk's outer frames
+# as those of the previous stack (where the table keeps them) and compared
+# only the new ones: each is verified against a full comparison.
 # Programs: tests/progs/uw_main.c (+ uw_lib.c as a linked library with a lazy
 # PLT, and as two dlopen'd plugins) at -O0 and -O2, with and without frame
 # pointers, preloaded and linked with libmprof.a; tests/progs/uw_cxx.cc
@@ -34,14 +36,14 @@ check() {
 	_err=$(MPROF_UNWIND_CHECK=1 MPROF_OUT=$T/u.data "$@" 2>&1 >/dev/null)
 	ok $? "$_name: runs"
 	unlike "$_err" 'unwind mismatch' "$_name: no mismatch between the unwinders"
-	set -- $(printf '%s\n' "$_err" | sed -n 's/^mprof: unwind check: \([0-9]*\) stacks compared, \([0-9]*\) by the fast path, \([0-9]*\) remembered, \([0-9]*\) partly reused, \([0-9]*\) mismatches$/\1 \2 \3 \4 \5/p')
-	ok $([ "${1:-0}" -ge "$_min" ] && [ "$2" -ge $(($1 * ${FAST_PCT:-90} / 100)) ] && [ "$3" -ge "${REMEMBERED_MIN:-1}" ] && [ "$4" -ge "${PARTLY_MIN:-0}" ] && [ "$5" = 0 ]; echo $?) \
-		"$_name: ${1:-no} stacks compared, ${2:-0} by the fast path (>= $_min, >= ${FAST_PCT:-90}%), ${3:-0} remembered, ${4:-0} partly reused (>= ${PARTLY_MIN:-0})"
+	set -- $(printf '%s\n' "$_err" | sed -n 's/^mprof: unwind check: \([0-9]*\) stacks compared, \([0-9]*\) by the fast path, \([0-9]*\) remembered, \([0-9]*\) partly reused, \([0-9]*\) looked up by shared frames, \([0-9]*\) mismatches$/\1 \2 \3 \4 \5 \6/p')
+	ok $([ "${1:-0}" -ge "$_min" ] && [ "$2" -ge $(($1 * ${FAST_PCT:-90} / 100)) ] && [ "$3" -ge "${REMEMBERED_MIN:-1}" ] && [ "$4" -ge "${PARTLY_MIN:-0}" ] && [ "$5" -ge "${SHARED_MIN:-0}" ] && [ "$6" = 0 ]; echo $?) \
+		"$_name: ${1:-no} stacks compared, ${2:-0} by the fast path (>= $_min, >= ${FAST_PCT:-90}%), ${3:-0} remembered, ${4:-0} partly reused (>= ${PARTLY_MIN:-0}), ${5:-0} looked up by shared frames (>= ${SHARED_MIN:-0})"
 }
 
 for v in "-O0" "-O2" "-O2 -fomit-frame-pointer" "-O2 -fno-omit-frame-pointer"; do
 	cc -g $v -o m "$P/uw_main.c" -L. -luwlib -Wl,-rpath,"$T" -Wl,-z,lazy -pthread -ldl
-	check "uw_main $v preloaded" 8000 env LD_PRELOAD="$LIBMPROF/libmprof.so" ./m "$T"
+	SHARED_MIN=4000 check "uw_main $v preloaded" 8000 env LD_PRELOAD="$LIBMPROF/libmprof.so" ./m "$T"
 done
 cc -g -O2 -o ma "$P/uw_main.c" -L. -luwlib -Wl,-rpath,"$T" -Wl,-z,lazy -pthread -ldl "$LIBMPROF/libmprof.a"
 check "uw_main -O2 with libmprof.a" 8000 ./ma "$T"
@@ -63,7 +65,7 @@ done
 # own stack: every walk is the fast path's, none falls back).
 for v in "-O0" "-O2" "-O2 -fno-omit-frame-pointer"; do
 	cc -g $v -o sh "$P/uw_shift.c"
-	FAST_PCT=100 PARTLY_MIN=2000 check "uw_shift $v" 4000 env LD_PRELOAD="$LIBMPROF/libmprof.so" ./sh
+	FAST_PCT=100 PARTLY_MIN=2000 SHARED_MIN=3000 check "uw_shift $v" 4000 env LD_PRELOAD="$LIBMPROF/libmprof.so" ./sh
 done
 # Other stacks than the thread's own (a makecontext coroutine, a sigaltstack
 # handler) between allocations on it: walked by the reference, never

@@ -543,37 +543,52 @@ static inline void count(struct mon_thread *t, uint64_t *c, size_t n)
  * Count an allocation of n bytes on the stack frames[0..depth-1] into t
  * (this thread's block, or the orphan under its lock); the stack's index
  * (-1: failed).  A stack met recently is found in t's small cache, with no
- * hashing and no probe (mprof paper: most of the chain repeats).
+ * probe (mprof paper: most of the chain repeats).  pos (or NULL): where the
+ * table keeps the stack's frames from pos->at on, which the unwinder may
+ * not have filled yet (unwind_fill).
  */
-static int64_t count_alloc(struct mon_thread *t, const uint64_t *frames, int depth,
-			   uint32_t flags, uint32_t hash, size_t n, const struct stacks_pos *pos)
+static int64_t count_alloc(struct mon_thread *t, uint64_t *frames, int depth, uint32_t flags,
+			   uint32_t hash, size_t n, const struct stacks_pos *pos)
 {
 	unsigned k = cache_slot(hash);
 	const struct stacks_rec *r = t->cache[k].r;
-	int64_t idx;
+	int64_t idx = -1;
 	uint64_t *c;
 
-	if (r && stacks_same(r, frames, (uint32_t)depth, flags, pos)) {
-		c = t->cache[k].ctr;
-		idx = (int64_t)t->cache[k].idx;
-	} else {
-		idx = stacks_intern(frames, (uint32_t)depth, flags, hash, t->last, pos);
+	if (pos) {
+		/* The outer frames are the previous stack's: compare the new ones. */
+		if (r && stacks_same_at(r, frames, (uint32_t)depth, flags, pos))
+			goto cached;
+		idx = stacks_find_at(frames, (uint32_t)depth, flags, hash, pos);
+	}
+	if (idx < 0) {
+		pos = NULL;
+		unwind_fill(frames, depth);
+		if (r && stacks_same(r, frames, (uint32_t)depth, flags))
+			goto cached;
+		idx = stacks_intern(frames, (uint32_t)depth, flags, hash, t->last);
 		if (idx < 0) {
 			mon_trouble("the stack table is full or out of memory", NULL);
 			return -1;
 		}
-		c = block_ctr(t, (uint32_t)idx);
-		if (!c) {
-			mon_trouble("cannot map memory for counters", NULL);
-			return -1;
-		}
-		t->cache[k].r = stacks_get((uint32_t)idx);
-		t->cache[k].ctr = c;
-		t->cache[k].idx = (uint64_t)idx;
 	}
+	c = block_ctr(t, (uint32_t)idx);
+	if (!c) {
+		mon_trouble("cannot map memory for counters", NULL);
+		return -1;
+	}
+	t->cache[k].r = stacks_get((uint32_t)idx);
+	t->cache[k].ctr = c;
+	t->cache[k].idx = (uint64_t)idx;
+	goto counted;
+cached:
+	c = t->cache[k].ctr;
+	idx = (int64_t)t->cache[k].idx;
+counted:
 	t->last = t->cache[k].r;
+	/* Check mode fills every frame: a lookup by shared frames is verified. */
 	if (__builtin_expect(pos != NULL, 1) && unwind_checking())
-		unwind_check_shared(stacks_same(t->last, frames, (uint32_t)depth, flags, NULL));
+		unwind_check_shared(stacks_same(t->last, frames, (uint32_t)depth, flags));
 	count(t, c, n);
 	return idx;
 }

@@ -63,7 +63,7 @@ struct stacks_rec *stacks_get(uint32_t idx)
 
 /* Probe table t for the stack; its index, or -1. */
 static int64_t find(const struct stacks_table *t, const uint64_t *frames, uint32_t depth,
-		    uint32_t flags, uint32_t h, const struct stacks_pos *pos)
+		    uint32_t flags, uint32_t h)
 {
 	uint64_t i, s;
 
@@ -72,7 +72,25 @@ static int64_t find(const struct stacks_table *t, const uint64_t *frames, uint32
 		if (!s)
 			return -1;
 		if ((uint32_t)(s >> 32) == h &&
-		    stacks_same(stacks_get((uint32_t)s - 1), frames, depth, flags, pos))
+		    stacks_same(stacks_get((uint32_t)s - 1), frames, depth, flags))
+			return (int64_t)(uint32_t)s - 1;
+	}
+}
+
+int64_t stacks_find_at(const uint64_t *frames, uint32_t depth, uint32_t flags, uint32_t h,
+		       const struct stacks_pos *pos)
+{
+	const struct stacks_table *t = __atomic_load_n(&stacks_tab, __ATOMIC_ACQUIRE);
+	uint64_t i, s;
+
+	if (!t)
+		return -1;
+	for (i = h & t->mask;; i = (i + 1) & t->mask) {
+		s = __atomic_load_n(&t->slots[i], __ATOMIC_ACQUIRE);
+		if (!s)
+			return -1;
+		if ((uint32_t)(s >> 32) == h &&
+		    stacks_same_at(stacks_get((uint32_t)s - 1), frames, depth, flags, pos))
 			return (int64_t)(uint32_t)s - 1;
 	}
 }
@@ -161,7 +179,7 @@ static void share(const uint64_t *frames, uint32_t depth, const struct stacks_re
 }
 
 int64_t stacks_intern(const uint64_t *frames, uint32_t depth, uint32_t flags, uint32_t h,
-		      const struct stacks_rec *hint, const struct stacks_pos *pos)
+		      const struct stacks_rec *hint)
 {
 	struct stacks_table *t = __atomic_load_n(&stacks_tab, __ATOMIC_ACQUIRE);
 	const struct stacks_rec *parent = NULL;
@@ -170,12 +188,12 @@ int64_t stacks_intern(const uint64_t *frames, uint32_t depth, uint32_t flags, ui
 	uint32_t i, k, pbase = 0;
 	int64_t found;
 
-	if (t && (found = find(t, frames, depth, flags, h, pos)) >= 0)
+	if (t && (found = find(t, frames, depth, flags, h)) >= 0)
 		return found;
 	stacks_lock();
 	if ((t = room()) == NULL)
 		goto fail;
-	if ((found = find(t, frames, depth, flags, h, pos)) >= 0) {
+	if ((found = find(t, frames, depth, flags, h)) >= 0) {
 		stacks_unlock();
 		return found;
 	}

@@ -55,7 +55,8 @@ void stacks_lock_reinit(void);
  * from off on (its own frames off.. then its parent's; off < rec->nown, so
  * the place is the one every record sharing those frames points to).  A
  * record whose chain reaches the same place at the same frame needs no
- * comparison past it: a lookup costs the stack's new frames, not its depth.
+ * comparison past it (stacks_same_at): a lookup costs the stack's new
+ * frames, not its depth.
  */
 struct stacks_pos {
 	const struct stacks_rec *rec;
@@ -79,12 +80,18 @@ static inline void stacks_place(const struct stacks_rec *r, uint32_t off, uint32
  * The index of the stack (frames, depth, flags) whose hash is h
  * (stackhash.h), added if new.  Takes the table lock only to add; the
  * caller holds no monitor lock.  A new stack shares the outer frames it has
- * in common with hint (a record met just before, or NULL).  pos, if not
- * NULL, is where the stack's outer frames are kept.  -1 when the table is
- * full or memory cannot be mapped.
+ * in common with hint (a record met just before, or NULL).  -1 when the
+ * table is full or memory cannot be mapped.
  */
 int64_t stacks_intern(const uint64_t *frames, uint32_t depth, uint32_t flags, uint32_t h,
-		      const struct stacks_rec *hint, const struct stacks_pos *pos);
+		      const struct stacks_rec *hint);
+/*
+ * The index of the stack (frames, depth, flags, hash h) whose frames from
+ * pos->at on are kept at pos, if the table has it kept there (no lock;
+ * frames[0..pos->at) only are read); else -1: stacks_intern() can tell.
+ */
+int64_t stacks_find_at(const uint64_t *frames, uint32_t depth, uint32_t flags, uint32_t h,
+		       const struct stacks_pos *pos);
 
 /* Whether a[0..n-1] == b[0..n-1]: four frames a step, one branch. */
 static inline int stacks_span_same(const uint64_t *a, const uint64_t *b, uint32_t n)
@@ -102,33 +109,51 @@ static inline int stacks_span_same(const uint64_t *a, const uint64_t *b, uint32_
 }
 
 /*
- * Whether record r is the stack (frames, depth, flags), whose outer frames
- * are kept at pos (NULL: not known).  Each hop to a parent compares at
- * least one frame of it, so a comparison costs O(depth) at worst; reaching
- * pos's place at its frame ends it.
+ * Whether record r is the stack (frames, depth, flags).  Each hop to a
+ * parent compares at least one frame of it, so a comparison costs O(depth).
  */
 static inline int stacks_same(const struct stacks_rec *r, const uint64_t *frames,
-			      uint32_t depth, uint32_t flags, const struct stacks_pos *pos)
+			      uint32_t depth, uint32_t flags)
+{
+	uint32_t i = 0, j = 0, k;
+
+	if (r->depth != depth || r->flags != flags)
+		return 0;
+	for (;;) {
+		k = r->nown - j; /* r's own frames from j on are frames[i..i+k) */
+		if (!stacks_span_same(r->frames + j, frames + i, k))
+			return 0;
+		i += k;
+		if (i == depth)
+			return 1;
+		j = r->pbase;
+		r = r->parent;
+	}
+}
+
+/*
+ * Whether record r is the stack (frames, depth, flags) whose frames from
+ * pos->at on are kept at pos (pos->at < depth), as far as the frames before
+ * pos->at tell: r's chain must reach pos's place at that frame.  Reads
+ * frames[0..pos->at) only.  0 may be a stack that is r all the same, kept
+ * elsewhere (a record's frames are shared only with the stack met just
+ * before it was made): then only a full comparison can tell.
+ */
+static inline int stacks_same_at(const struct stacks_rec *r, const uint64_t *frames,
+				 uint32_t depth, uint32_t flags, const struct stacks_pos *pos)
 {
 	uint32_t i = 0, j = 0, k, d;
 
 	if (r->depth != depth || r->flags != flags)
 		return 0;
 	for (;;) {
-		k = r->nown - j; /* r's own frames from j on are frames[i..i+k) */
-		if (pos && pos->at >= i && (d = pos->at - i) < k) {
-			/* pos's frame falls among them. */
-			if (!stacks_span_same(r->frames + j, frames + i, d))
-				return 0;
-			if (r == pos->rec && j + d == pos->off)
-				return 1;
-			pos = NULL;
-		}
+		k = r->nown - j; /* r's own frames from j on are frames[i..i+k); i <= at */
+		if ((d = pos->at - i) < k)
+			return r == pos->rec && j + d == pos->off &&
+			       stacks_span_same(r->frames + j, frames + i, d);
 		if (!stacks_span_same(r->frames + j, frames + i, k))
 			return 0;
 		i += k;
-		if (i == depth)
-			return 1;
 		j = r->pbase;
 		r = r->parent;
 	}

@@ -671,6 +671,7 @@ struct rec {
 	uint64_t value, owner; /* unwind_memo_set's for the walk in r[], 0: none */
 	uint64_t svalue;  /* the last capture's frames from snew on are the */
 	int snew;         /* outermost of the stack svalue stands for (0: none) */
+	int unfilled;     /* and are r[n-1-snew] .. r[0], not in frames yet */
 	struct step r[REC_CAP];   /* outermost first */
 	struct step cur[REC_CAP]; /* the walk under way, innermost first */
 };
@@ -989,6 +990,18 @@ int unwind_shared(int depth, int *nnew, uint64_t *value)
 	return 1;
 }
 
+void unwind_fill(uint64_t *frames, int depth)
+{
+	struct rec *rc = uw_rec;
+	int k;
+
+	if (!rc || !rc->unfilled || rc->n != depth)
+		return;
+	for (k = rc->snew; k < depth; k++)
+		frames[k] = rc->r[depth - 1 - k].pc;
+	rc->unfilled = 0;
+}
+
 int unwind_checking(void)
 {
 	return uw_check > 0;
@@ -1033,7 +1046,7 @@ int unwind_recall(const struct unwind_frame0 *f0, uint64_t owner, int max, uint6
  * previous frame's, so a bad rule or a corrupt stack cannot fault or loop.
  */
 static int walk(uint64_t *frames, int max, uint64_t ret, uint32_t *flags, uintptr_t pc,
-		uintptr_t sp, uintptr_t bp, uint64_t owner, uint64_t *value)
+		uintptr_t sp, uintptr_t bp, uint64_t owner, uint64_t *value, int lazy)
 {
 	const uintptr_t hi = uw_hi;
 	const uint64_t *c = __atomic_load_n(&uw_cache, __ATOMIC_ACQUIRE);
@@ -1058,6 +1071,7 @@ static int walk(uint64_t *frames, int max, uint64_t ret, uint32_t *flags, uintpt
 		pvalue = rc->owner == owner ? rc->value : 0;
 		rc->value = 0;
 		rc->svalue = 0;
+		rc->unfilled = 0;
 		rc->gen = __atomic_load_n(&uw_gen, __ATOMIC_ACQUIRE);
 	}
 	if (value)
@@ -1188,19 +1202,24 @@ reuse:
 		const struct step *src = &rc->r[m];
 		int total = n + m + 1, cnt = total > max ? max - n : m + 1, k;
 
-		for (k = 0; k + 4 <= cnt; k += 4) {
-			frames[n + k] = src[-k].pc;
-			frames[n + k + 1] = src[-k - 1].pc;
-			frames[n + k + 2] = src[-k - 2].pc;
-			frames[n + k + 3] = src[-k - 3].pc;
-		}
-		for (; k < cnt; k++)
-			frames[n + k] = src[-k].pc;
-		if (total > max)
+		if (total > max) {
 			*flags = FORMAT_STACK_TRUNCATED;
-		else if (pvalue) {
+		} else if (pvalue && total <= REC_CAP) {
+			/* They are the outermost of the stack pvalue stands for:
+			 * the caller may need none of them (unwind_fill). */
 			rc->svalue = pvalue;
 			rc->snew = n;
+			rc->unfilled = lazy;
+		}
+		if (!rc->unfilled) {
+			for (k = 0; k + 4 <= cnt; k += 4) {
+				frames[n + k] = src[-k].pc;
+				frames[n + k + 1] = src[-k - 1].pc;
+				frames[n + k + 2] = src[-k - 2].pc;
+				frames[n + k + 3] = src[-k - 3].pc;
+			}
+			for (; k < cnt; k++)
+				frames[n + k] = src[-k].pc;
 		}
 		/* The record: r[0..m] stays, the new inner frames go above it. */
 		if (total <= REC_CAP) {
@@ -1362,9 +1381,10 @@ __attribute__((noinline)) int unwind_capture(uint64_t *frames, int max,
 	uw_hit_value = 0;
 	/* With frame 0 known, unwind_recall has looked the memo up already. */
 	n = walk(frames, max, ret, flags, pc, sp, bp, owner,
-		 f0->sp && uw_check <= 0 ? NULL : value);
+		 f0->sp && uw_check <= 0 ? NULL : value, value != NULL);
 	if (uw_check > 0) {
 		if (n > 0) {
+			unwind_fill(frames, n); /* compared with the reference's too */
 			if (__atomic_fetch_add(&uw_n_fast, 1, __ATOMIC_RELAXED) == 0 && uw_check == 2)
 				frames[n - 1] ^= 1;
 			n = check(frames, max, n, flags, ret);

@@ -57,6 +57,13 @@ void unwind_memo_set(uint64_t owner, uint64_t value, const uint64_t *frames, int
  */
 int unwind_shared(int depth, int *nnew, uint64_t *value);
 /*
+ * A capture with value != NULL may leave those shared frames unfilled
+ * (frames[*nnew..depth-1]); unwind_fill(frames, depth) fills them, and must
+ * be called before they are read and before the next capture (it does
+ * nothing when they are there already).
+ */
+void unwind_fill(uint64_t *frames, int depth);
+/*
  * Check mode (MPROF_UNWIND_CHECK, doc/runtime.md): whether it is on, and
  * the caller's verdict on a lookup it made from unwind_shared's frames
  * (same: the stack found is, frame for frame, the one captured), counted in

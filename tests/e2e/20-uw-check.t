@@ -8,8 +8,8 @@
 # same stack; R counts those checks (up to two per stack).  P counts walks
 # that took a run of frames from the previous walk, whose chain had changed
 # further out.  S counts stack-table lookups that took the walk's outer frames
-# as those of the previous stack (where the table keeps them) and compared
-# only the new ones: each is verified against a full comparison.
+# as those of the previous stack (where the table keeps them), compared only
+# the new ones and found the stack: each is verified by a full comparison.
 # Programs: tests/progs/uw_main.c (+ uw_lib.c as a linked library with a lazy
 # PLT, and as two dlopen'd plugins) at -O0 and -O2, with and without frame
 # pointers, preloaded and linked with libmprof.a; tests/progs/uw_cxx.cc
@@ -43,7 +43,7 @@ check() {
 
 for v in "-O0" "-O2" "-O2 -fomit-frame-pointer" "-O2 -fno-omit-frame-pointer"; do
 	cc -g $v -o m "$P/uw_main.c" -L. -luwlib -Wl,-rpath,"$T" -Wl,-z,lazy -pthread -ldl
-	SHARED_MIN=4000 check "uw_main $v preloaded" 8000 env LD_PRELOAD="$LIBMPROF/libmprof.so" ./m "$T"
+	SHARED_MIN=3000 check "uw_main $v preloaded" 8000 env LD_PRELOAD="$LIBMPROF/libmprof.so" ./m "$T"
 done
 cc -g -O2 -o ma "$P/uw_main.c" -L. -luwlib -Wl,-rpath,"$T" -Wl,-z,lazy -pthread -ldl "$LIBMPROF/libmprof.a"
 check "uw_main -O2 with libmprof.a" 8000 ./ma "$T"
@@ -65,7 +65,7 @@ done
 # own stack: every walk is the fast path's, none falls back).
 for v in "-O0" "-O2" "-O2 -fno-omit-frame-pointer"; do
 	cc -g $v -o sh "$P/uw_shift.c"
-	FAST_PCT=100 PARTLY_MIN=2000 SHARED_MIN=3000 check "uw_shift $v" 4000 env LD_PRELOAD="$LIBMPROF/libmprof.so" ./sh
+	FAST_PCT=100 PARTLY_MIN=2000 SHARED_MIN=1000 check "uw_shift $v" 4000 env LD_PRELOAD="$LIBMPROF/libmprof.so" ./sh
 done
 # Other stacks than the thread's own (a makecontext coroutine, a sigaltstack
 # handler) between allocations on it: walked by the reference, never

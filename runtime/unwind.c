@@ -755,56 +755,90 @@ static int rec_check(const struct rec *rc, int m)
 	return !rc->endcfa || *(const uintptr_t *)(rc->endcfa - 8) == 0 ? -1 : 0;
 }
 
-/*
- * r[k] = s, in a record being rebuilt outermost first (r[k - 1] is final;
- * prev is its bpslot, 0 for r[0]), with what depends on the frames outer
- * to it: whether its incoming bp matters (S_LIVE: its CFA is on rbp, or it
- * leaves rbp as it found it to a caller whose bp matters), whether
- * rec_check reads a saved rbp from here out (S_BPCHK), and the hash.
- */
-static inline uintptr_t rec_put(struct step *r, int k, const struct step *s, uintptr_t prev,
-				uint64_t *h)
-{
-	uintptr_t b = s->bpslot, slot = b & ~(uintptr_t)7, has = -(uintptr_t)(slot != 0);
-	uintptr_t pl = prev & S_LIVE, live, chk;
+/* A run of the last walk's frames a walk took as they are (the chain had
+ * changed further out): cur[c0 .. c0 + len) are r[from], r[from - 1], ...,
+ * left in r rather than copied. */
+struct run {
+	int c0, from, len;
+};
+#define REC_RUNS 32
 
-	/* Branch-free: S_LIVE == S_ONRBP << 1, S_BPCHK == S_LIVE << 1. */
-	live = (b & S_ONRBP) << 1 | (pl & ~has);
-	chk = (prev & S_BPCHK) | (pl << 1 & has);
-	r[k].sp = s->sp;
-	r[k].pc = s->pc;
-	r[k].bp = s->bp;
-	r[k].bpslot = b = slot | (b & S_ONRBP) | live | chk;
-	r[k].h = *h = stackhash_step(*h, s->pc);
-	return b;
+/*
+ * r[k] of a record being rebuilt outermost first (r[k - 1] final, whose
+ * bpslot is *prev; 0 for r[0]), its pc, sp and bp in place: what depends on
+ * the frames outer to it.  Whether its incoming bp matters (S_LIVE: its CFA
+ * is on rbp, or it leaves rbp as it found it to a caller whose bp matters),
+ * whether rec_check reads a saved rbp from here out (S_BPCHK), and the
+ * hash.  plain: no frame from here in has its CFA on rbp and *prev's bp
+ * does not matter, so no bp matters (code without frame pointers); *prev
+ * is then just S_BPCHK or 0.
+ */
+static inline __attribute__((always_inline)) void rec_seal(struct step *d, uintptr_t *prev,
+							   uint64_t *h, int plain)
+{
+	uintptr_t b = d->bpslot, slot = b & ~(uintptr_t)7;
+
+	if (plain) {
+		d->bpslot = slot | *prev;
+	} else {
+		uintptr_t has = -(uintptr_t)(slot != 0), pl = *prev & S_LIVE;
+		/* Branch-free: S_LIVE == S_ONRBP << 1, S_BPCHK == S_LIVE << 1. */
+		uintptr_t live = (b & S_ONRBP) << 1 | (pl & ~has);
+		uintptr_t chk = (*prev & S_BPCHK) | (pl << 1 & has);
+		d->bpslot = *prev = slot | (b & S_ONRBP) | live | chk;
+	}
+	d->h = *h = stackhash_step(*h, d->pc);
 }
 
 /*
- * r[base + 1 ..] = cur[n - 1], ..., cur[0] (r[base] final, or base == -1);
- * onrbp: whether any of them has its CFA on rbp.  If none does and r[base]'s
- * bp does not matter, no bp matters: the common case, code without frame
- * pointers, takes the short loop.
+ * The record after a walk of n new frames (cur[n - 1] outermost) on top of
+ * r[0..base] (base == -1: none), runs[0..nrun) among them; onrbp: whether
+ * any new frame has its CFA on rbp.  A run whose frames keep their places
+ * (as many new frames outer to it as the last walk had: a recursion whose
+ * call sites changed, frame for frame) is only sealed again; one that
+ * moved is copied to cur first, before r changes.
  */
-static void rec_rebuild(struct rec *rc, int base, int n, uintptr_t onrbp)
+static inline __attribute__((always_inline)) void
+rec_rebuild_pass(struct rec *rc, struct step *r, int n, const struct run *runs, int nrun,
+		 uintptr_t prev, uint64_t h, const int plain)
+{
+	int c = n - 1;
+
+	for (int i = nrun - 1; i >= -1; i--) {
+		int stop = i >= 0 ? runs[i].c0 + runs[i].len : 0;
+		for (; c >= stop; c--) {
+			r[-c].sp = rc->cur[c].sp;
+			r[-c].pc = rc->cur[c].pc;
+			r[-c].bp = rc->cur[c].bp;
+			r[-c].bpslot = rc->cur[c].bpslot;
+			rec_seal(&r[-c], &prev, &h, plain);
+		}
+		if (i >= 0)
+			for (; c >= runs[i].c0; c--)
+				rec_seal(&r[-c], &prev, &h, plain);
+	}
+}
+
+static void rec_rebuild(struct rec *rc, int base, int n, uintptr_t onrbp, struct run *runs,
+			int nrun)
 {
 	uint64_t h = base >= 0 ? rc->r[base].h : STACKHASH_SEED;
 	uintptr_t prev = base >= 0 ? rc->r[base].bpslot : 0;
-	struct step *r = rc->r + base + 1;
-	const struct step *s = rc->cur + n - 1;
+	int i, j = 0;
 
-	if (onrbp || (prev & S_LIVE)) {
-		for (int k = 0; k < n; k++)
-			prev = rec_put(r, k, s - k, prev, &h);
-		return;
+	for (i = 0; i < nrun; i++) {
+		if (base + n - runs[i].c0 == runs[i].from) {
+			runs[j++] = runs[i];
+			continue;
+		}
+		for (int t = 0; t < runs[i].len; t++)
+			rc->cur[runs[i].c0 + t] = rc->r[runs[i].from - t];
 	}
-	prev &= S_BPCHK;
-	for (int k = 0; k < n; k++) {
-		r[k].sp = s[-k].sp;
-		r[k].pc = s[-k].pc;
-		r[k].bp = s[-k].bp;
-		r[k].bpslot = (s[-k].bpslot & ~(uintptr_t)7) | prev;
-		r[k].h = h = stackhash_step(h, s[-k].pc);
-	}
+	/* cur[c] goes to r[base + n - c]. */
+	if (!onrbp && !(prev & S_LIVE))
+		rec_rebuild_pass(rc, rc->r + base + n, n, runs, j, prev & S_BPCHK, h, 1);
+	else
+		rec_rebuild_pass(rc, rc->r + base + n, n, runs, j, prev, h, 0);
 }
 
 /* ---- whole walks remembered with their caller's value ---- */
@@ -1054,6 +1088,8 @@ static int walk(uint64_t *frames, int max, uint64_t ret, uint32_t *flags, uintpt
 	int n = 0, skipped = 0, found = 0, m = -1;
 	uintptr_t endcfa = 0, onrbp = 0;
 	uint64_t pvalue = 0;
+	struct run runs[REC_RUNS];
+	int nrun = 0;
 
 	if (sp < uw_lo || sp >= hi) {
 		/* Not this thread's stack (sigaltstack, a coroutine): the
@@ -1127,6 +1163,20 @@ static int walk(uint64_t *frames, int max, uint64_t ret, uint32_t *flags, uintpt
 						if (uw_check > 0)
 							__atomic_fetch_add(&uw_n_part, 1,
 									   __ATOMIC_RELAXED);
+						if (nrun < REC_RUNS) {
+							/* Left in r (rec_rebuild). */
+							runs[nrun].c0 = n;
+							runs[nrun].from = m;
+							runs[nrun++].len = m - q + 1;
+							for (; m >= q; m--, n++) {
+								struct step *st = &rc->r[m];
+								frames[n] = st->pc;
+								onrbp |= st->bpslot & S_ONRBP;
+								st->bp = bp;
+								if (S_SLOT(st))
+									bp = *(const uintptr_t *)S_SLOT(st);
+							}
+						}
 						for (; m >= q; m--, n++) {
 							const struct step *st = &rc->r[m];
 							frames[n] = st->pc;
@@ -1190,7 +1240,7 @@ static int walk(uint64_t *frames, int max, uint64_t ret, uint32_t *flags, uintpt
 done:
 	/* A complete walk: keep it, outermost first, for the next one. */
 	if (rc) {
-		rec_rebuild(rc, -1, n, onrbp);
+		rec_rebuild(rc, -1, n, onrbp, runs, nrun);
 		rc->endcfa = endcfa;
 		rc->n = n;
 		uw_fresh = 1;
@@ -1223,7 +1273,7 @@ reuse:
 		}
 		/* The record: r[0..m] stays, the new inner frames go above it. */
 		if (total <= REC_CAP) {
-			rec_rebuild(rc, m, n, onrbp);
+			rec_rebuild(rc, m, n, onrbp, runs, nrun);
 			rc->n = total;
 			uw_fresh = total <= max;
 		}

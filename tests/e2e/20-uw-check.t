@@ -15,10 +15,11 @@
 # pointers, preloaded and linked with libmprof.a; tests/progs/uw_cxx.cc
 # (exceptions in flight) at -O0 and -O2; tests/progs/uw_memo.c (chains
 # that differ only far from the innermost frame) at -O0 and -O2;
-# tests/progs/uw_shift.c (recursions whose chain changes in the middle) at
-# -O0 and -O2, with and without frame pointers.
+# tests/progs/uw_shift.c (recursions whose chain changes in the middle) and
+# tests/progs/uw_move.c (a recursion left in place while the chain outside
+# it gains a frame) at -O0 and -O2, with and without frame pointers.
 . "$(dirname "$0")/../lib.sh"
-plan 49
+plan 58
 
 P=$TOP/tests/progs
 cd "$T" || exit 1
@@ -66,6 +67,12 @@ done
 for v in "-O0" "-O2" "-O2 -fno-omit-frame-pointer"; do
 	cc -g $v -o sh "$P/uw_shift.c"
 	FAST_PCT=100 PARTLY_MIN=2000 SHARED_MIN=1000 check "uw_shift $v" 4000 env LD_PRELOAD="$LIBMPROF/libmprof.so" ./sh
+done
+# A recursion whose frames stay where they were while the chain outside it
+# gains a frame: the frames taken from the previous walk move in its record.
+for v in "-O0" "-O2" "-O2 -fno-omit-frame-pointer"; do
+	cc -g $v -o mv "$P/uw_move.c"
+	FAST_PCT=100 PARTLY_MIN=150 check "uw_move $v" 2000 env LD_PRELOAD="$LIBMPROF/libmprof.so" ./mv
 done
 # Other stacks than the thread's own (a makecontext coroutine, a sigaltstack
 # handler) between allocations on it: walked by the reference, never

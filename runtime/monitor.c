@@ -616,48 +616,12 @@ static const struct stacks_pos *shared_place(int depth, struct stacks_pos *pos)
 	return pos;
 }
 
-void mon_alloc(void *p, size_t n, const struct unwind_frame0 *f0)
+/* The rest of an allocation counted on stack idx in profile epoch e. */
+static inline __attribute__((always_inline)) void alloc_settle(void *p, size_t n, uint64_t e,
+							       int64_t idx)
 {
-	uint64_t e, orphan_frames[ORPHAN_DEPTH], *frames, known;
-	struct mon_thread *t = self(&e);
-	struct stacks_pos pos;
-	int depth, as;
-	uint32_t flags, hash;
-	int64_t idx;
+	int as;
 
-	if ((uint64_t)n >> MON_SIZE_BITS) {
-		ADD(mon.dropped, 1);
-		return;
-	}
-	frames = t ? t->frames : orphan_frames;
-	/* A stack the unwinder remembers comes back as its index + 1, for
-	 * this profile (epoch e): no frames, no lookup; best of all straight
-	 * from the caller's return address and stack pointer. */
-	known = 0;
-	depth = t ? unwind_recall(f0, e, MON_MAX_DEPTH, &known) : -1;
-	if (depth < 0)
-		depth = unwind_capture(frames, t ? MON_MAX_DEPTH : ORPHAN_DEPTH, f0, &flags, e,
-				       t ? &known : NULL, &hash);
-	if (__atomic_load_n(&mon.state, __ATOMIC_RELAXED) != MON_ON)
-		return; /* stopped meanwhile */
-	if (t && known) {
-		uint64_t *c = block_ctr(t, (uint32_t)(known - 1));
-		if (!c) {
-			mon_trouble("cannot map memory for counters", NULL);
-			return;
-		}
-		idx = (int64_t)(known - 1);
-		count(t, c, n);
-	} else if (t) {
-		idx = count_alloc(t, frames, depth, flags, hash, n, shared_place(depth, &pos));
-		if (idx >= 0)
-			unwind_memo_set(e, (uint64_t)idx + 1, frames, depth);
-	} else {
-		if (!(t = orphan_lock(e)))
-			return;
-		idx = count_alloc(t, frames, depth, flags, hash, n, NULL);
-		orphan_unlock();
-	}
 	if (idx < 0) {
 		ADD(mon.dropped, 1);
 		return;
@@ -679,6 +643,77 @@ void mon_alloc(void *p, size_t n, const struct unwind_frame0 *f0)
 	as = __atomic_load_n(&mon.autosave, __ATOMIC_RELAXED);
 	if (__builtin_expect(as > 0, 0) && (ADD(mon.nallocs, 1) + 1) % (uint64_t)as == 0)
 		autosave();
+}
+
+/* A stack counted by its index (known - 1) in t. */
+static inline __attribute__((always_inline)) int64_t count_known(struct mon_thread *t,
+								  uint64_t known, size_t n)
+{
+	uint64_t *c = block_ctr(t, (uint32_t)(known - 1));
+
+	if (!c) {
+		mon_trouble("cannot map memory for counters", NULL);
+		return -1;
+	}
+	count(t, c, n);
+	return (int64_t)(known - 1);
+}
+
+/* An allocation whose stack must be walked (t: NULL for a thread past its
+ * block). */
+static __attribute__((noinline)) void alloc_walk(void *p, size_t n,
+						 const struct unwind_frame0 *f0,
+						 struct mon_thread *t, uint64_t e)
+{
+	uint64_t orphan_frames[ORPHAN_DEPTH], *frames, known = 0;
+	struct stacks_pos pos;
+	uint32_t flags, hash;
+	int64_t idx;
+	int depth;
+
+	frames = t ? t->frames : orphan_frames;
+	depth = unwind_capture(frames, t ? MON_MAX_DEPTH : ORPHAN_DEPTH, f0, &flags, e,
+			       t ? &known : NULL, &hash);
+	if (__atomic_load_n(&mon.state, __ATOMIC_RELAXED) != MON_ON)
+		return; /* stopped meanwhile */
+	if (t && known) {
+		idx = count_known(t, known, n);
+		if (idx < 0)
+			return;
+	} else if (t) {
+		idx = count_alloc(t, frames, depth, flags, hash, n, shared_place(depth, &pos));
+		if (idx >= 0)
+			unwind_memo_set(e, (uint64_t)idx + 1, frames, depth);
+	} else {
+		if (!(t = orphan_lock(e)))
+			return;
+		idx = count_alloc(t, frames, depth, flags, hash, n, NULL);
+		orphan_unlock();
+	}
+	alloc_settle(p, n, e, idx);
+}
+
+void mon_alloc(void *p, size_t n, const struct unwind_frame0 *f0)
+{
+	uint64_t e, known = 0;
+	struct mon_thread *t = self(&e);
+	int64_t idx;
+
+	if ((uint64_t)n >> MON_SIZE_BITS) {
+		ADD(mon.dropped, 1);
+		return;
+	}
+	/* A stack the unwinder remembers comes back as its index + 1, for
+	 * this profile (epoch e): no walk, no frames, no lookup, straight from
+	 * the caller's return address and stack pointer. */
+	if (__builtin_expect(t == NULL, 0) || unwind_recall(f0, e, MON_MAX_DEPTH, &known) < 0) {
+		alloc_walk(p, n, f0, t, e);
+		return;
+	}
+	if (__atomic_load_n(&mon.state, __ATOMIC_RELAXED) != MON_ON)
+		return; /* stopped meanwhile */
+	if ((idx = count_known(t, known, n)) >= 0)
+		alloc_settle(p, n, e, idx);
 }
 
 void mon_free(void *p)

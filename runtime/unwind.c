@@ -662,7 +662,7 @@ struct step {
 #define S_ONRBP 1u /* this frame's CFA is on rbp */
 #define S_LIVE 2u  /* the rest of the walk depends on the bp it came with */
 #define S_BPCHK 4u /* in r[]: rec_check reads a saved rbp at or below here */
-_Static_assert(S_LIVE == S_ONRBP << 1 && S_BPCHK == S_LIVE << 1, "rec_put's bit tricks");
+_Static_assert(S_LIVE == S_ONRBP << 1 && S_BPCHK == S_LIVE << 1, "rec_seal's bit tricks");
 #define S_SLOT(s) ((s)->bpslot & ~(uintptr_t)7)
 struct rec {
 	int n;            /* frames in r[], 0: none */

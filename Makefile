@@ -31,7 +31,10 @@ RT_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden \
 	-fdebug-prefix-map=$(CURDIR)=/usr/src/mprof
 
 TOOL_CFLAGS := $(BASE_CFLAGS) $(CFLAGS)
-TOOL_LDLIBS := -ldw -lelf -lm -lstdc++
+# libstdc++ only for __cxa_demangle, linked in statically: loading and
+# relocating libstdc++.so was two thirds of a tool's start-up (1.2 ms of
+# every `mprof run`).
+TOOL_LDLIBS := -ldw -lelf -lm -Wl,-Bstatic -lstdc++ -Wl,-Bdynamic
 ifneq ($(SANITIZE),)
 TOOL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 TOOL_LDFLAGS += -fsanitize=$(SANITIZE)

@@ -63,6 +63,123 @@ static int same_file_state(const struct stat *a, const struct stat *b)
 	       a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
 }
 
+/* Whether environment entry e is NAME=... */
+static int env_is(const char *e, const char *name)
+{
+	size_t n = strlen(name);
+
+	return strncmp(e, name, n) == 0 && e[n] == '=';
+}
+
+/* "NAME=VALUE", or NULL: out of memory. */
+static char *env_entry(const char *name, const char *value)
+{
+	size_t n = strlen(name) + strlen(value) + 2;
+	char *s = malloc(n);
+
+	if (s)
+		snprintf(s, n, "%s=%s", name, value);
+	return s;
+}
+
+/*
+ * vfork and exec argv[0] (PATH searched) with envp: the child's pid, or -1
+ * (errno).  The child writes only its pid's digits at pid_at (room made by
+ * the caller) and, when the exec fails, *exec_errno; it never returns from
+ * here.
+ */
+static __attribute__((noinline)) pid_t start(char *const argv[], char **envp, char *pid_at,
+					     volatile int *exec_errno)
+{
+	pid_t pid = vfork();
+
+	if (pid == 0) {
+		char digits[24];
+		int nd = 0, i = 0;
+		unsigned long v = (unsigned long)getpid();
+
+		do
+			digits[nd++] = (char)('0' + v % 10);
+		while ((v /= 10) && nd < (int)sizeof(digits));
+		while (nd)
+			pid_at[i++] = digits[--nd];
+		pid_at[i] = 0;
+		execvpe(argv[0], argv, envp);
+		*exec_errno = errno;
+		_exit(127);
+	}
+	return pid;
+}
+
+/*
+ * Start argv[0] (searched in PATH) in *pid, with this environment where
+ * LD_PRELOAD, the output and pid variables and l->env are replaced.  -1
+ * with err when nothing could be tried; *pid = -1 when argv[0] could not
+ * be run (said on stderr).
+ *
+ * vfork, not fork: a fork copies the page tables of this process, which
+ * maps libdw and its dependencies, and that was half of what `mprof run`
+ * added to a short program's run.  The child shares our memory until it
+ * execs, so everything is made before: the environment, with room for the
+ * pid, which only the child knows; the child then writes only that buffer
+ * and the errno of a failed exec.
+ */
+static int spawn(const struct launch *l, char *const argv[], const char *preload,
+		 const char *outabs, pid_t *pid, char *err, size_t errlen)
+{
+	extern char **environ;
+	int exec_errno = 0;
+	size_t n = 0, k = 0, kept, nextra = 3;
+	char **envp, *pidvar;
+	int bad = 0;
+
+	for (char **e = environ; e && *e; e++)
+		n++;
+	for (const char *const *e = l->env; e && e[0]; e += 2)
+		nextra++;
+	envp = calloc(n + nextra + 1, sizeof(*envp));
+	pidvar = env_entry(l->pid_env, "0000000000000000000000"); /* room for a pid */
+	if (!envp || !pidvar) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (char **e = environ; e && *e; e++) {
+		int drop = env_is(*e, "LD_PRELOAD") || env_is(*e, l->out_env) ||
+			   env_is(*e, l->pid_env);
+		for (const char *const *x = l->env; !drop && x && x[0]; x += 2)
+			drop = env_is(*e, x[0]);
+		if (!drop)
+			envp[k++] = *e;
+	}
+	kept = k;
+	bad |= !(envp[k++] = env_entry("LD_PRELOAD", preload));
+	bad |= !(envp[k++] = env_entry(l->out_env, outabs));
+	envp[k++] = pidvar;
+	for (const char *const *x = l->env; x && x[0]; x += 2)
+		bad |= !(envp[k++] = env_entry(x[0], x[1]));
+	if (bad) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	fflush(NULL);
+	*pid = start(argv, envp, pidvar + strlen(l->pid_env) + 1, &exec_errno);
+	if (*pid < 0) {
+		snprintf(err, errlen, "vfork: %s", strerror(errno));
+		return -1;
+	}
+	if (exec_errno) {
+		/* The child ended; it ran nothing. */
+		waitpid(*pid, NULL, 0);
+		fprintf(stderr, "%s: %s: cannot run %s: %s\n", util_progname, l->what, argv[0],
+			strerror(exec_errno));
+		*pid = -1;
+	}
+	for (size_t i = kept; i < k; i++)
+		free(envp[i]);
+	free(envp);
+	return 0;
+}
+
 int launch_run(const struct launch *l, char *const argv[], char *err, size_t errlen)
 {
 	char lib[PATH_MAX], outabs[PATH_MAX], preload[2 * PATH_MAX + 2], cwd[PATH_MAX];
@@ -87,25 +204,10 @@ int launch_run(const struct launch *l, char *const argv[], char *err, size_t err
 	snprintf(preload, sizeof(preload), "%s%s%s", lib, old && *old ? ":" : "", old ? old : "");
 	had = stat(outabs, &before) == 0;
 
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		snprintf(err, errlen, "fork: %s", strerror(errno));
+	if (spawn(l, argv, preload, outabs, &pid, err, errlen) < 0)
 		return -1;
-	}
-	if (pid == 0) {
-		char pidbuf[32];
-		snprintf(pidbuf, sizeof(pidbuf), "%d", (int)getpid());
-		setenv("LD_PRELOAD", preload, 1);
-		setenv(l->out_env, outabs, 1);
-		setenv(l->pid_env, pidbuf, 1);
-		for (const char *const *e = l->env; e && e[0]; e += 2)
-			setenv(e[0], e[1], 1);
-		execvp(argv[0], argv);
-		fprintf(stderr, "%s: %s: cannot run %s: %s\n", util_progname, l->what,
-			argv[0], strerror(errno));
-		_exit(127);
-	}
+	if (pid < 0)
+		return 127; /* said why */
 	/* The program owns the terminal's signals; we only wait for it. */
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);

@@ -44,7 +44,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* From the C++ ABI runtime (libstdc++); we link with -lstdc++. */
+/* From the C++ ABI runtime (libstdc++, linked in statically: Makefile). */
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 /* Deepest inline chain we keep for one address; deeper DWARF is cut. */

@@ -26,9 +26,15 @@ BASE_CFLAGS := -std=gnu11 $(WARN) -Ilib -Iinclude -D_GNU_SOURCE
 # Its DWARF names its sources under /usr/src/mprof, so the type names of the
 # monitor (linked into a program with libmprof.a) count as system types and
 # stay out of the program's allocation bin table.
+#
+# Link-time optimisation lets the allocator's entry points, the monitor and
+# the unwinder's recall inline into each other though they stay one module
+# per file (loop: 30 fewer instructions a malloc+free pair).  The objects
+# are fat, so libmprof.a links into programs built without it; the link
+# gets the compile flags again (LTO generates code, and DWARF, there).
 RT_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden \
 	-ftls-model=initial-exec -fno-strict-aliasing -pthread \
-	-fdebug-prefix-map=$(CURDIR)=/usr/src/mprof
+	-fdebug-prefix-map=$(CURDIR)=/usr/src/mprof -flto -ffat-lto-objects
 
 TOOL_CFLAGS := $(BASE_CFLAGS) $(CFLAGS)
 # libstdc++ only for __cxa_demangle, linked in statically: loading and
@@ -74,14 +80,14 @@ $(B)/obj/%.o: %.c $(wildcard lib/*.h include/*.h)
 
 $(B)/lib/libmprof.so: $(RT_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) -shared -pthread -Wl,-z,nodelete -Wl,-soname,libmprof.so -o $@ $^ -ldl
+	$(CC) $(RT_CFLAGS) -shared -Wl,-z,nodelete -Wl,-soname,libmprof.so -o $@ $^ -ldl
 
 $(patsubst %.c,$(B)/rt/%.o,$(CP_SRC)): RT_CFLAGS += -Iruntime
 $(patsubst %.c,$(B)/rt/%.o,$(CP_SRC)): $(wildcard runtime/cpprof/*.h)
 
 $(B)/lib/libcpprof.so: $(CP_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) -shared -pthread -Wl,-z,nodelete -Wl,-soname,libcpprof.so -o $@ $^ -ldl
+	$(CC) $(RT_CFLAGS) -shared -Wl,-z,nodelete -Wl,-soname,libcpprof.so -o $@ $^ -ldl
 
 $(B)/lib/libmprof.a: $(RT_OBJ)
 	@mkdir -p $(dir $@)

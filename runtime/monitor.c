@@ -88,7 +88,10 @@ struct mon_thread {
 	} cache[CACHE_N];
 	const struct stacks_rec *last; /* the stack of the last allocation */
 	mon_ctr *dir[CTR_DIR]; /* stack index -> this thread's counters */
-	uint64_t bins[FORMAT_NBINS][4];
+	/* Per size bin, allocations and frees; bytes are those times the
+	 * size, but for the last bin (larger sizes), whose bytes are big[]. */
+	uint64_t bins[FORMAT_NBINS][2];
+	uint64_t big[2]; /* bytes allocated, freed */
 	uint64_t frames[MON_MAX_DEPTH];
 };
 
@@ -173,6 +176,7 @@ static void block_reset(struct mon_thread *t, uint64_t e)
 		memset(t->cache, 0, sizeof t->cache);
 		t->last = NULL;
 		memset(t->bins, 0, sizeof t->bins);
+		memset(t->big, 0, sizeof t->big);
 	}
 	__atomic_store_n(&t->epoch, e, __ATOMIC_RELEASE);
 }
@@ -217,6 +221,23 @@ static void orphan_unlock(void)
 	pthread_mutex_unlock(&mon_orphan_lock);
 }
 
+/* Add t's bin i to b: allocs, frees, bytes, freed (as format.h's bins). */
+static void add_bin(const struct mon_thread *t, uint32_t i, uint64_t *b)
+{
+	uint64_t a = __atomic_load_n(&t->bins[i][0], __ATOMIC_RELAXED);
+	uint64_t f = __atomic_load_n(&t->bins[i][1], __ATOMIC_RELAXED);
+
+	b[0] += a;
+	b[1] += f;
+	if (i == FORMAT_NBINS - 1) {
+		b[2] += __atomic_load_n(&t->big[0], __ATOMIC_RELAXED);
+		b[3] += __atomic_load_n(&t->big[1], __ATOMIC_RELAXED);
+	} else {
+		b[2] += a * i;
+		b[3] += f * i;
+	}
+}
+
 /* Summing for the writer (the save lock is held: the epoch is stable). */
 void mon_read_totals(struct mon_totals *out)
 {
@@ -231,8 +252,7 @@ void mon_read_totals(struct mon_totals *out)
 		for (k = 0; k < T_N; k++)
 			s[k] += __atomic_load_n(&t->t[k], __ATOMIC_RELAXED);
 		for (i = 0; i < FORMAT_NBINS; i++)
-			for (k = 0; k < 4; k++)
-				b[k] += __atomic_load_n(&t->bins[i][k], __ATOMIC_RELAXED);
+			add_bin(t, i, b);
 	}
 	out->allocs = b[0];
 	out->frees = b[1];
@@ -247,15 +267,13 @@ void mon_read_bins(uint64_t (*bins)[4])
 	uint64_t e = mon.epoch;
 	struct mon_thread *t;
 	uint32_t i;
-	int k;
 
 	memset(bins, 0, FORMAT_NBINS * sizeof *bins);
 	for (t = __atomic_load_n(&mon_all, __ATOMIC_ACQUIRE); t; t = t->all) {
 		if (__atomic_load_n(&t->epoch, __ATOMIC_ACQUIRE) != e)
 			continue;
 		for (i = 0; i < FORMAT_NBINS; i++)
-			for (k = 0; k < 4; k++)
-				bins[i][k] += __atomic_load_n(&t->bins[i][k], __ATOMIC_RELAXED);
+			add_bin(t, i, bins[i]);
 	}
 }
 
@@ -474,7 +492,8 @@ static inline __attribute__((always_inline)) void credit_free(struct mon_thread 
 	bump(&c[CTR(MPROF_C_FREES, sc)], 1);
 	bump(&c[CTR(MPROF_C_FREED, sc)], size);
 	bump(&t->bins[bin][1], 1);
-	bump(&t->bins[bin][3], size);
+	if (bin == FORMAT_NBINS - 1)
+		bump(&t->big[1], size);
 }
 
 /* A free: credit the stack (found) or count an unknown free, into t. */
@@ -536,7 +555,8 @@ static inline void count(struct mon_thread *t, uint64_t *c, size_t n)
 	bump(&c[CTR(MPROF_C_ALLOCS, sc)], 1);
 	bump(&c[CTR(MPROF_C_BYTES, sc)], n);
 	bump(&t->bins[bin][0], 1);
-	bump(&t->bins[bin][2], n);
+	if (bin == FORMAT_NBINS - 1)
+		bump(&t->big[0], n);
 }
 
 /*

@@ -861,22 +861,29 @@ static void rec_rebuild(struct rec *rc, int base, int n, uintptr_t onrbp, struct
 struct memo_pair {
 	uintptr_t addr, want;
 };
+/* Pairs come in fours (memo_holds): the last four are padded with pairs
+ * that always hold. */
+#define MEMO_PAIRS ((2 * MEMO_FRAMES + 1 + 3) & ~3)
 struct memo {
-	uint64_t value; /* 0: empty */
+	uint64_t value; /* the caller's value (non-zero) */
 	uint64_t owner; /* the caller's generation for value */
-	uintptr_t sp, pc, bp;
-	unsigned gen; /* uw_gen */
-	int n;        /* depth */
-	int bplive;   /* frame 0's bp matters */
-	int npairs;
+	uintptr_t bp;   /* frame 0's bp, where it matters */
+	unsigned gen;   /* uw_gen */
+	int n;          /* depth */
+	int bplive;     /* frame 0's bp matters */
+	int npairs;     /* a multiple of 4, at least 4 */
 	uint64_t fhash; /* check mode: hash of the frames */
-	struct memo_pair pair[2 * MEMO_FRAMES + 1];
+	struct memo_pair pair[MEMO_PAIRS];
 };
 struct memo_set {
+	/* Frame 0 of each way (sp 0: empty), side by side: one line to scan. */
+	uintptr_t sp[MEMO_WAYS], pc[MEMO_WAYS];
 	uintptr_t want_sp, want_pc; /* frame 0 of the last walk offered */
 	unsigned next;              /* the way to replace next */
 	struct memo way[MEMO_WAYS];
 };
+/* What padding pairs read: always equal to their want, 0. */
+static const uintptr_t memo_pad;
 static __thread struct memo_set *uw_memo; /* MEMO_SETS sets, or NULL */
 static __thread int uw_memo_off;      /* mapping failed: never again */
 static int uw_check = -1;             /* check mode (below) */
@@ -901,18 +908,16 @@ static inline unsigned memo_slot(uintptr_t sp, uintptr_t pc)
 /* Whether every pair of e still holds: four independent loads a step. */
 static inline __attribute__((always_inline)) int memo_holds(const struct memo *e)
 {
-	const struct memo_pair *p = e->pair;
-	int i = 0, n = e->npairs;
+	const struct memo_pair *p = e->pair, *end = p + e->npairs;
 
-	for (; i + 4 <= n; i += 4)
-		if ((*(const uintptr_t *)p[i].addr ^ p[i].want) |
-		    (*(const uintptr_t *)p[i + 1].addr ^ p[i + 1].want) |
-		    (*(const uintptr_t *)p[i + 2].addr ^ p[i + 2].want) |
-		    (*(const uintptr_t *)p[i + 3].addr ^ p[i + 3].want))
+	do {
+		if ((*(const uintptr_t *)p[0].addr ^ p[0].want) |
+		    (*(const uintptr_t *)p[1].addr ^ p[1].want) |
+		    (*(const uintptr_t *)p[2].addr ^ p[2].want) |
+		    (*(const uintptr_t *)p[3].addr ^ p[3].want))
 			return 0;
-	for (; i < n; i++)
-		if (*(const uintptr_t *)p[i].addr != p[i].want)
-			return 0;
+		p += 4;
+	} while (p < end);
 	return 1;
 }
 
@@ -921,15 +926,17 @@ static inline __attribute__((always_inline)) const struct memo *
 memo_find(uintptr_t sp, uintptr_t pc, uintptr_t bp, uint64_t owner, int max)
 {
 	const struct memo_set *set;
-	unsigned gen = __atomic_load_n(&uw_gen, __ATOMIC_ACQUIRE);
 
 	if (!uw_memo)
 		return NULL;
 	set = &uw_memo[memo_slot(sp, pc)];
 	for (int w = 0; w < MEMO_WAYS; w++) {
-		const struct memo *e = &set->way[w];
-		if (e->value && e->sp == sp && e->pc == pc && e->owner == owner && e->n <= max &&
-		    (!e->bplive || e->bp == bp) && e->gen == gen && memo_holds(e))
+		const struct memo *e;
+		if (set->sp[w] != sp || set->pc[w] != pc)
+			continue;
+		e = &set->way[w];
+		if (e->owner == owner && e->n <= max && (!e->bplive || e->bp == bp) &&
+		    e->gen == __atomic_load_n(&uw_gen, __ATOMIC_ACQUIRE) && memo_holds(e))
 			return e;
 	}
 	return NULL;
@@ -981,7 +988,7 @@ void unwind_memo_set(uint64_t owner, uint64_t value, const uint64_t *frames, int
 		return;
 	}
 	/* An empty way, else the next in turn. */
-	for (w = 0; w < MEMO_WAYS && set->way[w].value; w++)
+	for (w = 0; w < MEMO_WAYS && set->sp[w]; w++)
 		;
 	if (w == MEMO_WAYS)
 		w = (int)(set->next++ % MEMO_WAYS);
@@ -1000,9 +1007,13 @@ void unwind_memo_set(uint64_t owner, uint64_t value, const uint64_t *frames, int
 		e->pair[k].addr = rc->endcfa - 8;
 		e->pair[k++].want = 0;
 	}
+	while ((k & 3) || k == 0) {
+		e->pair[k].addr = (uintptr_t)&memo_pad;
+		e->pair[k++].want = 0;
+	}
 	e->npairs = k;
-	e->sp = rc->r[m].sp;
-	e->pc = rc->r[m].pc;
+	set->sp[w] = rc->r[m].sp;
+	set->pc[w] = rc->r[m].pc;
 	e->bp = rc->r[m].bp;
 	e->bplive = (rc->r[m].bpslot & S_LIVE) != 0;
 	e->gen = rc->gen;

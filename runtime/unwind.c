@@ -98,8 +98,8 @@ enum { R_EMPTY, R_NORMAL, R_END, R_FALLBACK };
 
 /*
  * The cache: 2^15 words, direct mapped.  A word is (ra >> 15) << 32 | rule:
- * the slot index is a fold of ra's bits, so the slot and the tag together
- * give ra back exactly (user addresses are below 2^47; others are never
+ * the slot index is ra's low 15 bits folded with the next 15 (the tag's
+ * own), so the slot and the tag together give ra back exactly (user addresses are below 2^47; others are never
  * cached).  One 64-bit word per entry: readers need no lock and can never
  * see half an entry.  Entries are written only with the loader lock held
  * (inside dl_iterate_phdr), which also orders them with the flush after a
@@ -112,7 +112,7 @@ static uint64_t *uw_cache;
 
 static inline uint32_t c_slot(uint64_t ra)
 {
-	return (uint32_t)(ra ^ ra >> 15 ^ ra >> 30 ^ ra >> 45) & (C_SIZE - 1);
+	return (uint32_t)(ra ^ ra >> 15) & (C_SIZE - 1);
 }
 
 static inline uint32_t c_get(const uint64_t *c, uint64_t ra)
@@ -1082,6 +1082,19 @@ int unwind_recall(const struct unwind_frame0 *f0, uint64_t owner, int max, uint6
 	return e->n;
 }
 
+/* The rule for return address pc (the cache, else the tables); *c is the
+ * cache, mapped by the first look-up. */
+static inline __attribute__((always_inline)) uint32_t rule_at(const uint64_t **c, uint64_t pc)
+{
+	uint32_t r = *c ? c_get(*c, pc) : R_EMPTY;
+
+	if (__builtin_expect(r == R_EMPTY, 0)) {
+		r = rule_lookup(pc);
+		*c = __atomic_load_n(&uw_cache, __ATOMIC_ACQUIRE);
+	}
+	return r;
+}
+
 /* ---- the fast walk ---- */
 
 /*
@@ -1096,8 +1109,8 @@ static int walk(uint64_t *frames, int max, uint64_t ret, uint32_t *flags, uintpt
 	const uintptr_t hi = uw_hi;
 	const uint64_t *c = __atomic_load_n(&uw_cache, __ATOMIC_ACQUIRE);
 	struct rec *rc = uw_rec;
-	int n = 0, skipped = 0, found = 0, m = -1;
-	uintptr_t endcfa = 0, onrbp = 0;
+	int n = 0, skipped = 0, m = -1;
+	uintptr_t endcfa = 0, onrbp = 0, msp;
 	uint64_t pvalue = 0;
 	struct run runs[REC_RUNS];
 	int nrun = 0;
@@ -1109,119 +1122,125 @@ static int walk(uint64_t *frames, int max, uint64_t ret, uint32_t *flags, uintpt
 			rc->n = 0;
 		return -1;
 	}
-	if (!rc)
-		rc = rec_get();
-	if (rc) {
-		if (rc->n && rc->gen == __atomic_load_n(&uw_gen, __ATOMIC_ACQUIRE))
-			m = rc->n - 1;
-		rc->n = 0;
-		pvalue = rc->owner == owner ? rc->value : 0;
-		rc->value = 0;
-		rc->svalue = 0;
-		rc->unfilled = 0;
-		rc->gen = __atomic_load_n(&uw_gen, __ATOMIC_ACQUIRE);
-	}
+	if (!rc && !(rc = rec_get()))
+		return -1; /* no memory for the record: the reference unwinder */
+	if (rc->n && rc->gen == __atomic_load_n(&uw_gen, __ATOMIC_ACQUIRE))
+		m = rc->n - 1;
+	rc->n = 0;
+	pvalue = rc->owner == owner ? rc->value : 0;
+	rc->value = 0;
+	rc->svalue = 0;
+	rc->unfilled = 0;
+	rc->gen = __atomic_load_n(&uw_gen, __ATOMIC_ACQUIRE);
 	if (value)
 		*value = 0;
+	/* The monitor's own frames, up to the one that returns to `ret`. */
+	while (pc != ret) {
+		uint32_t r = rule_at(&c, pc);
+		uintptr_t cfa;
+
+		if (++skipped > UNWIND_MAX_SKIP || R_KIND(r) != R_NORMAL)
+			return -1;
+		cfa = (R_ON_RBP(r) ? bp : sp) + R_CFA_OFF(r);
+		if (cfa <= sp || cfa > hi || (cfa & 7))
+			return -1;
+		if (R_RBP_SAVED(r)) {
+			uintptr_t bpslot = cfa + (uintptr_t)R_RBP_OFF(r);
+			if (bpslot < sp || bpslot + 8 > hi)
+				return -1;
+			bp = *(const uintptr_t *)bpslot;
+		}
+		pc = *(const uint64_t *)(cfa - 8);
+		sp = cfa;
+		if (!pc)
+			return -1;
+	}
+	if (max <= 0) {
+		*flags = FORMAT_STACK_TRUNCATED;
+		return 0;
+	}
+	if (value) {
+		const struct memo *e = memo_find(sp, pc, bp, owner, max);
+		if (e && uw_check > 0) {
+			/* Walk anyway; unwind_capture compares. */
+			uw_hit_value = e->value;
+			uw_hit_fhash = e->fhash;
+		} else if (e) {
+			/* The record stays the last walk made. */
+			rc->n = m + 1;
+			rc->value = pvalue;
+			*value = e->value;
+			return e->n;
+		}
+	}
+	/* The last walk's frame m is the next one that may be reached again:
+	 * until sp comes up to its place (msp), no frame is compared. */
+	msp = m >= 0 ? rc->r[m].sp : UINTPTR_MAX;
 	for (;;) {
 		uint32_t r;
 		uintptr_t cfa, bpslot = 0;
 
-		/* The monitor's own frames, up to the one that returns to `ret`. */
-		if (!found) {
-			if (pc == ret)
-				found = 1;
-			else if (++skipped > UNWIND_MAX_SKIP)
-				return -1;
-		}
-		if (found) {
-			if (n == max) {
-				*flags = FORMAT_STACK_TRUNCATED;
-				return n;
-			}
-			if (n == 0 && value) {
-				const struct memo *e = memo_find(sp, pc, bp, owner, max);
-				if (e && uw_check > 0) {
-					/* Walk anyway; unwind_capture compares. */
-					uw_hit_value = e->value;
-					uw_hit_fhash = e->fhash;
-				} else if (e) {
-					/* The record stays the last walk made. */
-					if (rc) {
-						rc->n = m + 1;
-						rc->value = pvalue;
-					}
-					*value = e->value;
-					return e->n;
-				}
-			}
-			if (m >= 0) {
-				while (m >= 0 && rc->r[m].sp < sp)
-					m--;
-				if (m >= 0 && rc->r[m].sp == sp && rc->r[m].pc == pc &&
-				    (rc->r[m].bp == bp || !(rc->r[m].bpslot & S_LIVE))) {
-					int q = rec_check(rc, m);
-					if (q < 0)
-						goto reuse;
-					if (q == 0 || n + (m - q + 1) >= max) {
-						m = -1;
-					} else {
-						/* The chain changed above r[q] (a recursion
-						 * entered another way): r[m] .. r[q] are
-						 * this walk's frames, taken as they are,
-						 * with the bp each restore gives now; the
-						 * walk goes on from r[q-1]'s place. */
-						if (uw_check > 0)
-							__atomic_fetch_add(&uw_n_part, 1,
-									   __ATOMIC_RELAXED);
-						if (nrun < REC_RUNS) {
-							/* Left in r (rec_rebuild). */
-							runs[nrun].c0 = n;
-							runs[nrun].from = m;
-							runs[nrun++].len = m - q + 1;
-							for (; m >= q; m--, n++) {
-								struct step *st = &rc->r[m];
-								frames[n] = st->pc;
-								onrbp |= st->bpslot & S_ONRBP;
-								st->bp = bp;
-								if (S_SLOT(st))
-									bp = *(const uintptr_t *)S_SLOT(st);
-							}
-						}
+		if (sp >= msp) {
+			while (m >= 0 && rc->r[m].sp < sp)
+				m--;
+			if (m >= 0 && rc->r[m].sp == sp && rc->r[m].pc == pc &&
+			    (rc->r[m].bp == bp || !(rc->r[m].bpslot & S_LIVE))) {
+				int q = rec_check(rc, m);
+				if (q < 0)
+					goto reuse;
+				if (q == 0 || n + (m - q + 1) >= max) {
+					m = -1;
+				} else {
+					/* The chain changed above r[q] (a recursion
+					 * entered another way): r[m] .. r[q] are
+					 * this walk's frames, taken as they are,
+					 * with the bp each restore gives now; the
+					 * walk goes on from r[q-1]'s place. */
+					if (uw_check > 0)
+						__atomic_fetch_add(&uw_n_part, 1, __ATOMIC_RELAXED);
+					if (nrun < REC_RUNS) {
+						/* Left in r (rec_rebuild). */
+						runs[nrun].c0 = n;
+						runs[nrun].from = m;
+						runs[nrun++].len = m - q + 1;
 						for (; m >= q; m--, n++) {
-							const struct step *st = &rc->r[m];
+							struct step *st = &rc->r[m];
 							frames[n] = st->pc;
-							rc->cur[n] = *st;
 							onrbp |= st->bpslot & S_ONRBP;
-							rc->cur[n].bp = bp;
+							st->bp = bp;
 							if (S_SLOT(st))
 								bp = *(const uintptr_t *)S_SLOT(st);
 						}
-						sp = rc->r[m].sp;
-						pc = *(const uint64_t *)(sp - 8);
-						if (!pc) {
-							endcfa = sp;
-							goto done;
-						}
-						continue;
 					}
+					for (; m >= q; m--, n++) {
+						const struct step *st = &rc->r[m];
+						frames[n] = st->pc;
+						rc->cur[n] = *st;
+						onrbp |= st->bpslot & S_ONRBP;
+						rc->cur[n].bp = bp;
+						if (S_SLOT(st))
+							bp = *(const uintptr_t *)S_SLOT(st);
+					}
+					sp = rc->r[m].sp;
+					pc = *(const uint64_t *)(sp - 8);
+					msp = sp; /* r[m] is reached at once */
+					if (!pc) {
+						endcfa = sp;
+						goto done;
+					}
+					continue;
 				}
 			}
-			frames[n] = pc;
-			if (rc) {
-				rc->cur[n].sp = sp;
-				rc->cur[n].pc = pc;
-				rc->cur[n].bp = bp;
-			}
-			n++;
+			msp = m >= 0 ? rc->r[m].sp : UINTPTR_MAX;
 		}
-		r = c ? c_get(c, pc) : R_EMPTY;
-		if (__builtin_expect(r == R_EMPTY, 0)) {
-			r = rule_lookup(pc);
-			c = __atomic_load_n(&uw_cache, __ATOMIC_ACQUIRE);
-		}
+		frames[n] = pc;
+		rc->cur[n].sp = sp;
+		rc->cur[n].pc = pc;
+		rc->cur[n].bp = bp;
+		n++;
+		r = rule_at(&c, pc);
 		if (R_KIND(r) != R_NORMAL) {
-			if (R_KIND(r) == R_END && found)
+			if (R_KIND(r) == R_END)
 				goto done;
 			return -1;
 		}
@@ -1234,28 +1253,26 @@ static int walk(uint64_t *frames, int max, uint64_t ret, uint32_t *flags, uintpt
 				return -1;
 			bp = *(const uintptr_t *)bpslot;
 		}
-		if (found && rc) {
-			rc->cur[n - 1].bpslot = bpslot | R_ON_RBP(r);
-			onrbp |= R_ON_RBP(r);
-		}
+		rc->cur[n - 1].bpslot = bpslot | R_ON_RBP(r);
+		onrbp |= R_ON_RBP(r);
 		pc = *(const uint64_t *)(cfa - 8);
 		sp = cfa;
 		/* A zero return address ends the stack (libgcc: _URC_END_OF_STACK). */
 		if (!pc) {
-			if (!found)
-				return -1;
 			endcfa = cfa;
 			goto done;
+		}
+		if (n == max) {
+			*flags = FORMAT_STACK_TRUNCATED;
+			return n;
 		}
 	}
 done:
 	/* A complete walk: keep it, outermost first, for the next one. */
-	if (rc) {
-		rec_rebuild(rc, -1, n, onrbp, runs, nrun);
-		rc->endcfa = endcfa;
-		rc->n = n;
-		uw_fresh = 1;
-	}
+	rec_rebuild(rc, -1, n, onrbp, runs, nrun);
+	rc->endcfa = endcfa;
+	rc->n = n;
+	uw_fresh = 1;
 	return n;
 reuse:
 	/* Frames from here on are the last walk's r[m], r[m-1], ... r[0]. */

@@ -34,7 +34,7 @@ unsigned addrmap_shift = 4;
 uint64_t addrmap_mask = (1ull << (ADDRMAP_LEAF_SHIFT - 4)) - 1;
 uint32_t addrmap_halfbit;
 __thread uint64_t addrmap_last_k;
-__thread uint32_t *addrmap_last_leaf;
+__thread uintptr_t addrmap_last_base;
 
 void addrmap_init(unsigned spacing)
 {

@@ -56,9 +56,11 @@ extern unsigned addrmap_shift __attribute__((visibility("hidden"))); /* log2 gra
 /* Slots per leaf - 1, and 16 with 32-byte granules (else 0): set once. */
 extern uint64_t addrmap_mask __attribute__((visibility("hidden")));
 extern uint32_t addrmap_halfbit __attribute__((visibility("hidden")));
-/* Per thread: the leaf of the last slot looked up, and its number + 1. */
+/* Per thread: the number + 1 of the leaf of the last slot looked up, and
+ * that leaf's address less the slot number of its first granule (times 4),
+ * so a slot in it is one shift and one add away. */
 extern __thread uint64_t addrmap_last_k __attribute__((visibility("hidden")));
-extern __thread uint32_t *addrmap_last_leaf __attribute__((visibility("hidden")));
+extern __thread uintptr_t addrmap_last_base __attribute__((visibility("hidden")));
 /* Map leaf number k (p >> ADDRMAP_LEAF_SHIFT); NULL if out of memory. */
 __attribute__((noinline)) uint32_t *addrmap_leaf_add(uint64_t k);
 
@@ -77,14 +79,14 @@ static inline uint32_t *addrmap_slot(uintptr_t p, int create)
 	/* This thread's last leaf: no walk through the directory (leaves
 	 * never move; the key is k + 1 so that 0 means none). */
 	if (__builtin_expect(addrmap_last_k == k + 1, 1))
-		return addrmap_last_leaf + (((uint64_t)p >> addrmap_shift) & addrmap_mask);
+		return (uint32_t *)(addrmap_last_base + ((uint64_t)p >> addrmap_shift) * 4);
 	mid = __atomic_load_n(&addrmap_top[k >> ADDRMAP_MID_BITS], __ATOMIC_ACQUIRE);
 	if (__builtin_expect(mid != NULL, 1))
 		leaf = __atomic_load_n(&mid[k & ((1u << ADDRMAP_MID_BITS) - 1)], __ATOMIC_ACQUIRE);
 	if (__builtin_expect(!leaf, 0) && (!create || !(leaf = addrmap_leaf_add(k))))
 		return NULL;
 	addrmap_last_k = k + 1;
-	addrmap_last_leaf = leaf;
+	addrmap_last_base = (uintptr_t)leaf - (k << (ADDRMAP_LEAF_SHIFT - addrmap_shift)) * 4;
 	return leaf + (((uint64_t)p >> addrmap_shift) & addrmap_mask);
 }
 
@@ -101,7 +103,8 @@ static inline uint32_t addrmap_half(uintptr_t p)
 }
 
 /*
- * Record p with its stack index (< 2^ADDRMAP_IDX_BITS - 1) and size,
+ * Record p with its stack index (< 2^ADDRMAP_IDX_BITS - 1: the monitor
+ * asserts that the stack table stays below that) and size,
  * replacing what was there.  0 (recorded, or p not recordable), or -1 when
  * memory for the shadow cannot be mapped.
  */
@@ -109,7 +112,7 @@ static inline int addrmap_put(uintptr_t p, uint32_t idx, uint64_t size)
 {
 	uint32_t *s;
 
-	if (!addrmap_recordable(p) || idx + 1 >= 1u << ADDRMAP_IDX_BITS)
+	if (!addrmap_recordable(p))
 		return 0;
 	if (!(s = addrmap_slot(p, 1)))
 		return -1;

@@ -100,17 +100,22 @@ EXPORT void *calloc(size_t n, size_t m)
 	return p;
 }
 
+/*
+ * The real free runs outside the monitor (guard off), after errno is
+ * restored: it is the last thing done, a tail call.  It cannot re-enter
+ * us (glibc's free does not allocate; another allocator's free that did
+ * would have that allocation recorded), and free leaves errno alone
+ * (glibc >= 2.33) or sets it as it would without us.
+ */
 EXPORT void free(void *p)
 {
-	if (!p || !mon_enter(0)) {
-		real_free(p);
-		return;
+	if (p && mon_enter(0)) {
+		int *ep = err(), e = *ep;
+		mon_free(p);
+		mon_leave();
+		*ep = e;
 	}
-	int *ep = err(), e = *ep;
-	mon_free(p);
 	real_free(p);
-	mon_leave();
-	*ep = e;
 }
 
 /* realloc = free of the old block + allocation of the new one. */

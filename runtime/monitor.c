@@ -29,6 +29,10 @@
 #include "unwind.h"
 #include "writer.h"
 
+/* An object's slot in the address map holds its stack index + 1 in
+ * ADDRMAP_IDX_BITS bits; the table never grows past that. */
+_Static_assert(STACKS_MAX <= 1u << ADDRMAP_IDX_BITS, "stack indices fit the address map");
+
 struct mon mon;
 __thread int mon_guard;
 
@@ -496,18 +500,18 @@ static inline __attribute__((always_inline)) void credit_free(struct mon_thread 
 		bump(&t->big[1], size);
 }
 
-/* A free: credit the stack (found) or count an unknown free, into t. */
+/* A free: credit the stack (found) or count an unknown free, into t,
+ * which counts for epoch e (self() and orphan_lock() made it so). */
 static inline __attribute__((always_inline)) void settle_into(struct mon_thread *t, uint64_t e,
 							     int found, uint32_t idx,
 							     uint64_t size)
 {
-	if (t->epoch == e) {
-		/* An index from before a restart belongs to the old profile. */
-		if (found && idx >= stacks_base() && idx < stacks_count())
-			credit_free(t, idx, size);
-		else
-			bump(&t->t[T_UNKNOWN], 1);
-	}
+	(void)e;
+	/* An index from before a restart belongs to the old profile. */
+	if (found && idx >= stacks_base() && idx < stacks_count())
+		credit_free(t, idx, size);
+	else
+		bump(&t->t[T_UNKNOWN], 1);
 }
 
 /* The same into the orphan block (t is NULL: the thread's block is gone). */

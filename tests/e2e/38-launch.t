@@ -22,7 +22,9 @@ MPROF_LIB=/nonexistent/libmprof.so "$MPROF" run true 2> "$T/err"; is "$?/$(cat "
 out=$(MPROF_ROOT_PID=1 "$MPROF" run sh -c 'echo "$MPROF_ROOT_PID $$"' 2>/dev/null)
 set -- $out
 is "$1" "$2" "MPROF_ROOT_PID is the program's own pid (a user's value replaced)"
+# (A sanitizer build of mprof itself must be told that a preload is fine.)
 out=$(cd "$T" && FOO_KEPT=yes MPROF_OUT=/elsewhere LD_PRELOAD=/lib/x86_64-linux-gnu/libm.so.6 \
+	ASAN_OPTIONS=verify_asan_link_order=0 \
 	"$MPROF" run -o r.data sh -c 'echo "$FOO_KEPT|$MPROF_OUT|$LD_PRELOAD"' 2>/dev/null)
 is "$out" "yes|$T/r.data|$MPROF_BUILD/bin/../lib/libmprof.so:/lib/x86_64-linux-gnu/libm.so.6" \
 	"the environment passes through; MPROF_OUT absolute; our library before the user's"

@@ -38,10 +38,14 @@ is "$st/$out" "0/$bare" "linked static: output and exit status unchanged"
 ok $([ -f "$T/mprof.data" ]; echo $?) "linked static: mprof.data in the starting directory"
 check_tables "linked static" "$T/mprof.data" "$T/widgets-a"
 
-# valgrind's independent count of the same program.
+# valgrind's independent count of the same program: every block no start
+# pointer reaches at exit.  Now and then a word left in memory happens to
+# point into one leaked widget, which valgrind then calls "possibly lost"
+# instead of "definitely lost" (1 run in 10): both are counted.
 vg=$(valgrind --leak-check=full "$T/widgets" 2>&1 >/dev/null |
-	sed -n 's/.*definitely lost: \([0-9,]*\) bytes.*/\1/p' | tr -d ,)
+	sed -n 's/.*\(definitely\|indirectly\|possibly\) lost: \([0-9,]*\) bytes.*/\2/p' | tr -d , |
+	awk '{ s += $1 } END { print s + 0 }')
 kept=$("$MPROF" "$T/pre.data" | awk '/^--------- MEMORY LEAKS/ { on = 1; next } /^---------/ { on = 0 }
 	on && $1 ~ /^[0-9]+$/ { s += $1 } END { print s }')
-is "$kept" "$vg" "leak table kept bytes ($kept) = valgrind definitely lost ($vg)"
+is "$kept" "$vg" "leak table kept bytes ($kept) = valgrind lost, definitely, indirectly or possibly ($vg)"
 done_testing

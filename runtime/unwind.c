@@ -1082,6 +1082,25 @@ int unwind_recall(const struct unwind_frame0 *f0, uint64_t owner, int max, uint6
 	return e->n;
 }
 
+/*
+ * The last frame of r[0..m] (r[m].sp < sp; sps fall as the index grows)
+ * whose sp is not below sp, or -1: a binary search, for a shallow stack
+ * after a deep one (the walk steps over the first few frames itself).
+ */
+static int rec_above(const struct step *r, int m, uintptr_t sp)
+{
+	int lo = 0, hi = m; /* the answer is in [lo - 1, hi - 1] */
+
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		if (r[mid].sp < sp)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo - 1;
+}
+
 /* The rule for return address pc (the cache, else the tables); *c is the
  * cache, mapped by the first look-up. */
 static inline __attribute__((always_inline)) uint32_t rule_at(const uint64_t **c, uint64_t pc)
@@ -1181,8 +1200,12 @@ static int walk(uint64_t *frames, int max, uint64_t ret, uint32_t *flags, uintpt
 		uintptr_t cfa, bpslot = 0;
 
 		if (sp >= msp) {
-			while (m >= 0 && rc->r[m].sp < sp)
-				m--;
+			/* The last walk's frames below sp are not this one's. */
+			for (int k = 0; m >= 0 && rc->r[m].sp < sp; k++, m--)
+				if (k == 4) {
+					m = rec_above(rc->r, m, sp);
+					break;
+				}
 			if (m >= 0 && rc->r[m].sp == sp && rc->r[m].pc == pc &&
 			    (rc->r[m].bp == bp || !(rc->r[m].bpslot & S_LIVE))) {
 				int q = rec_check(rc, m);

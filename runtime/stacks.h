@@ -96,14 +96,13 @@ int64_t stacks_find_at(const uint64_t *frames, uint32_t depth, uint32_t flags, u
 /* Whether a[0..n-1] == b[0..n-1]: four frames a step, one branch. */
 static inline int stacks_span_same(const uint64_t *a, const uint64_t *b, uint32_t n)
 {
-	uint32_t k = 0;
+	const uint64_t *end4 = a + (n & ~3u), *end = a + n;
 
-	for (; k + 4 <= n; k += 4)
-		if ((a[k] ^ b[k]) | (a[k + 1] ^ b[k + 1]) | (a[k + 2] ^ b[k + 2]) |
-		    (a[k + 3] ^ b[k + 3]))
+	for (; a < end4; a += 4, b += 4)
+		if ((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3]))
 			return 0;
-	for (; k < n; k++)
-		if (a[k] != b[k])
+	for (; a < end; a++, b++)
+		if (*a != *b)
 			return 0;
 	return 1;
 }

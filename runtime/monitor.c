@@ -501,12 +501,11 @@ static inline __attribute__((always_inline)) void credit_free(struct mon_thread 
 }
 
 /* A free: credit the stack (found) or count an unknown free, into t,
- * which counts for epoch e (self() and orphan_lock() made it so). */
-static inline __attribute__((always_inline)) void settle_into(struct mon_thread *t, uint64_t e,
-							     int found, uint32_t idx,
-							     uint64_t size)
+ * which counts for the current profile (self() and orphan_lock() made it
+ * so). */
+static inline __attribute__((always_inline)) void settle_into(struct mon_thread *t, int found,
+							     uint32_t idx, uint64_t size)
 {
-	(void)e;
 	/* An index from before a restart belongs to the old profile. */
 	if (found && idx >= stacks_base() && idx < stacks_count())
 		credit_free(t, idx, size);
@@ -522,7 +521,7 @@ static __attribute__((noinline)) void settle_orphan(uint64_t e, int found, uint3
 
 	if (!t)
 		return;
-	settle_into(t, e, found, idx, size);
+	settle_into(t, found, idx, size);
 	orphan_unlock();
 }
 
@@ -533,7 +532,7 @@ static inline __attribute__((always_inline)) void settle_free(struct mon_thread 
 	if (__builtin_expect(!t, 0))
 		settle_orphan(e, found, idx, size);
 	else
-		settle_into(t, e, found, idx, size);
+		settle_into(t, found, idx, size);
 }
 
 static void autosave(void)

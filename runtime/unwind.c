@@ -99,8 +99,9 @@ enum { R_EMPTY, R_NORMAL, R_END, R_FALLBACK };
 /*
  * The cache: 2^15 words, direct mapped.  A word is (ra >> 15) << 32 | rule:
  * the slot index is ra's low 15 bits folded with the next 15 (the tag's
- * own), so the slot and the tag together give ra back exactly (user addresses are below 2^47; others are never
- * cached).  One 64-bit word per entry: readers need no lock and can never
+ * own), so the slot and the tag together give ra back exactly (user
+ * addresses are below 2^47; others are never cached).  One 64-bit word
+ * per entry: readers need no lock and can never
  * see half an entry.  Entries are written only with the loader lock held
  * (inside dl_iterate_phdr), which also orders them with the flush after a
  * dlclose.

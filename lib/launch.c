@@ -128,10 +128,9 @@ static int spawn(const struct launch *l, char *const argv[], const char *preload
 		 const char *outabs, pid_t *pid, char *err, size_t errlen)
 {
 	extern char **environ;
-	int exec_errno = 0;
-	size_t n = 0, k = 0, kept, nextra = 3;
+	int exec_errno = 0, rc = -1;
+	size_t n = 0, k = 0, kept = 0, nextra = 3;
 	char **envp, *pidvar;
-	int bad = 0;
 
 	for (char **e = environ; e && *e; e++)
 		n++;
@@ -141,7 +140,8 @@ static int spawn(const struct launch *l, char *const argv[], const char *preload
 	pidvar = env_entry(l->pid_env, "0000000000000000000000"); /* room for a pid */
 	if (!envp || !pidvar) {
 		snprintf(err, errlen, "out of memory");
-		return -1;
+		free(pidvar);
+		goto done;
 	}
 	for (char **e = environ; e && *e; e++) {
 		int drop = env_is(*e, "LD_PRELOAD") || env_is(*e, l->out_env) ||
@@ -151,21 +151,22 @@ static int spawn(const struct launch *l, char *const argv[], const char *preload
 		if (!drop)
 			envp[k++] = *e;
 	}
-	kept = k;
-	bad |= !(envp[k++] = env_entry("LD_PRELOAD", preload));
-	bad |= !(envp[k++] = env_entry(l->out_env, outabs));
+	kept = k; /* envp[kept..k) are ours to free */
 	envp[k++] = pidvar;
+	envp[k++] = env_entry("LD_PRELOAD", preload);
+	envp[k++] = env_entry(l->out_env, outabs);
 	for (const char *const *x = l->env; x && x[0]; x += 2)
-		bad |= !(envp[k++] = env_entry(x[0], x[1]));
-	if (bad) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
+		envp[k++] = env_entry(x[0], x[1]);
+	for (size_t i = kept; i < k; i++)
+		if (!envp[i]) {
+			snprintf(err, errlen, "out of memory");
+			goto done;
+		}
 	fflush(NULL);
 	*pid = start(argv, envp, pidvar + strlen(l->pid_env) + 1, &exec_errno);
 	if (*pid < 0) {
 		snprintf(err, errlen, "vfork: %s", strerror(errno));
-		return -1;
+		goto done;
 	}
 	if (exec_errno) {
 		/* The child ended; it ran nothing. */
@@ -174,10 +175,12 @@ static int spawn(const struct launch *l, char *const argv[], const char *preload
 			strerror(exec_errno));
 		*pid = -1;
 	}
-	for (size_t i = kept; i < k; i++)
+	rc = 0;
+done:
+	for (size_t i = kept; envp && i < k; i++)
 		free(envp[i]);
 	free(envp);
-	return 0;
+	return rc;
 }
 
 int launch_run(const struct launch *l, char *const argv[], char *err, size_t errlen)

@@ -65,7 +65,7 @@ TOOLS := $(B)/bin/mprof $(B)/bin/cpprof
 # Keep every object: no 'rm' after the test summary, which CI reads last.
 .SECONDARY:
 
-all: $(RUNTIME) $(TOOLS) $(UNIT_BIN)
+all: $(RUNTIME) $(TOOLS) $(UNIT_BIN) $(B)/tests/libmprof-memo1.so
 
 deps:
 	@sh scripts/install-deps.sh
@@ -88,6 +88,16 @@ $(patsubst %.c,$(B)/rt/%.o,$(CP_SRC)): $(wildcard runtime/cpprof/*.h)
 $(B)/lib/libcpprof.so: $(CP_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_CFLAGS) -shared -Wl,-z,nodelete -Wl,-soname,libcpprof.so -o $@ $^ -ldl
+
+# For tests: a runtime whose remembered walks all share one memo set, so
+# chains meet in a set whatever their stack addresses (tests/e2e/20).
+$(B)/rt/memo1/unwind.o: runtime/unwind.c $(wildcard lib/*.h runtime/*.h include/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(RT_CFLAGS) -DMEMO_BITS=0 -c -o $@ $<
+
+$(B)/tests/libmprof-memo1.so: $(filter-out $(B)/rt/runtime/unwind.o,$(RT_OBJ)) $(B)/rt/memo1/unwind.o
+	@mkdir -p $(dir $@)
+	$(CC) $(RT_CFLAGS) -shared -Wl,-z,nodelete -Wl,-soname,libmprof.so -o $@ $^ -ldl
 
 $(B)/lib/libmprof.a: $(RT_OBJ)
 	@mkdir -p $(dir $@)

@@ -855,7 +855,9 @@ static void rec_rebuild(struct rec *rc, int base, int n, uintptr_t onrbp, struct
  * 0's sp and pc (one frame 0 is often reached through several chains: the
  * ways keep them side by side), for stacks up to MEMO_FRAMES deep.
  */
+#ifndef MEMO_BITS /* tests build a runtime with one set (0) */
 #define MEMO_BITS 5
+#endif
 #define MEMO_SETS (1 << MEMO_BITS)
 #define MEMO_WAYS 4
 #define MEMO_FRAMES 96
@@ -879,8 +881,10 @@ struct memo {
 struct memo_set {
 	/* Frame 0 of each way (sp 0: empty), side by side: one line to scan. */
 	uintptr_t sp[MEMO_WAYS], pc[MEMO_WAYS];
-	uintptr_t want_sp, want_pc; /* frame 0 of the last walk offered */
-	unsigned next;              /* the way to replace next */
+	/* Frame 0 of the last MEMO_WAYS walks offered that were not kept. */
+	uintptr_t want_sp[MEMO_WAYS], want_pc[MEMO_WAYS];
+	unsigned next;      /* the way to replace next */
+	unsigned want_next; /* the want to replace next */
 	struct memo way[MEMO_WAYS];
 };
 /* What padding pairs read: always equal to their want, 0. */
@@ -903,7 +907,8 @@ static void memo_release(void)
 
 static inline unsigned memo_slot(uintptr_t sp, uintptr_t pc)
 {
-	return (unsigned)(((sp >> 4) ^ pc) * 0x9e3779b97f4a7c15ull >> (64 - MEMO_BITS));
+	return MEMO_BITS ? (unsigned)(((sp >> 4) ^ pc) * 0x9e3779b97f4a7c15ull >> (64 - MEMO_BITS) % 64)
+			 : 0;
 }
 
 /* Whether every pair of e still holds: four independent loads a step. */
@@ -981,11 +986,17 @@ void unwind_memo_set(uint64_t owner, uint64_t value, const uint64_t *frames, int
 	}
 	m = rc->n - 1; /* frame 0 */
 	set = &uw_memo[memo_slot(rc->r[m].sp, rc->r[m].pc)];
-	/* Only a frame 0 offered twice in a row for this set is worth the
-	 * pairs (deep stacks that never repeat would pay for nothing). */
-	if (set->want_sp != rc->r[m].sp || set->want_pc != rc->r[m].pc) {
-		set->want_sp = rc->r[m].sp;
-		set->want_pc = rc->r[m].pc;
+	/* Only a frame 0 offered before is worth the pairs (deep stacks that
+	 * never repeat would pay for nothing).  Several recent offers are
+	 * remembered: chains that share a set and take turns must not keep
+	 * each other out. */
+	for (w = 0; w < MEMO_WAYS; w++)
+		if (set->want_sp[w] == rc->r[m].sp && set->want_pc[w] == rc->r[m].pc)
+			break;
+	if (w == MEMO_WAYS) {
+		w = (int)(set->want_next++ % MEMO_WAYS);
+		set->want_sp[w] = rc->r[m].sp;
+		set->want_pc[w] = rc->r[m].pc;
 		return;
 	}
 	/* An empty way, else the next in turn. */

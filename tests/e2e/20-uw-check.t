@@ -15,11 +15,12 @@
 # pointers, preloaded and linked with libmprof.a; tests/progs/uw_cxx.cc
 # (exceptions in flight) at -O0 and -O2; tests/progs/uw_memo.c (chains
 # that differ only far from the innermost frame) at -O0 and -O2;
+# tests/progs/uw_turns.c (chains taking turns in one memo set) at -O0 and -O2;
 # tests/progs/uw_shift.c (recursions whose chain changes in the middle) and
 # tests/progs/uw_move.c (a recursion left in place while the chain outside
 # it gains a frame) at -O0 and -O2, with and without frame pointers.
 . "$(dirname "$0")/../lib.sh"
-plan 58
+plan 64
 
 P=$TOP/tests/progs
 cd "$T" || exit 1
@@ -44,7 +45,7 @@ check() {
 
 for v in "-O0" "-O2" "-O2 -fomit-frame-pointer" "-O2 -fno-omit-frame-pointer"; do
 	cc -g $v -o m "$P/uw_main.c" -L. -luwlib -Wl,-rpath,"$T" -Wl,-z,lazy -pthread -ldl
-	SHARED_MIN=3000 check "uw_main $v preloaded" 8000 env LD_PRELOAD="$LIBMPROF/libmprof.so" ./m "$T"
+	SHARED_MIN=500 check "uw_main $v preloaded" 8000 env LD_PRELOAD="$LIBMPROF/libmprof.so" ./m "$T"
 done
 cc -g -O2 -o ma "$P/uw_main.c" -L. -luwlib -Wl,-rpath,"$T" -Wl,-z,lazy -pthread -ldl "$LIBMPROF/libmprof.a"
 check "uw_main -O2 with libmprof.a" 8000 ./ma "$T"
@@ -60,6 +61,14 @@ REMEMBERED_MIN=0 check "rt_deep" 2 env LD_PRELOAD="$LIBMPROF/libmprof.so" ./d
 for o in -O0 -O2; do
 	cc -g $o -o mm "$P/uw_memo.c"
 	REMEMBERED_MIN=10000 check "uw_memo $o" 20000 env LD_PRELOAD="$LIBMPROF/libmprof.so" ./mm
+done
+# Chains that take turns at one innermost frame, against a runtime whose
+# remembered walks all share one set (build/tests/libmprof-memo1.so): each
+# is remembered (two checks an allocation), none keeps another out.  A
+# memo that kept only a frame 0 offered twice in a row remembered none.
+for o in -O0 -O2; do
+	cc -g $o -o tu "$P/uw_turns.c"
+	REMEMBERED_MIN=36000 check "uw_turns $o, one memo set" 20000 env LD_PRELOAD="$B/tests/libmprof-memo1.so" ./tu
 done
 # Chains that change in the middle: the previous walk's frames are taken up
 # to where they differ, then again where they match (all on the thread's

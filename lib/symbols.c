@@ -14,6 +14,8 @@
  *      debug info; the table libdwfl picks, read once with
  *      dwfl_module_getsym_info and sorted, since dwfl_module_addrinfo scans
  *      every symbol on every call): the real function's name and entry.
+ *      Code with no symbol and no DWARF name (the vDSO's local helpers) is
+ *      named module+entry, the entry from its CFI, else module+offset.
  *   3. DWARF: the concrete DW_TAG_subprogram holding the pc (from a sorted
  *      index of every subprogram's ranges, built once per module; when the
  *      index has none, dwfl_module_addrdie + dwarf_getscopes), then down
@@ -795,6 +797,32 @@ static int get_scopes(struct sym_mod *m, uint64_t pc, Dwarf_Die *out, Dwarf_Die 
  * Fill f[] (up to SYM_MAX_INLINE) for pc in mod; returns the count (>= 1).
  * addr is the recorded address, for the "+offset" of every frame.
  */
+/*
+ * The entry of the function holding pc, from the module's call frame
+ * information (.eh_frame, else .debug_frame): for code no symbol and no
+ * DWARF name, such as the vDSO's local helpers (under kvm-clock, time in
+ * clock_gettime is spent in one), so that its addresses count as one
+ * function rather than one line each.  0 if the CFI does not cover pc.
+ */
+static int cfi_entry(struct sym_mod *m, uint64_t pc, uint64_t *entry)
+{
+	Dwarf_Addr bias = 0, lo, hi;
+	Dwarf_CFI *cfi = dwfl_module_eh_cfi(m->dwmod, &bias);
+	Dwarf_Frame *fr = NULL;
+	int found = 0;
+
+	if (!cfi)
+		cfi = dwfl_module_dwarf_cfi(m->dwmod, &bias);
+	if (!cfi || pc < bias || dwarf_cfi_addrframe(cfi, pc - bias, &fr) != 0)
+		return 0;
+	if (dwarf_frame_info(fr, &lo, &hi, NULL) >= 0 && lo <= pc - bias && pc - bias < hi) {
+		*entry = lo + bias;
+		found = 1;
+	}
+	free(fr);
+	return found;
+}
+
 static int resolve_in_module(struct symbols *s, struct sym_mod *m, uint64_t addr, uint64_t pc,
 			     struct sym_frame *f)
 {
@@ -870,11 +898,15 @@ static int resolve_in_module(struct symbols *s, struct sym_mod *m, uint64_t addr
 			func_addr = entry + bias;
 	}
 	if (!func) {
+		/* Nameless: the function's entry as module+offset when the
+		 * CFI knows it (one function), else the address itself. */
 		char buf[64 + 256];
+		uint64_t entry;
+		int whole = cfi_entry(m, pc, &entry);
 		snprintf(buf, sizeof(buf), "%.256s+0x%llx", m->base,
-			 (unsigned long long)(addr - m->bias));
+			 (unsigned long long)((whole ? entry : addr) - m->bias));
 		func = intern(s, buf);
-		func_addr = 0;
+		func_addr = whole ? entry : 0;
 	}
 	f[nf].func = func;
 	nf++;

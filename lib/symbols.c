@@ -794,13 +794,9 @@ static int get_scopes(struct sym_mod *m, uint64_t pc, Dwarf_Die *out, Dwarf_Die 
 }
 
 /*
- * Fill f[] (up to SYM_MAX_INLINE) for pc in mod; returns the count (>= 1).
- * addr is the recorded address, for the "+offset" of every frame.
- */
-/*
  * The entry of the function holding pc, from the module's call frame
- * information (.eh_frame, else .debug_frame): for code no symbol and no
- * DWARF name, such as the vDSO's local helpers (under kvm-clock, time in
+ * information (.eh_frame, else .debug_frame): for code with no symbol and
+ * no DWARF name, such as the vDSO's local helpers (under kvm-clock, time in
  * clock_gettime is spent in one), so that its addresses count as one
  * function rather than one line each.  0 if the CFI does not cover pc.
  */
@@ -823,6 +819,10 @@ static int cfi_entry(struct sym_mod *m, uint64_t pc, uint64_t *entry)
 	return found;
 }
 
+/*
+ * Fill f[] (up to SYM_MAX_INLINE) for pc in mod; returns the count (>= 1).
+ * addr is the recorded address, for the "+offset" of every frame.
+ */
 static int resolve_in_module(struct symbols *s, struct sym_mod *m, uint64_t addr, uint64_t pc,
 			     struct sym_frame *f)
 {

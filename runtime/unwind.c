@@ -907,8 +907,13 @@ static void memo_release(void)
 
 static inline unsigned memo_slot(uintptr_t sp, uintptr_t pc)
 {
-	return MEMO_BITS ? (unsigned)(((sp >> 4) ^ pc) * 0x9e3779b97f4a7c15ull >> (64 - MEMO_BITS) % 64)
-			 : 0;
+#if MEMO_BITS
+	return (unsigned)(((sp >> 4) ^ pc) * 0x9e3779b97f4a7c15ull >> (64 - MEMO_BITS));
+#else
+	(void)sp;
+	(void)pc;
+	return 0;
+#endif
 }
 
 /* Whether every pair of e still holds: four independent loads a step. */

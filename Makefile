@@ -48,11 +48,12 @@ endif
 
 RT_SRC := $(wildcard runtime/*.c) lib/format.c
 RT_OBJ := $(patsubst %.c,$(B)/rt/%.o,$(RT_SRC))
-# The cpprof sampler: its own modules, plus the unwinder, the MODULES
-# writer, mmap helpers and the encoder it shares with the mprof monitor.
+# The cpprof sampler: its own modules, plus the unwinder (and its stack
+# bounds), the MODULES writer, mmap helpers and the encoder it shares with
+# the mprof monitor.
 CP_SRC := $(wildcard runtime/cpprof/*.c)
 CP_OBJ := $(patsubst %.c,$(B)/rt/%.o,$(CP_SRC)) \
-	$(patsubst %.c,$(B)/rt/%.o,runtime/unwind.c runtime/arena.c runtime/modules.c lib/format.c)
+	$(patsubst %.c,$(B)/rt/%.o,runtime/unwind.c runtime/bounds.c runtime/arena.c runtime/modules.c lib/format.c)
 LIB_SRC := $(wildcard lib/*.c)
 LIB_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)

@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <unwind.h>
 
+#include "bounds.h"
 #include "format.h"
 #include "stackhash.h"
 #include "unwind.h"
@@ -62,12 +63,62 @@ static _Unwind_Reason_Code unwind_step(struct _Unwind_Context *ctx, void *arg)
 	return _URC_NO_REASON;
 }
 
+/*
+ * libgcc's text, [lo, hi): the object that defines the _Unwind_Backtrace
+ * we call (0, 0 until found or if not found).  libgcc allocates while it
+ * holds its own lock (object_mutex: sorting the FDEs of frames a JIT
+ * registered with __register_frame, the first time an unwind searches
+ * them); an allocation made there must not call back into libgcc, which
+ * would take that lock again and hang.
+ */
+static uintptr_t uw_gcc_lo, uw_gcc_hi;
+static int uw_gcc_state; /* 0 not looked for, 1 looked for */
+
+static int gcc_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t want = (uintptr_t)arg, lo = UINTPTR_MAX, hi = 0;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+		if (a < lo)
+			lo = a;
+		if (a + ph->p_memsz > hi)
+			hi = a + ph->p_memsz;
+	}
+	if (want < lo || want >= hi)
+		return 0;
+	__atomic_store_n(&uw_gcc_lo, lo, __ATOMIC_RELAXED);
+	__atomic_store_n(&uw_gcc_hi, hi, __ATOMIC_RELAXED);
+	return 1;
+}
+
+static int called_by_libgcc(uint64_t ret)
+{
+	if (!__atomic_load_n(&uw_gcc_state, __ATOMIC_ACQUIRE)) {
+		dl_iterate_phdr(gcc_cb, (void *)(uintptr_t)_Unwind_Backtrace);
+		__atomic_store_n(&uw_gcc_state, 1, __ATOMIC_RELEASE);
+	}
+	return ret >= __atomic_load_n(&uw_gcc_lo, __ATOMIC_RELAXED) &&
+	       ret < __atomic_load_n(&uw_gcc_hi, __ATOMIC_RELAXED);
+}
+
 __attribute__((noinline)) static int unwind_capture_slow(uint64_t *frames, int max, uint64_t ret,
 							 uint32_t *flags)
 {
 	struct unwind_walk w = { .frames = frames, .ret = ret, .max = max };
 
 	*flags = 0;
+	if (called_by_libgcc(ret)) {
+		/* Inside libgcc's unwinder, which may hold its lock: the
+		 * return address alone. */
+		frames[0] = ret;
+		*flags = FORMAT_STACK_TRUNCATED;
+		return 1;
+	}
 	_Unwind_Backtrace(unwind_step, &w);
 	if (!w.found) {
 		frames[0] = ret;
@@ -625,22 +676,17 @@ static uint32_t rule_lookup(uint64_t ra)
 
 static __thread uintptr_t uw_lo, uw_hi; /* [lo, hi) readable; hi == 1: unknown */
 
-static void stack_bounds(void)
+static void stack_bounds(uintptr_t sp)
 {
-	pthread_attr_t a;
-	void *addr;
-	size_t size;
+	uintptr_t lo, hi;
 
+	/* Never pthread_getattr_np: it takes a lock the program may hold
+	 * while it allocates (bounds.c). */
 	uw_hi = 1;
-	/* Allocates (and reads /proc/self/maps for the main thread): the
-	 * caller holds the monitor's recursion guard. */
-	if (pthread_getattr_np(pthread_self(), &a) != 0)
-		return;
-	if (pthread_attr_getstack(&a, &addr, &size) == 0 && size) {
-		uw_lo = (uintptr_t)addr;
-		uw_hi = (uintptr_t)addr + size;
+	if (bounds_thread(sp, &lo, &hi) == 0) {
+		uw_lo = lo;
+		uw_hi = hi;
 	}
-	pthread_attr_destroy(&a);
 }
 
 /* ---- the previous walk (mprof paper: most of the chain repeats) ---- */
@@ -1480,7 +1526,7 @@ __attribute__((noinline)) int unwind_capture(uint64_t *frames, int max,
 	if (__builtin_expect(uw_hi <= 1, 0)) {
 		if (uw_hi == 1 || !environ) /* unknown, or libc not started yet */
 			return unwind_capture_slow(frames, max, ret, flags);
-		stack_bounds();
+		stack_bounds((uintptr_t)__builtin_frame_address(0));
 	}
 	if (__builtin_expect(uw_check < 0, 0)) {
 		const char *s = getenv("MPROF_UNWIND_CHECK");
@@ -1680,8 +1726,17 @@ void unwind_dlclose_end(void)
 
 int unwind_thread_init(void)
 {
-	stack_bounds();
+	stack_bounds((uintptr_t)__builtin_frame_address(0));
 	return uw_hi > 1 ? 0 : -1;
+}
+
+int unwind_thread_stack(uintptr_t *lo, uintptr_t *hi)
+{
+	if (uw_hi <= 1)
+		return -1;
+	*lo = uw_lo;
+	*hi = uw_hi;
+	return 0;
 }
 
 /* The rule for return address ra (the row at ra - 1), signal-safe. */

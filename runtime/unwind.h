@@ -93,8 +93,9 @@ int unwind_recall(const struct unwind_frame0 *f0, uint64_t owner, int max, uint6
  *   map the rule cache; at start and after every dlopen.  0 or -1.
  * unwind_dlclose_begin / _end: bracket the real dlclose (wait until no
  *   handler reads a module's unwind tables; then refresh and flush).
- * unwind_thread_init: this thread's stack bounds (pthread_getattr_np, which
- *   allocates); in every thread before its first sample.  0 or -1.
+ * unwind_thread_init: this thread's stack bounds (bounds.c: no libc locks);
+ *   in every thread before its first sample.  0 or -1.
+ * unwind_thread_stack: those bounds, [*lo, *hi); 0, or -1 if unknown.
  *
  * unwind_capture_context (async-signal-safe): the stack of the thread a
  *   signal interrupted, from its ucontext_t: frames[0] is the interrupted
@@ -117,6 +118,7 @@ int unwind_modules_refresh(void);
 void unwind_dlclose_begin(void);
 void unwind_dlclose_end(void);
 int unwind_thread_init(void);
+int unwind_thread_stack(uintptr_t *lo, uintptr_t *hi);
 int unwind_capture_context(const void *ucontext, uint64_t *frames, int max, uint32_t *flags);
 int unwind_capture_copy(uint64_t pc, uint64_t sp, uint64_t bp, int bp_known, const void *copy,
 			size_t len, uint64_t *frames, int max, uint32_t *flags);

@@ -6,8 +6,10 @@
  * thread exit (a pthread key destructor) and in a forked child.
  *
  * Everything here runs outside signal context and may call libc freely
- * (pthread_getattr_np and malloc allocate).  The signal handler only reads
- * cp_self.ready and the fds and state below it, all this thread's own.
+ * (malloc, timer_create), but for the stack bounds, which come from
+ * bounds.c (pthread_getattr_np takes a lock the program may hold).  The
+ * signal handler only reads cp_self.ready and the fds and state below it,
+ * all this thread's own.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -194,18 +196,13 @@ static void close_events(struct cp_thread *t)
 
 static void bounds(struct cp_slot *s)
 {
-	pthread_attr_t a;
-	void *addr;
-	size_t size;
+	uintptr_t lo, hi;
 
 	s->stack_lo = s->stack_hi = 0;
-	if (pthread_getattr_np(pthread_self(), &a) != 0)
-		return;
-	if (pthread_attr_getstack(&a, &addr, &size) == 0) {
-		s->stack_lo = (uintptr_t)addr;
-		s->stack_hi = (uintptr_t)addr + size;
+	if (unwind_thread_stack(&lo, &hi) == 0) {
+		s->stack_lo = lo;
+		s->stack_hi = hi;
 	}
-	pthread_attr_destroy(&a);
 }
 
 int th_setup(void)

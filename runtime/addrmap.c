@@ -27,8 +27,9 @@
 
 #include "addrmap.h"
 #include "arena.h"
+#include "lock.h"
 
-static int addrmap_leaf_lock; /* adding a directory page or a leaf */
+static struct lock addrmap_leaf_lock = LOCK_INIT; /* adding a directory page or a leaf */
 uint32_t **addrmap_top[1u << ADDRMAP_TOP_BITS];
 unsigned addrmap_shift = 4;
 uint64_t addrmap_mask = (1ull << (ADDRMAP_LEAF_SHIFT - 4)) - 1;
@@ -43,24 +44,13 @@ void addrmap_init(unsigned spacing)
 	addrmap_halfbit = spacing >= 32 ? 16 : 0;
 }
 
-static void spin_lock(int *l)
-{
-	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
-		while (__atomic_load_n(l, __ATOMIC_RELAXED))
-			__builtin_ia32_pause();
-}
-
-static void spin_unlock(int *l)
-{
-	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
-}
-
 uint32_t *addrmap_leaf_add(uint64_t k)
 {
 	uint32_t ***top = &addrmap_top[k >> ADDRMAP_MID_BITS], **mid, *leaf = NULL;
 	size_t bytes = (addrmap_leaf_slots() + 2) * sizeof *leaf;
 
-	spin_lock(&addrmap_leaf_lock);
+	if (lock_take(&addrmap_leaf_lock, "the address map") < 0)
+		return NULL;
 	mid = *top;
 	if (!mid && (mid = arena_map(sizeof(*mid) << ADDRMAP_MID_BITS)))
 		__atomic_store_n(top, mid, __ATOMIC_RELEASE);
@@ -69,21 +59,21 @@ uint32_t *addrmap_leaf_add(uint64_t k)
 		madvise(leaf, bytes, MADV_NOHUGEPAGE);
 		__atomic_store_n(&mid[k & ((1u << ADDRMAP_MID_BITS) - 1)], leaf, __ATOMIC_RELEASE);
 	}
-	spin_unlock(&addrmap_leaf_lock);
+	lock_give(&addrmap_leaf_lock);
 	return leaf;
 }
 
-void addrmap_lock_all(void)
+int addrmap_lock_all(void)
 {
-	spin_lock(&addrmap_leaf_lock);
+	return lock_take(&addrmap_leaf_lock, "the address map");
 }
 
 void addrmap_unlock_all(void)
 {
-	spin_unlock(&addrmap_leaf_lock);
+	lock_give(&addrmap_leaf_lock);
 }
 
 void addrmap_lock_reinit(void)
 {
-	addrmap_leaf_lock = 0;
+	lock_reinit(&addrmap_leaf_lock);
 }

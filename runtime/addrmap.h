@@ -61,7 +61,8 @@ extern uint32_t addrmap_halfbit __attribute__((visibility("hidden")));
  * so a slot in it is one shift and one add away. */
 extern __thread uint64_t addrmap_last_k __attribute__((visibility("hidden")));
 extern __thread uintptr_t addrmap_last_base __attribute__((visibility("hidden")));
-/* Map leaf number k (p >> ADDRMAP_LEAF_SHIFT); NULL if out of memory. */
+/* Map leaf number k (p >> ADDRMAP_LEAF_SHIFT); NULL if out of memory or
+ * the lock that adds leaves could not be had (lock.h). */
 __attribute__((noinline)) uint32_t *addrmap_leaf_add(uint64_t k);
 
 static inline uint64_t addrmap_leaf_slots(void)
@@ -147,8 +148,9 @@ static inline int addrmap_take(uintptr_t p, uint32_t *idx, uint64_t *size)
 	return 1;
 }
 
-/* The lock that adds leaves (fork: held across it, reset in the child). */
-void addrmap_lock_all(void);
+/* The lock that adds leaves (fork: held across it, reset in the child);
+ * 0, or -1: not taken (lock.h). */
+int addrmap_lock_all(void);
 void addrmap_unlock_all(void);
 void addrmap_lock_reinit(void);
 

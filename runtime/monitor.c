@@ -22,6 +22,7 @@
 
 #include "addrmap.h"
 #include "arena.h"
+#include "lock.h"
 #include "monitor.h"
 #include "mprof.h"
 #include "real.h"
@@ -106,10 +107,10 @@ static __thread struct mon_thread *mon_self;
 static __thread int mon_dead; /* this thread's block went back to the pool */
 static pthread_key_t mon_key;
 static int mon_key_ok;
-static pthread_mutex_t mon_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct lock mon_pool_lock = LOCK_INIT;
 static struct mon_thread *mon_pool; /* free blocks */
 static struct mon_thread *mon_all;  /* every block (release-published) */
-static pthread_mutex_t mon_orphan_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct lock mon_orphan_lock = LOCK_INIT;
 static struct mon_thread *mon_orphan;
 
 static inline void bump(uint64_t *x, uint64_t v)
@@ -121,7 +122,8 @@ static struct mon_thread *block_new(void)
 {
 	struct mon_thread *t;
 
-	pthread_mutex_lock(&mon_pool_lock);
+	if (lock_take(&mon_pool_lock, "the thread blocks") < 0)
+		return NULL;
 	t = mon_pool;
 	if (t) {
 		mon_pool = t->pool;
@@ -131,7 +133,7 @@ static struct mon_thread *block_new(void)
 	}
 	if (t)
 		t->owned = 1;
-	pthread_mutex_unlock(&mon_pool_lock);
+	lock_give(&mon_pool_lock);
 	return t;
 }
 
@@ -141,11 +143,14 @@ static void block_release(void *p)
 
 	mon_self = NULL;
 	mon_dead = 1;
-	pthread_mutex_lock(&mon_pool_lock);
+	/* If the lock cannot be had, the block stays owned: its counts are
+	 * still summed, it is only not reused. */
+	if (lock_take(&mon_pool_lock, "the thread blocks") < 0)
+		return;
 	t->owned = 0;
 	t->pool = mon_pool;
 	mon_pool = t;
-	pthread_mutex_unlock(&mon_pool_lock);
+	lock_give(&mon_pool_lock);
 }
 
 /* This thread's block, or NULL: dead thread (use the orphan) or no memory. */
@@ -210,19 +215,20 @@ static inline uint64_t *block_ctr(struct mon_thread *t, uint32_t idx)
 
 static struct mon_thread *orphan_lock(uint64_t e)
 {
-	pthread_mutex_lock(&mon_orphan_lock);
+	if (lock_take(&mon_orphan_lock, "the orphan block") < 0)
+		return NULL;
 	if (!mon_orphan)
 		mon_orphan = block_new();
 	if (mon_orphan && mon_orphan->epoch != e)
 		block_reset(mon_orphan, e);
 	if (!mon_orphan)
-		pthread_mutex_unlock(&mon_orphan_lock);
+		lock_give(&mon_orphan_lock);
 	return mon_orphan;
 }
 
 static void orphan_unlock(void)
 {
-	pthread_mutex_unlock(&mon_orphan_lock);
+	lock_give(&mon_orphan_lock);
 }
 
 /* Add t's bin i to b: allocs, frees, bytes, freed (as format.h's bins). */
@@ -339,6 +345,28 @@ void mon_trouble(const char *what, const char *detail)
 	say("; profiling stopped\n");
 }
 
+/*
+ * lock.c's watchdog: a wait for a monitor lock outlasted the bound, so a
+ * thread of the program holds a lock of its own that the lock's holder
+ * waits for (or worse).  Stop, and let every thread through.
+ */
+static void lock_timeout(const char *name, uint64_t ms)
+{
+	char what[160] = "waited ", num[24];
+	size_t n = strlen(what), k = 0;
+
+	do
+		num[k++] = (char)('0' + ms % 10);
+	while ((ms /= 10) && k < sizeof num);
+	while (k)
+		what[n++] = num[--k];
+	what[n] = 0;
+	strcat(what, " ms for ");
+	strncat(what, name, 48);
+	strcat(what, " (a deadlock with the program)");
+	mon_trouble(what, NULL);
+}
+
 /* ---- initialisation ---- */
 
 uint64_t mon_now_ns(void)
@@ -412,6 +440,9 @@ void mon_config(void)
 		mon.root_pid = (pid_t)v;
 	else
 		mon.root_pid = getpid();
+	/* For tests of the watchdog: the bound of a wait for a monitor lock. */
+	if (parse_u64(getenv("MPROF_LOCK_WAIT_MS"), &v) == 0 && v > 0)
+		lock_set_bound(v);
 	if (pthread_key_create(&mon_key, block_release) == 0)
 		mon_key_ok = 1;
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
@@ -434,6 +465,7 @@ void mon_init(void)
 	}
 	/* glibc's chunks are 32 bytes apart at least (MINSIZE). */
 	addrmap_init(real_is_glibc() ? 32 : 16);
+	lock_on_timeout(lock_timeout);
 	mon.epoch = 1;
 	mon.start_ns = mon_now_ns();
 	/* Before libc has set up environ (allocations by the dynamic loader),
@@ -791,9 +823,10 @@ void mon_set_autosave(int count)
 	int g = mon_guard;
 
 	mon_guard = 1;
-	writer_lock();
-	autosave_set(count);
-	writer_unlock();
+	if (writer_lock() == 0) {
+		autosave_set(count);
+		writer_unlock();
+	}
 	mon_guard = g;
 }
 
@@ -813,7 +846,10 @@ void mon_stop(void)
 {
 	int g = api_enter(), st;
 
-	writer_lock();
+	if (writer_lock() < 0) { /* the watchdog stopped profiling */
+		mon_guard = g;
+		return;
+	}
 	st = __atomic_load_n(&mon.state, __ATOMIC_ACQUIRE);
 	if (st == MON_ON || st == MON_TROUBLE) {
 		if (st == MON_ON)
@@ -835,8 +871,17 @@ void mon_restart(const char *filename)
 		mon_guard = g;
 		return;
 	}
-	writer_lock();
-	stacks_lock();
+	if (writer_lock() < 0) {
+		errno = e;
+		mon_guard = g;
+		return;
+	}
+	if (stacks_lock() < 0) {
+		writer_unlock();
+		errno = e;
+		mon_guard = g;
+		return;
+	}
 	/* The address map keeps the old objects: their stack indices are below
 	 * the new profile's, so their frees count as unknown. */
 	stacks_reset();
@@ -858,25 +903,45 @@ void mon_restart(const char *filename)
 /* ---- fork: a consistent snapshot of every table goes to the child ---- */
 
 static int mon_fork_guard;
+static int mon_fork_held; /* fork_prepare holds every lock */
 
 static void fork_prepare(void)
 {
 	mon_fork_guard = mon_guard;
 	mon_guard = 1; /* whatever allocates until the handlers: not us */
-	writer_lock();
-	pthread_mutex_lock(&mon_pool_lock);
-	pthread_mutex_lock(&mon_orphan_lock);
-	stacks_lock();
-	addrmap_lock_all();
+	mon_fork_held = 0;
+	/* A lock the watchdog gave up on (it stopped profiling): no snapshot. */
+	if (writer_lock() < 0)
+		return;
+	if (lock_take(&mon_pool_lock, "the thread blocks") < 0)
+		goto writer;
+	if (lock_take(&mon_orphan_lock, "the orphan block") < 0)
+		goto pool;
+	if (stacks_lock() < 0)
+		goto orphan;
+	if (addrmap_lock_all() < 0)
+		goto stacks;
+	mon_fork_held = 1;
+	return;
+stacks:
+	stacks_unlock();
+orphan:
+	lock_give(&mon_orphan_lock);
+pool:
+	lock_give(&mon_pool_lock);
+writer:
+	writer_unlock();
 }
 
 static void fork_parent(void)
 {
-	addrmap_unlock_all();
-	stacks_unlock();
-	pthread_mutex_unlock(&mon_orphan_lock);
-	pthread_mutex_unlock(&mon_pool_lock);
-	writer_unlock();
+	if (mon_fork_held) {
+		addrmap_unlock_all();
+		stacks_unlock();
+		lock_give(&mon_orphan_lock);
+		lock_give(&mon_pool_lock);
+		writer_unlock();
+	}
 	mon_guard = mon_fork_guard;
 }
 
@@ -891,8 +956,16 @@ static void fork_child(void)
 
 	addrmap_lock_reinit();
 	stacks_lock_reinit();
-	pthread_mutex_init(&mon_orphan_lock, NULL);
-	pthread_mutex_init(&mon_pool_lock, NULL);
+	lock_reinit(&mon_orphan_lock);
+	lock_reinit(&mon_pool_lock);
+	writer_lock_reinit();
+	if (!mon_fork_held) {
+		/* Another thread may have been half way through a table: the
+		 * child (profiling stopped) writes nothing. */
+		mon.nosave = 1;
+		mon_guard = mon_fork_guard;
+		return;
+	}
 	/* The other threads are gone: their blocks (counts kept) are free. */
 	for (t = mon_all; t; t = t->all) {
 		if (t->owned && t != mon_self && t != mon_orphan) {
@@ -901,7 +974,6 @@ static void fork_child(void)
 			mon_pool = t;
 		}
 	}
-	writer_lock_reinit();
 	mon_guard = mon_fork_guard;
 }
 
@@ -922,7 +994,10 @@ __attribute__((destructor(101))) static void mon_fini(void)
 {
 	int g = api_enter(), st;
 
-	writer_lock();
+	if (writer_lock() < 0) { /* the watchdog stopped profiling */
+		mon_guard = g;
+		return;
+	}
 	st = __atomic_load_n(&mon.state, __ATOMIC_ACQUIRE);
 	if ((st == MON_ON || st == MON_TROUBLE) && !mon.nosave)
 		writer_save("exit");

@@ -14,10 +14,10 @@
  * reader may still be probing one), which costs at most the size of the
  * current table again.
  */
-#include <pthread.h>
 #include <string.h>
 
 #include "arena.h"
+#include "lock.h"
 #include "stacks.h"
 
 #define STACKS_CHUNK_SHIFT 16
@@ -30,26 +30,26 @@ struct stacks_table {
 	uint64_t slots[];
 };
 
-static pthread_mutex_t stacks_mutex = PTHREAD_MUTEX_INITIALIZER;
+static struct lock stacks_mutex = LOCK_INIT;
 static struct arena stacks_arena;
 static struct stacks_rec **stacks_dir[STACKS_DIR];
 uint32_t stacks_n;
 uint32_t stacks_first; /* the current profile's first index */
 static struct stacks_table *stacks_tab; /* published with release stores */
 
-void stacks_lock(void)
+int stacks_lock(void)
 {
-	pthread_mutex_lock(&stacks_mutex);
+	return lock_take(&stacks_mutex, "the stack table");
 }
 
 void stacks_unlock(void)
 {
-	pthread_mutex_unlock(&stacks_mutex);
+	lock_give(&stacks_mutex);
 }
 
 void stacks_lock_reinit(void)
 {
-	pthread_mutex_init(&stacks_mutex, NULL);
+	lock_reinit(&stacks_mutex);
 }
 
 struct stacks_rec *stacks_get(uint32_t idx)
@@ -190,7 +190,8 @@ int64_t stacks_intern(const uint64_t *frames, uint32_t depth, uint32_t flags, ui
 
 	if (t && (found = find(t, frames, depth, flags, h)) >= 0)
 		return found;
-	stacks_lock();
+	if (stacks_lock() < 0)
+		return -1;
 	if ((t = room()) == NULL)
 		goto fail;
 	if ((found = find(t, frames, depth, flags, h)) >= 0) {

@@ -44,7 +44,7 @@ struct stacks_rec {
 };
 
 /* Serialises adding stacks and stacks_reset() (fork, restart). */
-void stacks_lock(void);
+int stacks_lock(void); /* 0, or -1: not taken (lock.h) */
 void stacks_unlock(void);
 /* In a fork child, whatever the parent's threads held. */
 void stacks_lock_reinit(void);

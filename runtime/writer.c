@@ -12,19 +12,19 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h> /* rename(2) only: no stdio streams here */
 #include <string.h>
 #include <unistd.h>
 
 #include "format.h"
+#include "lock.h"
 #include "modules.h"
 #include "monitor.h"
 #include "stacks.h"
 #include "unwind.h"
 #include "writer.h"
 
-static pthread_mutex_t writer_mutex = PTHREAD_MUTEX_INITIALIZER;
+static struct lock writer_mutex = LOCK_INIT;
 static unsigned char writer_buf[1 << 16];
 static char writer_cmdline[1 << 15];
 static char writer_exe[PATH_MAX];
@@ -32,24 +32,24 @@ static char writer_path[PATH_MAX + 32];
 static char writer_tmp[PATH_MAX + 64];
 static uint64_t writer_bins[FORMAT_NBINS][4];
 
-void writer_lock(void)
+int writer_lock(void)
 {
-	pthread_mutex_lock(&writer_mutex);
+	return lock_take(&writer_mutex, "the save lock");
 }
 
 int writer_trylock(void)
 {
-	return pthread_mutex_trylock(&writer_mutex);
+	return lock_try(&writer_mutex);
 }
 
 void writer_unlock(void)
 {
-	pthread_mutex_unlock(&writer_mutex);
+	lock_give(&writer_mutex);
 }
 
 void writer_lock_reinit(void)
 {
-	pthread_mutex_init(&writer_mutex, NULL);
+	lock_reinit(&writer_mutex);
 }
 
 /* Decimal digits of v into buf[24], NUL-terminated; returns buf. */

@@ -7,7 +7,7 @@
 #define WRITER_H
 
 /* The save lock: one save at a time; also excludes mprof_restart. */
-void writer_lock(void);
+int writer_lock(void);    /* 0, or -1: not taken (lock.h) */
 int writer_trylock(void); /* 0 when taken */
 void writer_unlock(void);
 void writer_lock_reinit(void);

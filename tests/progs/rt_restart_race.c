@@ -7,7 +7,8 @@
  * carried an index of the new one would have its free counted in the new
  * profile without its allocation: a stack with more frees than
  * allocations.  The last profile (written at exit, the threads joined) is
- * exact, so the test checks it.
+ * exact, so the test checks it; main waits until both threads have
+ * allocated in it (on a loaded machine 2 ms may pass without).
  *
  * Usage: rt_restart_race DIR [ROUNDS]
  */
@@ -22,6 +23,7 @@
 
 static volatile int stop;
 static void *volatile sink;
+static unsigned long done[2]; /* each worker's rounds */
 
 __attribute__((noinline)) static void down(int d)
 {
@@ -40,8 +42,10 @@ static void *worker(void *arg)
 {
 	unsigned seed = (unsigned)(long)arg;
 
-	while (!stop)
+	while (!stop) {
 		down(rand_r(&seed) % 300);
+		__atomic_add_fetch(&done[(long)arg - 1], 1, __ATOMIC_RELAXED);
+	}
 	return NULL;
 }
 
@@ -50,6 +54,7 @@ int main(int argc, char **argv)
 	int rounds = argc > 2 ? atoi(argv[2]) : 100;
 	pthread_t t[2];
 	char name[4096];
+	unsigned long seen[2];
 
 	if (argc < 2 || !mprof_restart)
 		return 2;
@@ -60,6 +65,11 @@ int main(int argc, char **argv)
 		mprof_restart(name);
 		usleep(2000);
 	}
+	for (int i = 0; i < 2; i++)
+		seen[i] = __atomic_load_n(&done[i], __ATOMIC_RELAXED);
+	for (int i = 0; i < 2; i++)
+		while (__atomic_load_n(&done[i], __ATOMIC_RELAXED) < seen[i] + 50)
+			usleep(1000);
 	stop = 1;
 	for (int i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);

@@ -22,6 +22,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "io.h"
 #include "sampler.h"
 #include "table.h"
 #include "unwind.h"
@@ -65,15 +66,24 @@ __attribute__((noinline)) static void io_done(uint64_t t0, int r, int64_t bytes,
 
 #define RET_ADDR ((uint64_t)(uintptr_t)__builtin_return_address(0))
 
-/* A wrapper: resolve the real function once, time it, credit its bytes. */
+/*
+ * A wrapper: time the real function, credit its bytes.  The real
+ * functions are looked up in the constructor (io_init), not at their first
+ * call: dlsym takes the loader's lock, which another thread may hold while
+ * it waits for this one (a library's constructor, inside dlopen, joining a
+ * thread that writes), and is no call for a signal handler.  A call made
+ * before the constructor ran (another library's constructor) looks its
+ * function up then.
+ */
 #define WRAP(type, name, r, params, args, bytes)                                     \
+	static type(*real_##name) params;                                            \
 	CP_VIS type name params                                                      \
 	{                                                                            \
-		static type(*real) params;                                           \
+		type(*real) params = real_##name;                                    \
 		uint64_t t0;                                                         \
 		type rc;                                                             \
 		if (!real)                                                           \
-			real = (type(*) params)dlsym(RTLD_NEXT, #name);              \
+			real = real_##name = (type(*) params)dlsym(RTLD_NEXT, #name); \
 		if (!real) {                                                         \
 			errno = ENOSYS;                                              \
 			return (type)-1;                                             \
@@ -87,41 +97,51 @@ __attribute__((noinline)) static void io_done(uint64_t t0, int r, int64_t bytes,
 
 #define RB RES_READ_BYTES
 #define WB RES_WRITE_BYTES
+/* Every wrapped call: X(type, name, resource, params, args, bytes). */
+#define IO_CALLS(X) \
+	X(ssize_t, read, RB, (int fd, void *b, size_t n), (fd, b, n), rc) \
+	X(ssize_t, __read_chk, RB, (int fd, void *b, size_t n, size_t bl), (fd, b, n, bl), rc) \
+	X(ssize_t, pread, RB, (int fd, void *b, size_t n, off_t o), (fd, b, n, o), rc) \
+	X(ssize_t, pread64, RB, (int fd, void *b, size_t n, off64_t o), (fd, b, n, o), rc) \
+	X(ssize_t, __pread_chk, RB, (int fd, void *b, size_t n, off_t o, size_t bl), (fd, b, n, o, bl), rc) \
+	X(ssize_t, __pread64_chk, RB, (int fd, void *b, size_t n, off64_t o, size_t bl), (fd, b, n, o, bl), rc) \
+	X(ssize_t, readv, RB, (int fd, const struct iovec *v, int c), (fd, v, c), rc) \
+	X(ssize_t, preadv, RB, (int fd, const struct iovec *v, int c, off_t o), (fd, v, c, o), rc) \
+	X(ssize_t, preadv64, RB, (int fd, const struct iovec *v, int c, off64_t o), (fd, v, c, o), rc) \
+	X(ssize_t, preadv2, RB, (int fd, const struct iovec *v, int c, off_t o, int f), (fd, v, c, o, f), rc) \
+	X(ssize_t, preadv64v2, RB, (int fd, const struct iovec *v, int c, off64_t o, int f), (fd, v, c, o, f), rc) \
+	X(ssize_t, recv, RB, (int fd, void *b, size_t n, int f), (fd, b, n, f), rc) \
+	X(ssize_t, __recv_chk, RB, (int fd, void *b, size_t n, size_t bl, int f), (fd, b, n, bl, f), rc) \
+	X(ssize_t, recvfrom, RB, (int fd, void *b, size_t n, int f, struct sockaddr *a, socklen_t *l), (fd, b, n, f, a, l), rc) \
+	X(ssize_t, __recvfrom_chk, RB, (int fd, void *b, size_t n, size_t bl, int f, struct sockaddr *a, socklen_t *l), (fd, b, n, bl, f, a, l), rc) \
+	X(ssize_t, recvmsg, RB, (int fd, struct msghdr *m, int f), (fd, m, f), rc) \
+	X(size_t, fread, RB, (void *p, size_t s, size_t n, FILE *f), (p, s, n, f), rc * s) \
+	X(size_t, fread_unlocked, RB, (void *p, size_t s, size_t n, FILE *f), (p, s, n, f), rc * s) \
+	X(size_t, __fread_chk, RB, (void *p, size_t pl, size_t s, size_t n, FILE *f), (p, pl, s, n, f), rc * s) \
+	X(size_t, __fread_unlocked_chk, RB, (void *p, size_t pl, size_t s, size_t n, FILE *f), (p, pl, s, n, f), rc * s) \
+	X(ssize_t, write, WB, (int fd, const void *b, size_t n), (fd, b, n), rc) \
+	X(ssize_t, pwrite, WB, (int fd, const void *b, size_t n, off_t o), (fd, b, n, o), rc) \
+	X(ssize_t, pwrite64, WB, (int fd, const void *b, size_t n, off64_t o), (fd, b, n, o), rc) \
+	X(ssize_t, writev, WB, (int fd, const struct iovec *v, int c), (fd, v, c), rc) \
+	X(ssize_t, pwritev, WB, (int fd, const struct iovec *v, int c, off_t o), (fd, v, c, o), rc) \
+	X(ssize_t, pwritev64, WB, (int fd, const struct iovec *v, int c, off64_t o), (fd, v, c, o), rc) \
+	X(ssize_t, pwritev2, WB, (int fd, const struct iovec *v, int c, off_t o, int f), (fd, v, c, o, f), rc) \
+	X(ssize_t, pwritev64v2, WB, (int fd, const struct iovec *v, int c, off64_t o, int f), (fd, v, c, o, f), rc) \
+	X(ssize_t, send, WB, (int fd, const void *b, size_t n, int f), (fd, b, n, f), rc) \
+	X(ssize_t, sendto, WB, (int fd, const void *b, size_t n, int f, const struct sockaddr *a, socklen_t l), (fd, b, n, f, a, l), rc) \
+	X(ssize_t, sendmsg, WB, (int fd, const struct msghdr *m, int f), (fd, m, f), rc) \
+	X(size_t, fwrite, WB, (const void *p, size_t s, size_t n, FILE *f), (p, s, n, f), rc * s) \
+	X(size_t, fwrite_unlocked, WB, (const void *p, size_t s, size_t n, FILE *f), (p, s, n, f), rc * s) \
+	X(int, fsync, -1, (int fd), (fd), 0) \
+	X(int, fdatasync, -1, (int fd), (fd), 0)
 
-WRAP(ssize_t, read, RB, (int fd, void *b, size_t n), (fd, b, n), rc)
-WRAP(ssize_t, __read_chk, RB, (int fd, void *b, size_t n, size_t bl), (fd, b, n, bl), rc)
-WRAP(ssize_t, pread, RB, (int fd, void *b, size_t n, off_t o), (fd, b, n, o), rc)
-WRAP(ssize_t, pread64, RB, (int fd, void *b, size_t n, off64_t o), (fd, b, n, o), rc)
-WRAP(ssize_t, __pread_chk, RB, (int fd, void *b, size_t n, off_t o, size_t bl), (fd, b, n, o, bl), rc)
-WRAP(ssize_t, __pread64_chk, RB, (int fd, void *b, size_t n, off64_t o, size_t bl), (fd, b, n, o, bl), rc)
-WRAP(ssize_t, readv, RB, (int fd, const struct iovec *v, int c), (fd, v, c), rc)
-WRAP(ssize_t, preadv, RB, (int fd, const struct iovec *v, int c, off_t o), (fd, v, c, o), rc)
-WRAP(ssize_t, preadv64, RB, (int fd, const struct iovec *v, int c, off64_t o), (fd, v, c, o), rc)
-WRAP(ssize_t, preadv2, RB, (int fd, const struct iovec *v, int c, off_t o, int f), (fd, v, c, o, f), rc)
-WRAP(ssize_t, preadv64v2, RB, (int fd, const struct iovec *v, int c, off64_t o, int f), (fd, v, c, o, f), rc)
-WRAP(ssize_t, recv, RB, (int fd, void *b, size_t n, int f), (fd, b, n, f), rc)
-WRAP(ssize_t, __recv_chk, RB, (int fd, void *b, size_t n, size_t bl, int f), (fd, b, n, bl, f), rc)
-WRAP(ssize_t, recvfrom, RB, (int fd, void *b, size_t n, int f, struct sockaddr *a, socklen_t *l), (fd, b, n, f, a, l), rc)
-WRAP(ssize_t, __recvfrom_chk, RB, (int fd, void *b, size_t n, size_t bl, int f, struct sockaddr *a, socklen_t *l), (fd, b, n, bl, f, a, l), rc)
-WRAP(ssize_t, recvmsg, RB, (int fd, struct msghdr *m, int f), (fd, m, f), rc)
-WRAP(size_t, fread, RB, (void *p, size_t s, size_t n, FILE *f), (p, s, n, f), rc * s)
-WRAP(size_t, fread_unlocked, RB, (void *p, size_t s, size_t n, FILE *f), (p, s, n, f), rc * s)
-WRAP(size_t, __fread_chk, RB, (void *p, size_t pl, size_t s, size_t n, FILE *f), (p, pl, s, n, f), rc * s)
-WRAP(size_t, __fread_unlocked_chk, RB, (void *p, size_t pl, size_t s, size_t n, FILE *f), (p, pl, s, n, f), rc * s)
+IO_CALLS(WRAP)
 
-WRAP(ssize_t, write, WB, (int fd, const void *b, size_t n), (fd, b, n), rc)
-WRAP(ssize_t, pwrite, WB, (int fd, const void *b, size_t n, off_t o), (fd, b, n, o), rc)
-WRAP(ssize_t, pwrite64, WB, (int fd, const void *b, size_t n, off64_t o), (fd, b, n, o), rc)
-WRAP(ssize_t, writev, WB, (int fd, const struct iovec *v, int c), (fd, v, c), rc)
-WRAP(ssize_t, pwritev, WB, (int fd, const struct iovec *v, int c, off_t o), (fd, v, c, o), rc)
-WRAP(ssize_t, pwritev64, WB, (int fd, const struct iovec *v, int c, off64_t o), (fd, v, c, o), rc)
-WRAP(ssize_t, pwritev2, WB, (int fd, const struct iovec *v, int c, off_t o, int f), (fd, v, c, o, f), rc)
-WRAP(ssize_t, pwritev64v2, WB, (int fd, const struct iovec *v, int c, off64_t o, int f), (fd, v, c, o, f), rc)
-WRAP(ssize_t, send, WB, (int fd, const void *b, size_t n, int f), (fd, b, n, f), rc)
-WRAP(ssize_t, sendto, WB, (int fd, const void *b, size_t n, int f, const struct sockaddr *a, socklen_t l), (fd, b, n, f, a, l), rc)
-WRAP(ssize_t, sendmsg, WB, (int fd, const struct msghdr *m, int f), (fd, m, f), rc)
-WRAP(size_t, fwrite, WB, (const void *p, size_t s, size_t n, FILE *f), (p, s, n, f), rc * s)
-WRAP(size_t, fwrite_unlocked, WB, (const void *p, size_t s, size_t n, FILE *f), (p, s, n, f), rc * s)
+#define RESOLVE(type, name, r, params, args, bytes) \
+	if (!real_##name)                           \
+		real_##name = (type(*) params)dlsym(RTLD_NEXT, #name);
 
-WRAP(int, fsync, -1, (int fd), (fd), 0)
-WRAP(int, fdatasync, -1, (int fd), (fd), 0)
+void io_init(void)
+{
+	IO_CALLS(RESOLVE)
+}

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "io.h"
 #include "perf.h"
 #include "resources.h"
 #include "sampler.h"
@@ -355,6 +356,7 @@ __attribute__((constructor(101))) static void cp_start(void)
 		cp_warn("cannot map the sampler's memory; nothing sampled", NULL, NULL);
 		return;
 	}
+	io_init();
 	if (sg_install(handler) < 0) {
 		cp_warn("cannot install the SIGPROF handler; nothing sampled", NULL, NULL);
 		return;

@@ -19,13 +19,18 @@
 
 typedef int sigaction_fn(int, const struct sigaction *, struct sigaction *);
 static sigaction_fn *real_sigaction;
+static sighandler_t (*real_signal)(int, sighandler_t);
 static struct sigaction sg_user; /* the program's action for CP_SIG */
 static int sg_held;              /* the sampler's handler is installed */
 
 static sigaction_fn *resolve(void)
 {
+	/* In the constructor (sg_install), as a rule: dlsym takes the loader's
+	 * lock and is no call for a signal handler. */
 	if (!real_sigaction)
 		real_sigaction = (sigaction_fn *)dlsym(RTLD_NEXT, "sigaction");
+	if (!real_signal)
+		real_signal = (sighandler_t(*)(int, sighandler_t))dlsym(RTLD_NEXT, "signal");
 	return real_sigaction;
 }
 
@@ -97,9 +102,7 @@ CP_VIS sighandler_t signal(int sig, sighandler_t h)
 	struct sigaction a, old;
 
 	if (sig != CP_SIG || !__atomic_load_n(&sg_held, __ATOMIC_ACQUIRE)) {
-		static sighandler_t (*real_signal)(int, sighandler_t);
-		if (!real_signal)
-			real_signal = (sighandler_t(*)(int, sighandler_t))dlsym(RTLD_NEXT, "signal");
+		resolve();
 		return real_signal ? real_signal(sig, h) : SIG_ERR;
 	}
 	/* BSD semantics, as glibc's signal(): restart, no reset. */

@@ -33,8 +33,13 @@ struct cp_slot th_slots[TH_MAX];
 int th_nslots;
 static pthread_key_t th_key;
 
+typedef int create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+static create_fn *real_create;
+
 int th_init(void)
 {
+	/* Now, not at the first pthread_create: dlsym takes the loader's lock. */
+	real_create = (create_fn *)dlsym(RTLD_NEXT, "pthread_create");
 	return pthread_key_create(&th_key, (void (*)(void *))th_teardown) == 0 ? 0 : -1;
 }
 
@@ -308,9 +313,6 @@ static void *trampoline(void *p)
 		th_setup();
 	return s.fn(s.arg);
 }
-
-typedef int create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-static create_fn *real_create;
 
 int th_create_unprofiled(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {

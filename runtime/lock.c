@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,10 +53,35 @@ int lock_try(struct lock *l)
 	return -1;
 }
 
+/* A wait is over its bound: say so (the hook), -1. */
+static int give_up(const char *name, uint64_t bound)
+{
+	void (*hook)(const char *, uint64_t) = __atomic_load_n(&lock_hook, __ATOMIC_ACQUIRE);
+
+	if (hook)
+		hook(name, bound / 1000000);
+	return -1;
+}
+
+int lock_await(const int *word, int value, const char *name)
+{
+	uint64_t bound = __atomic_load_n(&lock_bound_ns, __ATOMIC_RELAXED), t0 = now_ns();
+	int e = errno;
+
+	while (__atomic_load_n(word, __ATOMIC_ACQUIRE) != value) {
+		if (now_ns() - t0 >= bound) {
+			errno = e;
+			return give_up(name, bound);
+		}
+		sched_yield();
+	}
+	errno = e;
+	return 0;
+}
+
 static __attribute__((noinline)) int lock_wait(struct lock *l, const char *name)
 {
 	uint64_t bound = __atomic_load_n(&lock_bound_ns, __ATOMIC_RELAXED), t0 = now_ns(), t;
-	void (*hook)(const char *, uint64_t);
 	int e = errno;
 
 	/* Held for microseconds as a rule: spin a little first. */
@@ -68,10 +94,7 @@ static __attribute__((noinline)) int lock_wait(struct lock *l, const char *name)
 		t = now_ns() - t0;
 		if (t >= bound) {
 			errno = e;
-			hook = __atomic_load_n(&lock_hook, __ATOMIC_ACQUIRE);
-			if (hook)
-				hook(name, bound / 1000000);
-			return -1;
+			return give_up(name, bound);
 		}
 		struct timespec left = { (time_t)((bound - t) / 1000000000u),
 					 (long)((bound - t) % 1000000000u) };

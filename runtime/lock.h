@@ -24,6 +24,9 @@ struct lock {
  * lock_reinit: free, in a forked child (whoever held it is gone).
  */
 int lock_take(struct lock *l, const char *name);
+/* lock_await: wait until *word holds value (another thread's one-time set-up
+ * finishing), bounded and reported as lock_take's waits; 0 or -1. */
+int lock_await(const int *word, int value, const char *name);
 int lock_try(struct lock *l);
 void lock_give(struct lock *l);
 void lock_reinit(struct lock *l);

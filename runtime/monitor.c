@@ -427,9 +427,10 @@ void mon_config(void)
 
 	if (!__atomic_compare_exchange_n(&mon.configured, &expect, 1, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE)) {
-		/* Another thread is at it (it takes no lock of ours): wait. */
-		while (__atomic_load_n(&mon.configured, __ATOMIC_ACQUIRE) != 2)
-			sched_yield();
+		/* Another thread is at it (it takes no lock of ours, but
+		 * pthread_atfork takes libc's): wait, bounded. */
+		if (lock_await(&mon.configured, 2, "the monitor's configuration") < 0)
+			mon.nosave = 1; /* no output name yet: write nothing */
 		return;
 	}
 	s = getenv("MPROF_OUT");

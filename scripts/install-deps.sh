@@ -14,10 +14,24 @@ set -eu
 # the gperftools CPU profiler (libprofiler, google-pprof); no test needs them.
 PKGS="gcc g++ make libc6-dev libc6-dbg libdw-dev libelf-dev valgrind perl python3 time heaptrack jq libedit-dev linux-perf google-perftools libgoogle-perftools-dev"
 
+# The corpus test (tests/e2e/60-corpus.t) runs programs of other runtimes
+# (and perl, python3, bash, gcc from the list above: it takes the python3
+# first on PATH): each COMMAND:PACKAGE pair installs Debian's package only
+# when the command is missing, so a runtime installed another way (node
+# from nodesource, rustc from rustup) is used as it is, never doubled.
+CMDS="rustc:rustc java:openjdk-17-jre-headless javac:openjdk-17-jdk-headless ecl:ecl guile:guile-3.0 node:nodejs sqlite3:sqlite3 git:git"
+
 missing=""
 for p in $PKGS; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
 		missing="$missing $p"
+	fi
+done
+for cp in $CMDS; do
+	c=${cp%%:*}
+	# rustup's rustc may be off this shell's PATH; the test looks there too.
+	if ! command -v "$c" >/dev/null 2>&1 && ! { [ "$c" = rustc ] && [ -x "${HOME:-/root}/.cargo/bin/rustc" ]; }; then
+		missing="$missing ${cp#*:}"
 	fi
 done
 [ -z "$missing" ] && exit 0

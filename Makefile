@@ -66,7 +66,7 @@ TOOLS := $(B)/bin/mprof $(B)/bin/cpprof
 # Keep every object: no 'rm' after the test summary, which CI reads last.
 .SECONDARY:
 
-all: $(RUNTIME) $(TOOLS) $(UNIT_BIN) $(B)/tests/libmprof-memo1.so
+all: $(RUNTIME) $(TOOLS) $(UNIT_BIN) $(B)/tests/libmprof-memo1.so $(B)/tests/hostile
 
 deps:
 	@sh scripts/install-deps.sh
@@ -123,6 +123,11 @@ $(B)/bin/cpprof: $(B)/obj/cmd/cpprof.o $(B)/obj/runtime/cpprof/resources.o $(B)/
 $(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/lib/libtools.a
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOL_LDFLAGS) -o $@ $^ $(TOOL_LDLIBS)
+
+# Writes hostile data files (valid checksums, harmful content) for the tests.
+$(B)/tests/hostile: tests/fuzz/hostile.c lib/format.c $(wildcard lib/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOL_CFLAGS) $(TOOL_LDFLAGS) -o $@ tests/fuzz/hostile.c lib/format.c
 
 # Every test: unit tests (TAP from C) and end-to-end scripts (TAP from sh),
 # summarised by prove.  The last line is prove's "Result: PASS/FAIL".

@@ -1,0 +1,236 @@
+/*
+ * hostile.c - write hostile data files: well-formed containers (valid
+ * checksums, made with the project's one encoder, lib/format.c) whose
+ * content is what a structured fuzzer found to hurt the tools (issue 12).
+ * They seed tests/fuzz/corpus/ and the bad-input tests.
+ *
+ *   hostile CASE OUT [ARG]
+ *
+ *   dupmod OUT ELF     ELF listed twice in MODULES with the same bias
+ *   overlap OUT ELF    two modules whose ranges overlap
+ *   samebias OUT ELF ELF2  two files at one bias, with recorded ranges that
+ *                      do not overlap though the files' own ranges do
+ *   modpath OUT PATH   one module named PATH (a FIFO, a directory, ...)
+ *   nostacks OUT       a cpprof file with no stacks
+ *   zeros OUT          a cpprof file whose counters are all zero
+ *   reorder OUT        an mprof file with its counters in another order
+ *   chain OUT N        mprof: a 4096-frame stack, then N stacks sharing its
+ *                      outer 4095 frames, each with a leaf of its own
+ *   cpchain OUT N      the same as a cpprof file (one counter: smaller)
+ *   fan OUT N          cpprof: N stacks, each a leaf of its own under its
+ *                      own caller under the shared 4094 (up profiles)
+ *   distinct OUT N     cpprof: N stacks of 64 frames, every frame a new
+ *                      address one byte from the last (symbolizer cost)
+ *
+ * Frames lie in no module unless a case names one, so they print as 0xaddr:
+ * every address is a function of its own, the worst case for the views.
+ */
+#include "format.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DEEP FORMAT_MAX_DEPTH
+
+static unsigned char wbuf[1 << 16];
+static uint64_t frames[DEEP];
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: hostile dupmod|overlap|samebias|modpath|nostacks|zeros|reorder|chain|cpchain|"
+			"fan|distinct OUT [ARG]\n");
+	exit(2);
+}
+
+static void put_counters(struct format_writer *w, int kind, int reversed)
+{
+	format_begin_section(w, FORMAT_SEC_COUNTERS);
+	if (kind == FORMAT_KIND_CPPROF) {
+		format_put_u32(w, 1);
+		format_put_str(w, "cpu");
+		format_put_str(w, "hits");
+	} else {
+		format_put_u32(w, MPROF_NCOUNTERS);
+		for (int i = 0; i < MPROF_NCOUNTERS; i++) {
+			int k = reversed ? MPROF_NCOUNTERS - 1 - i : i;
+			format_put_str(w, format_mprof_counter_names[k]);
+			format_put_str(w, format_mprof_counter_units[k]);
+		}
+	}
+	format_end_section(w);
+}
+
+/* One module [start, end) at bias, named path. */
+static void put_module(struct format_writer *w, uint64_t start, uint64_t end, uint64_t bias,
+		       const char *path)
+{
+	format_put_u64(w, start);
+	format_put_u64(w, end);
+	format_put_u64(w, bias);
+	format_put_u64(w, 0);
+	format_put_str(w, path);
+	format_put_blob(w, "", 0);
+}
+
+/* An mprof counter vector: one allocation of 16 bytes, never freed (or a
+ * cpprof one: one hit); reversed for a file whose COUNTERS are. */
+static const uint64_t *counts(int kind, int reversed)
+{
+	static uint64_t c[MPROF_NCOUNTERS];
+
+	memset(c, 0, sizeof(c));
+	if (kind == FORMAT_KIND_CPPROF) {
+		c[0] = 1;
+		return c;
+	}
+	c[reversed ? MPROF_NCOUNTERS - 1 - MPROF_C_ALLOCS : MPROF_C_ALLOCS] = 1;
+	c[reversed ? MPROF_NCOUNTERS - 1 - MPROF_C_BYTES : MPROF_C_BYTES] = 16;
+	return c;
+}
+
+static uint32_t ncounts(int kind)
+{
+	return kind == FORMAT_KIND_CPPROF ? 1 : MPROF_NCOUNTERS;
+}
+
+static void put_bins(struct format_writer *w)
+{
+	format_begin_section(w, FORMAT_SEC_BINS);
+	format_put_u32(w, 1);
+	format_put_u32(w, 16);
+	format_put_u64(w, 1);
+	format_put_u64(w, 0);
+	format_put_u64(w, 16);
+	format_put_u64(w, 0);
+	format_end_section(w);
+}
+
+/* A file of a few stacks at addr, with the modules put by mods (or none). */
+static void small(struct format_writer *w, int kind, int reversed, int nstacks, uint64_t addr,
+		  const uint64_t *c)
+{
+	put_counters(w, kind, reversed);
+	format_begin_section(w, FORMAT_SEC_STACKS);
+	format_put_u64(w, (uint64_t)nstacks);
+	for (int i = 0; i < nstacks; i++) {
+		uint64_t f[2] = { addr + 16 * (uint64_t)i, addr + 0x100 };
+		format_put_stack(w, 2, 0, 0, 0, f, c ? c : counts(kind, reversed), ncounts(kind));
+	}
+	format_end_section(w);
+	if (kind == FORMAT_KIND_MPROF)
+		put_bins(w);
+}
+
+/* The deep stack's frames: distinct addresses 16 apart, in no module. */
+static void deep_frames(void)
+{
+	for (int d = 0; d < DEEP; d++)
+		frames[d] = 0x10000 + 16 * (uint64_t)d;
+}
+
+int main(int argc, char **argv)
+{
+	struct format_writer w;
+	const char *what, *out, *arg;
+	int fd, kind = FORMAT_KIND_MPROF;
+	long n;
+
+	if (argc < 3)
+		usage();
+	what = argv[1];
+	out = argv[2];
+	arg = argc > 3 ? argv[3] : NULL;
+	n = arg ? strtol(arg, NULL, 10) : 0;
+	if (!strcmp(what, "nostacks") || !strcmp(what, "zeros") || !strcmp(what, "cpchain") ||
+	    !strcmp(what, "fan") || !strcmp(what, "distinct"))
+		kind = FORMAT_KIND_CPPROF;
+	fd = open(out, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0) {
+		perror(out);
+		return 1;
+	}
+	format_writer_init(&w, fd, wbuf, sizeof(wbuf), (uint32_t)kind);
+	format_begin_section(&w, FORMAT_SEC_INFO);
+	format_put_u32(&w, 1);
+	format_put_str(&w, "cmdline");
+	format_put_str(&w, what);
+	format_end_section(&w);
+	deep_frames();
+
+	if (!strcmp(what, "samebias")) {
+		uint64_t bias = 0x555555554000ull;
+		if (argc < 5)
+			usage();
+		format_begin_section(&w, FORMAT_SEC_MODULES);
+		format_put_u32(&w, 2);
+		put_module(&w, bias + 0x1000, bias + 0x1010, bias, arg);
+		put_module(&w, bias + 0x1010, bias + 0x1020, bias, argv[4]);
+		format_end_section(&w);
+		small(&w, kind, 0, 1, bias + 0x1004, NULL);
+	} else if (!strcmp(what, "dupmod") || !strcmp(what, "overlap") || !strcmp(what, "modpath")) {
+		/* PIE-like placement; the frames fall inside the module. */
+		uint64_t bias = 0x555555554000ull;
+		if (!arg)
+			usage();
+		format_begin_section(&w, FORMAT_SEC_MODULES);
+		format_put_u32(&w, !strcmp(what, "modpath") ? 1 : 2);
+		put_module(&w, bias, bias + 0x100000, bias, arg);
+		if (!strcmp(what, "dupmod"))
+			put_module(&w, bias, bias + 0x100000, bias, arg);
+		else if (!strcmp(what, "overlap"))
+			put_module(&w, bias + 0x80000, bias + 0x180000, bias + 0x80000, arg);
+		format_end_section(&w);
+		small(&w, kind, 0, 2, bias + 0x1010, NULL);
+	} else if (!strcmp(what, "nostacks")) {
+		small(&w, kind, 0, 0, 0, NULL);
+	} else if (!strcmp(what, "zeros")) {
+		static const uint64_t zero[1];
+		small(&w, kind, 0, 3, 0x1000, zero);
+	} else if (!strcmp(what, "reorder")) {
+		small(&w, kind, 1, 3, 0x1000, NULL);
+	} else if (!strcmp(what, "chain") || !strcmp(what, "cpchain") || !strcmp(what, "fan")) {
+		/* Stack 0 is 4096 frames deep; stack i > 0 keeps the outer
+		 * 4095 (fan: 4094) through its reference to the one before,
+		 * and adds a leaf of its own (fan: a caller and a leaf, the
+		 * same leaf everywhere, so an up profile from it grows a path
+		 * per stack). */
+		int fan = !strcmp(what, "fan");
+		uint32_t own = fan ? 2 : 1;
+		put_counters(&w, kind, 0);
+		format_begin_section(&w, FORMAT_SEC_STACKS);
+		format_put_u64(&w, (uint64_t)n + 1);
+		format_put_stack(&w, DEEP, 0, 0, 0, frames, counts(kind, 0), ncounts(kind));
+		for (long i = 1; i <= n; i++) {
+			uint64_t f[2] = { 0x800000 + 16 * (uint64_t)i, 0x900000 + 16 * (uint64_t)i };
+			if (fan)
+				f[0] = 0x7f0000;
+			format_put_stack(&w, DEEP, 0, 1, DEEP - own, f, counts(kind, 0), ncounts(kind));
+		}
+		format_end_section(&w);
+		if (kind == FORMAT_KIND_MPROF)
+			put_bins(&w);
+	} else if (!strcmp(what, "distinct")) {
+		/* Every frame a new address, one byte on from the last. */
+		uint64_t a = 0x100000, f[64];
+		put_counters(&w, kind, 0);
+		format_begin_section(&w, FORMAT_SEC_STACKS);
+		format_put_u64(&w, (uint64_t)n);
+		for (long i = 0; i < n; i++) {
+			for (int d = 0; d < 64; d++)
+				f[d] = a++;
+			format_put_stack(&w, 64, 0, 0, 0, f, counts(kind, 0), ncounts(kind));
+		}
+		format_end_section(&w);
+	} else {
+		usage();
+	}
+	if (format_writer_finish(&w) != 0) {
+		perror(out);
+		return 1;
+	}
+	close(fd);
+	return 0;
+}

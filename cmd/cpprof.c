@@ -20,6 +20,7 @@
 #include <editline/readline.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -677,7 +678,8 @@ int main(int argc, char **argv)
 	static struct session s;
 	const char *cmds = NULL, *exe = NULL, *data = NULL, *args[2];
 	int nargs = 0;
-	char err[256];
+	char err[256], exebuf[PATH_MAX];
+	const char *why;
 
 	util_progname = "cpprof";
 	if (argc > 1 && strcmp(argv[1], "record") == 0)
@@ -700,21 +702,17 @@ int main(int argc, char **argv)
 			args[nargs++] = argv[i];
 		}
 	}
-	if (nargs == 2) {
-		exe = args[0];
-		data = args[1];
-	} else if (nargs == 1) {
-		if (launch_is_elf(args[0]))
-			exe = args[0];
-		else
-			data = args[0];
-	}
+	launch_operands(args, nargs, &exe, &data);
 	if (!data)
 		data = access("cpprof.data", F_OK) == 0 ? "cpprof.data" : "mprof.data";
-	if (exe && access(exe, R_OK) != 0)
-		die("%s: %s", exe, strerror(errno));
 	if (reader_load(data, &s.p, err, sizeof(err)) < 0)
 		die("%s: %s", data, err);
+	if (exe) {
+		/* A bare name is the recorded executable, else a command in PATH. */
+		if (launch_find_exe(exe, reader_info(&s.p, "exe"), exebuf, sizeof(exebuf), &why) < 0)
+			die("%s: %s", exe, why);
+		exe = exebuf;
+	}
 	s.sy = symbols_open(&s.p, exe);
 	if (!s.sy)
 		die("out of memory opening symbols");

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,7 +132,8 @@ static int cmd_show(int argc, char **argv)
 	struct symbols *sy;
 	struct model m;
 	struct callgraph g;
-	char err[256];
+	char err[256], exebuf[PATH_MAX];
+	const char *why;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -179,21 +181,16 @@ static int cmd_show(int argc, char **argv)
 			args[nargs++] = argv[i];
 		}
 	}
-	/* mprof [a.out [mprof.data]]; a lone argument is the a.out when it is
-	 * an ELF file, else the data file (a.out is optional: the data file
-	 * records its modules). */
-	if (nargs == 2) {
-		exe = args[0];
-		data = args[1];
-	} else if (nargs == 1) {
-		if (launch_is_elf(args[0]))
-			exe = args[0];
-		else
-			data = args[0];
-	}
-	if (exe && access(exe, R_OK) != 0)
-		die("%s: %s", exe, strerror(errno));
+	/* a.out is optional: the data file records its modules. */
+	launch_operands(args, nargs, &exe, &data);
 	load(data, &p);
+	if (exe) {
+		/* A bare name (mprof guile g.data) is the recorded executable
+		 * of that name, else a command in PATH. */
+		if (launch_find_exe(exe, reader_info(&p, "exe"), exebuf, sizeof(exebuf), &why) < 0)
+			die("%s: %s", exe, why);
+		exe = exebuf;
+	}
 	if (p.kind != FORMAT_KIND_MPROF)
 		die("%s: %s data, not mprof allocation data", data,
 		    p.kind == FORMAT_KIND_CPPROF ? "cpprof sample" : "unknown kind of");

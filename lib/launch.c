@@ -18,7 +18,8 @@
 int launch_is_elf(const char *path)
 {
 	char magic[4];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	const char *why;
+	int fd = util_open_file(path, &why); /* a FIFO must not block us */
 	ssize_t n;
 
 	if (fd < 0)
@@ -26,6 +27,80 @@ int launch_is_elf(const char *path)
 	n = read(fd, magic, sizeof(magic));
 	close(fd);
 	return n == 4 && memcmp(magic, "\177ELF", 4) == 0;
+}
+
+/* 1 if path is a regular file, opened to be sure (no FIFO, no device). */
+static int regular(const char *path, const char **why)
+{
+	int fd = util_open_file(path, why);
+
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
+static int copy_path(char *buf, size_t len, const char *a, const char *b, const char **why)
+{
+	if ((size_t)snprintf(buf, len, "%s%s%s", a, b ? "/" : "", b ? b : "") >= len) {
+		*why = strerror(ENAMETOOLONG);
+		return -1;
+	}
+	return 0;
+}
+
+int launch_find_exe(const char *name, const char *recorded, char *buf, size_t len,
+		    const char **why)
+{
+	const char *path = getenv("PATH"), *slash;
+	struct stat st;
+
+	if (strchr(name, '/') || stat(name, &st) == 0) {
+		if (!regular(name, why))
+			return -1;
+		return copy_path(buf, len, name, NULL, why);
+	}
+	*why = strerror(ENOENT);
+	slash = recorded ? strrchr(recorded, '/') : NULL;
+	if (slash && strcmp(slash + 1, name) == 0 && regular(recorded, why))
+		return copy_path(buf, len, recorded, NULL, why);
+	/* As execvp: an empty PATH entry is the current directory; unset,
+	 * the default search path. */
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path;; p++) {
+		const char *end = strchrnul(p, ':');
+		char dir[PATH_MAX];
+
+		if ((size_t)(end - p) < sizeof(dir)) {
+			memcpy(dir, p, (size_t)(end - p));
+			dir[end - p] = 0;
+			if (copy_path(buf, len, dir[0] ? dir : ".", name, why) == 0 &&
+			    access(buf, X_OK) == 0 && regular(buf, why))
+				return 0;
+		}
+		if (!*end)
+			break;
+		p = end;
+	}
+	*why = strerror(ENOENT);
+	return -1;
+}
+
+void launch_operands(const char *const args[], int nargs, const char **exe, const char **data)
+{
+	char path[PATH_MAX];
+	const char *why;
+
+	if (nargs == 2) {
+		*exe = args[0];
+		*data = args[1];
+	} else if (nargs == 1) {
+		if (launch_find_exe(args[0], NULL, path, sizeof(path), &why) == 0 && launch_is_elf(path))
+			*exe = args[0];
+		else
+			*data = args[0];
+	}
 }
 
 /* $lib_env, else ../lib/lib_name beside this program (build and install

@@ -21,6 +21,25 @@ struct launch {
 int launch_is_elf(const char *path);
 
 /*
+ * The a.out a user names for a profile: name itself when that is a file
+ * (mprof a.out); else, for a bare name (mprof guile g.data), the profile's
+ * recorded executable (INFO exe, may be NULL) when it has that name, else
+ * the first regular, executable file of that name in PATH, as a shell
+ * finds a command.  Returns 0 with the path in buf, or -1 with a reason in
+ * *why ("No such file or directory", "not a regular file").
+ */
+/*
+ * The operands of mprof and cpprof, [a.out [data]]: two are both; a lone
+ * one is the a.out when it names an ELF file (found as launch_find_exe
+ * finds it, without a profile), else the data file.  *exe and *data are
+ * left as they were for what is not given.
+ */
+void launch_operands(const char *const args[], int nargs, const char **exe, const char **data);
+
+int launch_find_exe(const char *name, const char *recorded, char *buf, size_t len,
+		    const char **why);
+
+/*
  * Run argv[0] (searched in PATH) with the library preloaded and wait for it;
  * the terminal's SIGINT and SIGQUIT are the program's meanwhile.  Returns the
  * exit status to pass on (a program killed by a signal: that signal is

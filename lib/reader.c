@@ -10,9 +10,9 @@
  */
 #include "reader.h"
 #include "format.h"
+#include "util.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,7 +145,7 @@ static int count_fits(struct cur *c, uint64_t n, size_t min_size)
 	return 1;
 }
 
-static void *xcalloc(struct cur *c, size_t n, size_t size)
+static void *cur_calloc(struct cur *c, size_t n, size_t size)
 {
 	void *p = calloc(n ? n : 1, size);
 
@@ -162,12 +162,54 @@ static void read_info(struct cur *c, struct profile *p)
 
 	if (!count_fits(c, n, 8))
 		return;
-	p->info = xcalloc(c, n, sizeof(*p->info));
+	p->info = cur_calloc(c, n, sizeof(*p->info));
 	for (uint32_t i = 0; i < n && !c->bad; i++) {
 		p->ninfo = i + 1;
 		p->info[i].key = getblob(c, NULL);
 		p->info[i].value = getblob(c, NULL);
 	}
+}
+
+static const struct prof_module *sort_mods;
+
+static int by_start(const void *a, const void *b)
+{
+	const struct prof_module *x = &sort_mods[*(const uint32_t *)a], *y = &sort_mods[*(const uint32_t *)b];
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/*
+ * No two modules may share an address: a process maps each object once, so
+ * a file that lists one twice (or two over each other) is corrupt, and the
+ * symbolizer must never be asked which of two modules holds an address.
+ */
+static void check_overlaps(struct cur *c, struct profile *p)
+{
+	uint32_t *order = cur_calloc(c, p->nmodules, sizeof(uint32_t)), last = 0;
+	int have = 0;
+
+	if (c->bad)
+		return;
+	for (uint32_t i = 0; i < p->nmodules; i++)
+		order[i] = i;
+	sort_mods = p->modules;
+	qsort(order, p->nmodules, sizeof(uint32_t), by_start);
+	for (size_t k = 0; k < p->nmodules; k++) {
+		const struct prof_module *m = &p->modules[order[k]];
+		if (m->start == m->end)
+			continue; /* holds no address */
+		if (have && m->start < p->modules[last].end) {
+			seterr(c->err, c->errlen, "corrupt modules section: modules %u and %u overlap",
+			       last < order[k] ? last : order[k], last < order[k] ? order[k] : last);
+			c->bad = 1;
+			break;
+		}
+		if (!have || m->end > p->modules[last].end)
+			last = order[k];
+		have = 1;
+	}
+	free(order);
 }
 
 static void read_modules(struct cur *c, struct profile *p)
@@ -176,7 +218,7 @@ static void read_modules(struct cur *c, struct profile *p)
 
 	if (!count_fits(c, n, 40))
 		return;
-	p->modules = xcalloc(c, n, sizeof(*p->modules));
+	p->modules = cur_calloc(c, n, sizeof(*p->modules));
 	for (uint32_t i = 0; i < n && !c->bad; i++) {
 		struct prof_module *m = &p->modules[i];
 		p->nmodules = i + 1;
@@ -191,6 +233,8 @@ static void read_modules(struct cur *c, struct profile *p)
 			c->bad = 1;
 		}
 	}
+	if (!c->bad)
+		check_overlaps(c, p);
 }
 
 static void read_counters(struct cur *c, struct profile *p)
@@ -205,8 +249,8 @@ static void read_counters(struct cur *c, struct profile *p)
 		c->bad = 1;
 		return;
 	}
-	p->counter_names = xcalloc(c, n, sizeof(char *));
-	p->counter_units = xcalloc(c, n, sizeof(char *));
+	p->counter_names = cur_calloc(c, n, sizeof(char *));
+	p->counter_units = cur_calloc(c, n, sizeof(char *));
 	for (uint32_t i = 0; i < n && !c->bad; i++) {
 		p->ncounters = i + 1;
 		p->counter_names[i] = getblob(c, NULL);
@@ -221,9 +265,9 @@ static void read_stacks_flat(struct cur *c, struct profile *p, uint64_t n)
 
 	if (!count_fits(c, n, 8 + 8 * p->ncounters))
 		return;
-	p->stacks = xcalloc(c, (size_t)n, sizeof(*p->stacks));
+	p->stacks = cur_calloc(c, (size_t)n, sizeof(*p->stacks));
 	/* The frames and counters of all stacks fit in the section's size. */
-	p->slab = xcalloc(c, c->left / 8 + 1, sizeof(uint64_t));
+	p->slab = cur_calloc(c, c->left / 8 + 1, sizeof(uint64_t));
 	next = p->slab;
 	for (uint64_t i = 0; i < n && !c->bad; i++) {
 		struct prof_stack *s = &p->stacks[i];
@@ -293,7 +337,7 @@ static void read_stacks_packed(struct cur *c, struct profile *p, uint64_t n)
 	/* Each entry is at least 3 + ncounters bytes. */
 	if (!count_fits(c, n, 3 + p->ncounters))
 		return;
-	p->stacks = xcalloc(c, (size_t)n, sizeof(*p->stacks));
+	p->stacks = cur_calloc(c, (size_t)n, sizeof(*p->stacks));
 	if (c->bad)
 		return;
 	start = *c;
@@ -318,7 +362,7 @@ static void read_stacks_packed(struct cur *c, struct profile *p, uint64_t n)
 	}
 	if (c->bad)
 		return;
-	p->slab = xcalloc(c, (size_t)total + 1, sizeof(uint64_t));
+	p->slab = cur_calloc(c, (size_t)total + 1, sizeof(uint64_t));
 	if (c->bad)
 		return;
 	*c = start;
@@ -387,7 +431,7 @@ static void read_bins(struct cur *c, struct profile *p)
 
 	if (!count_fits(c, n, 36))
 		return;
-	p->bins = xcalloc(c, n, sizeof(*p->bins));
+	p->bins = cur_calloc(c, n, sizeof(*p->bins));
 	for (uint32_t i = 0; i < n && !c->bad; i++) {
 		struct prof_bin *b = &p->bins[i];
 		b->size = get32(c);
@@ -546,17 +590,18 @@ int reader_load(const char *path, struct profile *p, char *err, size_t errlen)
 {
 	struct stat st;
 	unsigned char *buf;
+	const char *why;
 	size_t got = 0;
 	int fd, rc;
 
 	memset(p, 0, sizeof(*p));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = util_open_file(path, &why);
 	if (fd < 0) {
-		seterr(err, errlen, "%s", strerror(errno));
+		seterr(err, errlen, "%s", why);
 		return -1;
 	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		seterr(err, errlen, "%s", S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
+	if (fstat(fd, &st) < 0) {
+		seterr(err, errlen, "%s", strerror(errno));
 		close(fd);
 		return -1;
 	}

@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -70,8 +71,20 @@ struct sub_range {
 	Dwarf_Die die;
 };
 
-struct sym_mod {
-	uint64_t start, end, bias; /* as recorded */
+/*
+ * One file opened for symbols, in a Dwfl session of its own: libdwfl frees
+ * an earlier module when a later one's range overlaps it (a data file's
+ * ranges are input, and may lie), so a session never holds two modules.
+ * Module entries naming the same file (device and inode) share its image,
+ * reported at the first one's bias: a data file naming one library a
+ * thousand times loads its symbols and DWARF once.
+ */
+struct sym_img {
+	Dwfl *dwfl;
+	Dwfl_Module *dwmod;
+	dev_t dev;
+	ino_t ino;
+	uint64_t bias;             /* the bias it was reported at */
 	struct sub_range *subs;    /* sorted by lo; built on first use */
 	size_t nsubs, subs_cap;
 	Dwarf_Addr dwbias;         /* module address minus DWARF address */
@@ -79,10 +92,14 @@ struct sym_mod {
 	struct elf_sym *syms;      /* sorted by addr; built on first use */
 	size_t nsyms;
 	int syms_loaded;
+	int own_types;             /* the program's own code: walk its types */
+};
+
+struct sym_mod {
+	uint64_t start, end, bias; /* as recorded */
 	char *path;                /* recorded path */
 	const char *base;          /* basename of path, points into it */
-	Dwfl_Module *dwmod;        /* NULL: no file, addresses print as base+off */
-	int own_types;             /* the program's own code: walk its types */
+	struct sym_img *img;       /* NULL: no file, addresses print as base+off */
 	char *pending;             /* a warning, said when the first address
 				    * resolves here: a module no frame lies in
 				    * (the preloaded monitor) stays quiet */
@@ -118,9 +135,10 @@ struct spec_ent {
 };
 
 struct symbols {
-	Dwfl *dwfl;
 	struct sym_mod *mods; /* sorted by start */
 	size_t nmods;
+	struct sym_img *imgs; /* one per distinct file; never moves */
+	size_t nimgs;
 	struct istr strs;
 	struct cache_ent *cache;
 	size_t cache_cap, cache_n;
@@ -262,7 +280,7 @@ static void check_build_id(struct sym_mod *m, const struct prof_module *pm, cons
 
 	if (!pm->build_id || pm->build_id_len == 0)
 		return; /* nothing recorded to compare with */
-	n = dwfl_module_build_id(m->dwmod, &bits, &vaddr);
+	n = dwfl_module_build_id(m->img->dwmod, &bits, &vaddr);
 	if (n == (int)pm->build_id_len && memcmp(bits, pm->build_id, (size_t)n) == 0)
 		return;
 	if (overridden)
@@ -325,39 +343,79 @@ static int own_vdso(struct sym_mod *m, const struct prof_module *pm)
 	return fd;
 }
 
+/*
+ * Report fd (owned from here on) as file at bias in a session of its own;
+ * the new image, or NULL with the reason in dwfl_errmsg(-1).
+ */
+static struct sym_img *new_image(struct symbols *s, const char *file, int fd, uint64_t bias,
+				 const struct stat *st)
+{
+	struct sym_img *img = &s->imgs[s->nimgs];
+
+	memset(img, 0, sizeof(*img));
+	img->dwfl = dwfl_begin(&offline_callbacks);
+	if (!img->dwfl) {
+		close(fd);
+		return NULL;
+	}
+	dwfl_report_begin(img->dwfl);
+	/* add_p_vaddr = true: base is the bias (load minus link-time
+	 * address), right even for objects whose first PT_LOAD is not at
+	 * vaddr 0; dwfl ignores the base of ET_EXEC files, which are not
+	 * relocated.  On success libdwfl owns fd. */
+	img->dwmod = dwfl_report_elf(img->dwfl, file, file, fd, bias, true);
+	if (!img->dwmod)
+		close(fd);
+	if (dwfl_report_end(img->dwfl, NULL, NULL) != 0 || !img->dwmod) {
+		dwfl_end(img->dwfl);
+		img->dwfl = NULL;
+		return NULL;
+	}
+	img->bias = bias;
+	img->dev = st ? st->st_dev : 0;
+	img->ino = st ? st->st_ino : 0;
+	s->nimgs++;
+	return img;
+}
+
 static void open_module(struct symbols *s, struct sym_mod *m, const struct prof_module *pm,
 			const char *override)
 {
-	const char *file = override ? override : pm->path;
+	const char *file = override ? override : pm->path, *why;
+	struct stat st;
 	int fd;
 
 	if (!file || !file[0])
 		return;
 	if (!override && !strcmp(file, "[vdso]")) {
-		if ((fd = own_vdso(m, pm)) >= 0 &&
-		    !(m->dwmod = dwfl_report_elf(s->dwfl, file, file, fd, pm->bias, true)))
-			close(fd);
+		if ((fd = own_vdso(m, pm)) >= 0)
+			m->img = new_image(s, file, fd, pm->bias, NULL);
 		return;
 	}
-	fd = open(file, O_RDONLY | O_CLOEXEC);
+	/* The path comes from the data file: never open a FIFO or device. */
+	fd = util_open_file(file, &why);
 	if (fd < 0) {
 		/* Pseudo-modules (linux-vdso.so.1, "[vdso]") are no files:
 		 * no warning, their addresses print as module+offset. */
 		if (override)
-			warnx_("cannot open %s: %s; its addresses print as module+offset", file,
-			       strerror(errno));
+			warnx_("cannot open %s: %s; its addresses print as module+offset", file, why);
 		else if (strchr(file, '/') &&
 			 asprintf(&m->pending, "cannot open %s: %s; its addresses print as module+offset",
-				  file, strerror(errno)) < 0)
+				  file, why) < 0)
 			m->pending = NULL;
 		return;
 	}
-	close(fd);
-	/* add_p_vaddr = true: base is the bias (load minus link-time address),
-	 * right even for objects whose first PT_LOAD is not at vaddr 0;
-	 * dwfl ignores the base of ET_EXEC files, which are not relocated. */
-	m->dwmod = dwfl_report_elf(s->dwfl, file, file, -1, pm->bias, true);
-	if (!m->dwmod) {
+	if (fstat(fd, &st) == 0) {
+		for (size_t i = 0; i < s->nimgs; i++)
+			if (s->imgs[i].dwfl && s->imgs[i].dev == st.st_dev && s->imgs[i].ino == st.st_ino) {
+				close(fd);
+				m->img = &s->imgs[i];
+				check_build_id(m, pm, file, override != NULL);
+				return;
+			}
+	}
+	m->img = new_image(s, file, fd, pm->bias, &st);
+	if (!m->img) {
 		warnx_("cannot open %s: %s; its addresses print as module+offset", file,
 		       dwfl_errmsg(-1));
 		return;
@@ -372,11 +430,10 @@ struct symbols *symbols_open(const struct profile *p, const char *exe_override)
 
 	if (!s)
 		return NULL;
-	s->dwfl = dwfl_begin(&offline_callbacks);
 	s->mods = calloc(n ? n : 1, sizeof(*s->mods));
-	if (!s->dwfl || !s->mods)
+	s->imgs = calloc(n ? n : 1, sizeof(*s->imgs));
+	if (!s->mods || !s->imgs)
 		goto fail;
-	dwfl_report_begin(s->dwfl);
 	for (size_t i = 0; i < n; i++) {
 		const struct prof_module *pm = &p->modules[i];
 		struct sym_mod *m = &s->mods[s->nmods];
@@ -390,11 +447,10 @@ struct symbols *symbols_open(const struct profile *p, const char *exe_override)
 		m->end = pm->end;
 		m->bias = pm->bias;
 		m->base = m->path[0] ? base_name(m->path) : "??";
-		m->own_types = i == 0 || (m->path[0] == '/' && !is_system_path(m->path));
 		open_module(s, m, pm, ov);
+		if (m->img && (i == 0 || (m->path[0] == '/' && !is_system_path(m->path))))
+			m->img->own_types = 1;
 	}
-	if (dwfl_report_end(s->dwfl, NULL, NULL) != 0)
-		warnx_("symbols: %s", dwfl_errmsg(-1));
 	qsort(s->mods, s->nmods, sizeof(*s->mods), cmp_mod);
 	return s;
 fail:
@@ -406,13 +462,15 @@ void symbols_free(struct symbols *s)
 {
 	if (!s)
 		return;
-	if (s->dwfl)
-		dwfl_end(s->dwfl);
+	for (size_t i = 0; i < s->nimgs; i++) {
+		dwfl_end(s->imgs[i].dwfl);
+		free(s->imgs[i].syms);
+		free(s->imgs[i].subs);
+	}
+	free(s->imgs);
 	for (size_t i = 0; i < s->nmods; i++) {
 		free(s->mods[i].path);
 		free(s->mods[i].pending);
-		free(s->mods[i].syms);
-		free(s->mods[i].subs);
 	}
 	free(s->mods);
 	for (size_t i = 0; i < s->strs.nslots; i++)
@@ -556,7 +614,7 @@ static int cmp_elf_sym(const void *a, const void *b)
 
 /* Load m's function symbols (symtab, else dynsym, from the file or its
  * separate debug info, as libdwfl picks them), sorted, one per address. */
-static void load_syms(struct sym_mod *m)
+static void load_syms(struct sym_img *m)
 {
 	int n = dwfl_module_getsymtab(m->dwmod);
 	size_t k = 0;
@@ -592,9 +650,9 @@ size_t symbols_addrs_of(struct symbols *s, const char *name, uint64_t *addrs, si
 {
 	size_t k = 0;
 
-	for (size_t i = 0; i < s->nmods; i++) {
-		struct sym_mod *m = &s->mods[i];
-		int n = m->dwmod ? dwfl_module_getsymtab(m->dwmod) : 0;
+	for (size_t i = 0; i < s->nimgs; i++) {
+		struct sym_img *m = &s->imgs[i];
+		int n = dwfl_module_getsymtab(m->dwmod);
 
 		for (int j = 1; j < n; j++) {
 			GElf_Sym sym;
@@ -617,7 +675,7 @@ size_t symbols_addrs_of(struct symbols *s, const char *name, uint64_t *addrs, si
 
 /* The symbol whose [addr, addr + size) holds pc, else a sizeless symbol
  * right before it; NULL if none. */
-static const struct elf_sym *find_sym(struct sym_mod *m, uint64_t pc)
+static const struct elf_sym *find_sym(struct sym_img *m, uint64_t pc)
 {
 	size_t lo = 0, hi;
 
@@ -649,7 +707,7 @@ static const struct elf_sym *find_sym(struct sym_mod *m, uint64_t pc)
  * ranges are listed once per module, and only the one subprogram holding
  * the pc is searched for its inlined subroutines.
  */
-static void index_subs(struct sym_mod *m, Dwarf_Die *parent, int depth)
+static void index_subs(struct sym_img *m, Dwarf_Die *parent, int depth)
 {
 	Dwarf_Die d;
 
@@ -684,7 +742,7 @@ static int cmp_sub(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-static void load_subs(struct sym_mod *m)
+static void load_subs(struct sym_img *m)
 {
 	Dwarf *dw = dwfl_module_getdwarf(m->dwmod, &m->dwbias);
 	Dwarf_CU *cu = NULL;
@@ -706,7 +764,7 @@ static void load_subs(struct sym_mod *m)
 }
 
 /* The innermost subprogram whose ranges hold the DWARF address a. */
-static Dwarf_Die *find_sub(struct sym_mod *m, uint64_t a)
+static Dwarf_Die *find_sub(struct sym_img *m, uint64_t a)
 {
 	size_t lo = 0, hi = m->nsubs;
 
@@ -735,7 +793,7 @@ static int holds_pc(Dwarf_Die *d, uint64_t a)
  * dwarf_getscopes; fills *cu and *bias.  Returns the count, 0 if only the CU
  * is known (no subprogram: assembly), -1 without DWARF for pc.
  */
-static int get_scopes(struct sym_mod *m, uint64_t pc, Dwarf_Die *out, Dwarf_Die *cu,
+static int get_scopes(struct sym_img *m, uint64_t pc, Dwarf_Die *out, Dwarf_Die *cu,
 		      Dwarf_Addr *bias)
 {
 	Dwarf_Die chain[SCOPES_MAX], *sub, *cudie, *all = NULL;
@@ -800,7 +858,7 @@ static int get_scopes(struct sym_mod *m, uint64_t pc, Dwarf_Die *out, Dwarf_Die 
  * clock_gettime is spent in one), so that its addresses count as one
  * function rather than one line each.  0 if the CFI does not cover pc.
  */
-static int cfi_entry(struct sym_mod *m, uint64_t pc, uint64_t *entry)
+static int cfi_entry(struct sym_img *m, uint64_t pc, uint64_t *entry)
 {
 	Dwarf_Addr bias = 0, lo, hi;
 	Dwarf_CFI *cfi = dwfl_module_eh_cfi(m->dwmod, &bias);
@@ -823,10 +881,14 @@ static int cfi_entry(struct sym_mod *m, uint64_t pc, uint64_t *entry)
  * Fill f[] (up to SYM_MAX_INLINE) for pc in mod; returns the count (>= 1).
  * addr is the recorded address, for the "+offset" of every frame.
  */
-static int resolve_in_module(struct symbols *s, struct sym_mod *m, uint64_t addr, uint64_t pc,
+static int resolve_in_module(struct symbols *s, struct sym_mod *mod, uint64_t addr, uint64_t pc,
 			     struct sym_frame *f)
 {
-	const struct elf_sym *es = find_sym(m, pc);
+	/* In the image's addresses: it may be reported at another entry's
+	 * bias (the same file listed twice). */
+	struct sym_img *m = mod->img;
+	uint64_t shift = m->bias - mod->bias;
+	const struct elf_sym *es = find_sym(m, pc += shift);
 	const char *symname = es ? es->name : NULL;
 	uint64_t func_addr = es ? es->addr : 0;
 	const char *func = NULL;
@@ -834,6 +896,8 @@ static int resolve_in_module(struct symbols *s, struct sym_mod *m, uint64_t addr
 	Dwarf_Addr bias = 0;
 	Dwarf_Die scopes[SCOPES_MAX], cu, sub;
 	int have_sub = 0;
+
+	addr += shift;
 
 	if (symname && symname[0]) {
 		const char *nn = nice_name(s, symname);
@@ -903,7 +967,7 @@ static int resolve_in_module(struct symbols *s, struct sym_mod *m, uint64_t addr
 		char buf[64 + 256];
 		uint64_t entry;
 		int whole = cfi_entry(m, pc, &entry);
-		snprintf(buf, sizeof(buf), "%.256s+0x%llx", m->base,
+		snprintf(buf, sizeof(buf), "%.256s+0x%llx", mod->base,
 			 (unsigned long long)((whole ? entry : addr) - m->bias));
 		func = intern(s, buf);
 		func_addr = whole ? entry : 0;
@@ -931,7 +995,7 @@ static int resolve_uncached(struct symbols *s, uint64_t addr, int ra, struct sym
 		m->pending = NULL;
 	}
 	memset(f, 0, sizeof(*f));
-	if (m && m->dwmod)
+	if (m && m->img)
 		return resolve_in_module(s, m, addr, pc, f);
 	if (m)
 		snprintf(buf, sizeof(buf), "%.256s+0x%llx", m->base,
@@ -1229,17 +1293,10 @@ static void build_types(struct symbols *s)
 	size_t n = 0;
 
 	s->types_built = 1;
-	for (size_t i = 0; i < s->nmods; i++) {
-		if (!s->mods[i].own_types || !s->mods[i].dwmod)
-			continue;
-		/* The same file reported twice is walked once. */
-		int seen = 0;
-		for (size_t j = 0; j < i; j++)
-			if (s->mods[j].dwmod == s->mods[i].dwmod)
-				seen = 1;
-		if (!seen)
-			walk_module(s, s->mods[i].dwmod);
-	}
+	/* A file listed twice is one image: walked once. */
+	for (size_t i = 0; i < s->nimgs; i++)
+		if (s->imgs[i].own_types)
+			walk_module(s, s->imgs[i].dwmod);
 	/* Out-of-line definitions take their declaration's qualified name
 	 * (offsets are per Dwarf: only a module's own decls can match, which
 	 * is how compilers emit them). */

@@ -4,10 +4,14 @@
  */
 #include "util.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 const char *util_progname = "mprof";
 
@@ -83,6 +87,37 @@ void die(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	exit(2);
+}
+
+/*
+ * stat first, so that a device or FIFO is never opened at all (opening some
+ * devices has effects); then open with O_NONBLOCK in case the path was
+ * swapped meanwhile, and check again what was opened.
+ */
+int util_open_file(const char *path, const char **why)
+{
+	struct stat st;
+	int fd;
+
+	if (stat(path, &st) < 0) {
+		*why = strerror(errno);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		*why = S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file";
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		*why = strerror(errno);
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		*why = "not a regular file";
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 /* FNV-1a, 64-bit: small, good enough for our table sizes. */

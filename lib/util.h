@@ -24,6 +24,14 @@ void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "PROG: ..." on stderr, then exit(2): for commands only. */
 void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
+/*
+ * Open path for reading only if it is a regular file, without blocking: a
+ * path from a data file or a command line may name a FIFO (open would wait
+ * for a writer forever), a device, a directory or a /proc file.  Returns the
+ * descriptor (O_CLOEXEC), or -1 with *why set to a static reason.
+ */
+int util_open_file(const char *path, const char **why);
+
 uint64_t util_hash(const void *p, size_t n, uint64_t seed);
 
 /* Interned strings: equal strings get the same small id, 0..n-1. */

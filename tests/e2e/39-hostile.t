@@ -1,0 +1,71 @@
+# Hostile data files (tests/fuzz/hostile.c: valid checksums, harmful
+# content) and paths that name something other than a regular file: a
+# clear line and exit status 2, or a warning and an answer; never a crash,
+# a read of freed memory (the sanitizer build runs this too) or a hang.
+. "$(dirname "$0")/../lib.sh"
+plan 21
+CPPROF=$B/bin/cpprof
+H=$B/tests/hostile
+cd "$T" || exit 1
+cc_prog "$T/fg" fg.c
+cp "$T/fg" "$T/fg2"
+mkfifo "$T/fifo"
+
+# run ARGS...: the tool under a time limit (a hang fails, not waits);
+# status in $st, stdout in $T/out, stderr in $T/err.
+run() { timeout 60 "$@" > "$T/out" 2> "$T/err"; st=$?; }
+
+"$H" dupmod dup.data "$T/fg"
+run "$MPROF" dup.data
+is "$st/$(wc -l < "$T/err")/$(wc -c < "$T/out")" "2/1/0" "one ELF listed twice: exit 2, one line"
+like "$(cat "$T/err")" "^mprof: dup.data: corrupt modules section: modules 0 and 1 overlap$" "and it says so"
+"$H" overlap over.data "$T/fg"
+run "$MPROF" dump over.data
+is "$st/$(cat "$T/err")" "2/mprof: over.data: corrupt modules section: modules 0 and 1 overlap" \
+	"overlapping modules: dump says so too"
+
+# Two files at one bias whose recorded ranges do not overlap: the files'
+# own do.  Each file is opened apart, so libdw never drops one for the other.
+"$H" samebias same.data "$T/fg" "$T/fg2"
+run "$MPROF" same.data
+is "$st" 0 "two files at one bias: read"
+like "$(cat "$T/out")" "> _init$" "and symbolized from its file"
+unlike "$(cat "$T/err")" "overlap|AddressSanitizer|runtime error" "without a complaint from libdw or a sanitizer"
+run "$CPPROF" -c 'function; tree' same.data
+is "$st" 0 "cpprof on it too"
+# libdw's own reads are not instrumented by ASan: valgrind sees them.
+case $B in
+*-san) pass "# SKIP valgrind does not run sanitized programs" ;;
+*)	valgrind -q --error-exitcode=9 "$MPROF" same.data > /dev/null 2> "$T/err"
+	is "$?/$(grep -c 'Invalid read' "$T/err")" "0/0" "valgrind: no read of freed memory" ;;
+esac
+
+# Module paths that are no regular file: a warning, no hang.
+for what in fifo dir dev; do
+	case $what in fifo) p=$T/fifo ;; dir) p=$T ;; dev) p=/dev/zero ;; esac
+	"$H" modpath "m$what.data" "$p"
+	run "$MPROF" "m$what.data"
+	is "$st/$(grep -c "cannot open $p: .*module+offset" "$T/err")" "0/1" "a module that is a $what: mprof warns, goes on"
+	run "$CPPROF" -c function "m$what.data"
+	is "$st/$(grep -c "cannot open $p: .*module+offset" "$T/err")" "0/1" "a module that is a $what: cpprof warns, goes on"
+done
+
+# The data file or the a.out named as a FIFO: refused at once.
+run "$MPROF" "$T/fifo"
+is "$st/$(cat "$T/err")" "2/mprof: $T/fifo: not a regular file" "mprof FIFO: not a regular file"
+run "$MPROF" "$T/fifo" mfifo.data
+is "$st/$(cat "$T/err")" "2/mprof: $T/fifo: not a regular file" "mprof FIFO data: the a.out is not a regular file"
+run "$CPPROF" -c function "$T/fifo"
+is "$st/$(cat "$T/err")" "2/cpprof: $T/fifo: not a regular file" "cpprof FIFO: not a regular file"
+
+# No stacks, counters all zero, counters in another order: every view.
+"$H" nostacks none.data
+"$H" zeros zeros.data
+"$H" reorder reorder.data
+for f in none zeros reorder; do
+	run "$CPPROF" -c 'function; body; tree; down main; up main' $f.data
+	unlike "$(cat "$T/err")" "AddressSanitizer|runtime error" "$f: cpprof's views"
+done
+run "$MPROF" reorder.data
+is "$st" 0 "reorder: mprof finds its counters by name"
+done_testing

@@ -266,7 +266,8 @@ static void flat(const struct cp_input *in, int body, struct cp_result *r)
 		e->depth = 0;
 		e->hits = hits[id];
 	}
-	qsort(r->e, r->n, sizeof(*r->e), entry_cmp);
+	if (r->n) /* no entry (no stack, or no hits): r->e is NULL */
+		qsort(r->e, r->n, sizeof(*r->e), entry_cmp);
 	free(hits);
 	free(stamp);
 }

@@ -40,8 +40,6 @@ struct session {
 	struct model m;
 	struct resource *res;
 	size_t nres, cur;
-	uint32_t *fnslab;        /* every stack's function ids */
-	const uint32_t **fnids;  /* per stack, into fnslab */
 	char *root;
 	double threshold;
 	int sites;
@@ -152,26 +150,34 @@ static const char *id_name(const struct session *s, uint32_t id, char *buf, size
 	return buf;
 }
 
-static void input_of(const struct session *s, struct cp_input *in)
+/* callpath's view of a stack: its sites, or with sites off their functions. */
+static uint32_t stack_ids(const void *ctx, size_t i, uint32_t *out)
 {
-	const uint32_t **ids = xcalloc(s->m.nstacks + 1, sizeof(uint32_t *));
+	const struct session *s = ctx;
+	uint32_t n = model_path(&s->m, &s->m.stacks[i], out);
 
-	for (size_t i = 0; i < s->m.nstacks; i++)
-		ids[i] = s->sites ? s->m.stacks[i].site : s->fnids[i];
-	in->nstacks = s->m.nstacks;
-	in->n = NULL;
-	in->weight = s->res[s->cur].w;
-	in->nids = nids(s);
-	in->ids = ids;
+	if (!s->sites)
+		for (uint32_t j = 0; j < n; j++)
+			out[j] = s->m.sites[out[j]].fn;
+	return n;
 }
 
-static uint32_t *lens(const struct session *s)
+/*
+ * The input of every view.  A view may make at most max_paths call paths:
+ * downward profiles and the tree make one per model node at most, upward
+ * ones may make one per frame walked; the profile's own size (its nodes
+ * and stacks, and a margin) bounds them all, so a small file cannot ask
+ * for gigabytes.
+ */
+static void input_of(const struct session *s, struct cp_input *in)
 {
-	uint32_t *n = xcalloc(s->m.nstacks + 1, sizeof(uint32_t));
-
-	for (size_t i = 0; i < s->m.nstacks; i++)
-		n[i] = s->m.stacks[i].n;
-	return n;
+	in->nstacks = s->m.nstacks;
+	in->weight = s->res[s->cur].w;
+	in->path = stack_ids;
+	in->ctx = s;
+	in->maxn = s->m.maxn;
+	in->nids = nids(s);
+	in->max_paths = 4 * (s->m.nnodes + s->m.nstacks) + (1u << 20);
 }
 
 /*
@@ -231,6 +237,7 @@ static void print_paths(struct session *s, const struct cp_result *r, int tree)
 {
 	char buf[1024];
 	size_t hidden = 0;
+	uint32_t *path = xcalloc((size_t)r->maxlen + 1, sizeof(uint32_t));
 
 	for (size_t i = 0; i < r->n; i++) {
 		const struct cp_entry *e = &r->e[i];
@@ -240,17 +247,19 @@ static void print_paths(struct session *s, const struct cp_result *r, int tree)
 			hidden++;
 			continue;
 		}
+		callpath_path(r, e, path);
 		if (tree) {
 			printf("%*s%s (%.5f) [%" PRIu64 "]\n", 2 * (int)e->depth, "",
-			       id_name(s, e->path[e->len - 1], buf, sizeof(buf)), frac, e->hits);
+			       id_name(s, path[e->len - 1], buf, sizeof(buf)), frac, e->hits);
 			continue;
 		}
 		printf("%.5f (", frac);
 		for (uint32_t j = 0; j < e->len; j++)
-			printf("%s%s", j ? " " : "", id_name(s, e->path[j], buf, sizeof(buf)));
+			printf("%s%s", j ? " " : "", id_name(s, path[j], buf, sizeof(buf)));
 		printf(") [%" PRIu64 "]\n", e->hits);
 	}
 	footer(hidden, s->threshold);
+	free(path);
 }
 
 static void print_flat(struct session *s, const struct cp_result *r)
@@ -264,7 +273,7 @@ static void print_flat(struct session *s, const struct cp_result *r)
 			hidden++;
 			continue;
 		}
-		printf("%.5f %s [%" PRIu64 "]\n", frac, id_name(s, r->e[i].path[0], buf, sizeof(buf)),
+		printf("%.5f %s [%" PRIu64 "]\n", frac, id_name(s, r->e[i].node, buf, sizeof(buf)),
 		       r->e[i].hits);
 	}
 	footer(hidden, s->threshold);
@@ -274,24 +283,25 @@ enum view { V_DOWN, V_UP, V_FUNCTION, V_BODY, V_TREE };
 
 static int show(struct session *s, enum view v, const char *root)
 {
+	static const char *const what[] = { "down", "up", "function", "body", "tree" };
 	struct cp_input in;
 	struct cp_result r;
 	uint8_t *set = NULL;
-	uint32_t *n;
+	int rc = 0;
 
 	if ((v == V_DOWN || v == V_UP) && !(set = root_set(s, root)))
 		return -1;
 	input_of(s, &in);
-	n = lens(s);
-	in.n = n;
 	switch (v) {
 	case V_DOWN:
-		callpath_down(&in, set, &r);
+		if ((rc = callpath_down(&in, set, &r)) < 0)
+			break;
 		header(s, "Downward Call Path Profile", "usage_fraction (call_path) [#raw_samples]");
 		print_paths(s, &r, 0);
 		break;
 	case V_UP:
-		callpath_up(&in, set, &r);
+		if ((rc = callpath_up(&in, set, &r)) < 0)
+			break;
 		header(s, "Upward Call Path Profile", "usage_fraction (call_path) [#raw_samples]");
 		print_paths(s, &r, 0);
 		break;
@@ -306,16 +316,20 @@ static int show(struct session *s, enum view v, const char *root)
 		print_flat(s, &r);
 		break;
 	case V_TREE:
-		callpath_tree(&in, &r);
+		if ((rc = callpath_tree(&in, &r)) < 0)
+			break;
 		header(s, "Sample Tree Profile", "frame_designator (usage_fraction) [#raw_samples]");
 		print_paths(s, &r, 1);
 		break;
 	}
-	callpath_result_free(&r);
-	free((void *)in.ids);
-	free(n);
+	if (rc < 0)
+		fprintf(stderr, "cpprof: %s: over %zu call paths, more than a profile of %zu stacks "
+				"in %zu nodes can hold: not shown\n",
+			what[v], in.max_paths, s->m.nstacks, s->m.nnodes);
+	else
+		callpath_result_free(&r);
 	free(set);
-	return 0;
+	return rc;
 }
 
 /* Samples per thread (a cpprof file's THREADS section), busiest first. */
@@ -441,7 +455,8 @@ static int run(struct session *s, char *line)
 		if (show(s, argv[0][0] == 'd' ? V_DOWN : V_UP, argc == 2 ? argv[1] : s->root) < 0)
 			goto failed;
 	} else if (!strcmp(argv[0], "tree") && argc == 1) {
-		show(s, V_TREE, NULL);
+		if (show(s, V_TREE, NULL) < 0)
+			goto failed;
 	} else if (!strcmp(argv[0], "threads") && argc == 1) {
 		if (show_threads(s) < 0)
 			goto failed;
@@ -722,14 +737,6 @@ int main(int argc, char **argv)
 	make_resources(&s);
 	if (s.nres == 0)
 		die("%s: no resources in this profile", data);
-	/* Function ids per stack, for profiles by function. */
-	s.fnslab = xcalloc(s.m.nids + 1, sizeof(uint32_t));
-	s.fnids = xcalloc(s.m.nstacks + 1, sizeof(uint32_t *));
-	for (size_t i = 0, k = 0; i < s.m.nstacks; i++) {
-		s.fnids[i] = s.fnslab + k;
-		for (uint32_t j = 0; j < s.m.stacks[i].n; j++)
-			s.fnslab[k++] = model_frame(&s.m, &s.m.stacks[i], j)->fn;
-	}
 	s.threshold = 0.01;
 	if (strtab_find(s.m.fns, "main") >= 0)
 		s.root = xstrdup("main");

@@ -57,6 +57,7 @@ static void load(const char *path, struct profile *p)
 static int cmd_dump(int argc, char **argv)
 {
 	const char *path = argc > 1 ? argv[1] : DEFAULT_DATA;
+	static uint64_t frames[FORMAT_MAX_DEPTH];
 	struct profile p;
 
 	load(path, &p);
@@ -75,12 +76,13 @@ static int cmd_dump(int argc, char **argv)
 		printf("counter %s %s\n", p.counter_names[i], p.counter_units[i]);
 	for (size_t i = 0; i < p.nstacks; i++) {
 		const struct prof_stack *s = &p.stacks[i];
+		uint32_t n = reader_frames(&p, i, frames);
 		printf("stack %u %u", s->depth, s->flags);
 		for (size_t k = 0; k < p.ncounters; k++)
 			printf(" %" PRIu64, s->counts[k]);
 		printf(" :");
-		for (uint32_t d = 0; d < s->depth; d++)
-			printf(" 0x%" PRIx64, s->frames[d]);
+		for (uint32_t d = 0; d < n; d++)
+			printf(" 0x%" PRIx64, frames[d]);
 		printf("\n");
 	}
 	for (size_t i = 0; i < p.nbins; i++)

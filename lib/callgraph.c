@@ -67,7 +67,7 @@ static uint32_t edge_get(struct edgemap *em, uint32_t a, uint32_t b)
 struct acc {
 	struct cg_level *lv;
 	struct edgemap em;
-	uint64_t *nstamp, *estamp, *astamp, *dstamp;
+	uint32_t *nstamp, *estamp, *astamp, *dstamp; /* stack index + 1 (< 2^32) */
 	size_t estamp_cap;
 };
 
@@ -77,7 +77,7 @@ static void add2(uint64_t *dst, const uint64_t *b)
 		dst[k] += b[k];
 }
 
-static void accumulate(struct acc *a, const uint32_t *v, uint32_t n, const uint64_t *c, uint64_t stamp)
+static void accumulate(struct acc *a, const uint32_t *v, uint32_t n, const uint64_t *c, uint32_t stamp)
 {
 	struct cg_level *lv = a->lv;
 	const uint64_t *b = c + MPROF_C_BYTES;
@@ -103,8 +103,8 @@ static void accumulate(struct acc *a, const uint32_t *v, uint32_t n, const uint6
 
 			if (lv->nedges > a->estamp_cap) {
 				size_t old = a->estamp_cap;
-				util_grow(&a->estamp, &a->estamp_cap, lv->nedges, sizeof(uint64_t));
-				memset(a->estamp + old, 0, (a->estamp_cap - old) * sizeof(uint64_t));
+				util_grow(&a->estamp, &a->estamp_cap, lv->nedges, sizeof(uint32_t));
+				memset(a->estamp + old, 0, (a->estamp_cap - old) * sizeof(uint32_t));
 			}
 			ed = &lv->edge[e];
 			ed->calls += allocs;
@@ -140,9 +140,9 @@ static void acc_init(struct acc *a, struct cg_level *lv, size_t nnodes)
 	lv->node = xcalloc(nnodes, sizeof(*lv->node));
 	a->lv = lv;
 	a->em.lv = lv;
-	a->nstamp = xcalloc(nnodes, sizeof(uint64_t));
-	a->astamp = xcalloc(nnodes, sizeof(uint64_t));
-	a->dstamp = xcalloc(nnodes, sizeof(uint64_t));
+	a->nstamp = xcalloc(nnodes, sizeof(uint32_t));
+	a->astamp = xcalloc(nnodes, sizeof(uint32_t));
+	a->dstamp = xcalloc(nnodes, sizeof(uint32_t));
 }
 
 /* Build the CSR in/out adjacency of a level. */
@@ -263,19 +263,21 @@ void callgraph_build(struct callgraph *g, const struct model *m)
 {
 	size_t nf = strtab_count(m->fns);
 	struct acc a;
-	uint32_t *comp, *csize, *v = NULL;
-	size_t ncomp, vcap = 0;
+	uint32_t *comp, *csize, *v;
+	size_t ncomp;
 	struct cyc *cy;
 
 	memset(g, 0, sizeof(*g));
 	g->nfns = nf;
 	acc_init(&a, &g->fn, nf);
+	/* A stack's sites, then its functions or nodes, one stack at a time. */
+	v = xcalloc((size_t)m->maxn + 1, sizeof(uint32_t));
 	for (size_t i = 0; i < m->nstacks; i++) {
 		const struct model_stack *s = &m->stacks[i];
-		util_grow(&v, &vcap, s->n + 1, sizeof(uint32_t));
+		model_path(m, s, v);
 		for (uint32_t j = 0; j < s->n; j++)
-			v[j] = model_frame(m, s, j)->fn;
-		accumulate(&a, v, s->n, s->c, i + 1);
+			v[j] = m->sites[v[j]].fn;
+		accumulate(&a, v, s->n, s->c, (uint32_t)i + 1);
 		for (int k = 0; k < SIZE_NCLASSES; k++) {
 			g->tot_b[k] += s->c[MPROF_C_BYTES + k];
 			g->tot_n[k] += s->c[MPROF_C_ALLOCS + k];
@@ -320,12 +322,13 @@ void callgraph_build(struct callgraph *g, const struct model *m)
 	for (size_t i = 0; i < m->nstacks; i++) {
 		const struct model_stack *s = &m->stacks[i];
 		uint32_t n = 0;
+		model_path(m, s, v);
 		for (uint32_t j = 0; j < s->n; j++) {
-			uint32_t fn = model_frame(m, s, j)->fn, x = callgraph_node_of(g, fn);
+			uint32_t fn = m->sites[v[j]].fn, x = callgraph_node_of(g, fn);
 			if (n == 0 || v[n - 1] != x || !g->fn.node[fn].cycle)
 				v[n++] = x;
 		}
-		accumulate(&a, v, n, s->c, i + 1);
+		accumulate(&a, v, n, s->c, (uint32_t)i + 1);
 	}
 	acc_finish(&a);
 	for (size_t k = 0; k < g->ncycles; k++)

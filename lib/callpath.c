@@ -5,6 +5,17 @@
  * -> node.  A stamp per node (the index of the stack being walked) plays the
  * part of the paper's record lock: a path is credited at most once per
  * stack.
+ *
+ * What a view costs is bounded by what the input stores, not by the frames
+ * its stacks add up to (a small data file can make stacks that add up to
+ * 2^27 frames): a downward profile or the sample tree has at most a trie
+ * node per node of the caller's calling context tree, since the canonical
+ * path at a frame depends only on the frames outer to it; an upward profile
+ * grows from each stack's innermost root toward the callers and may make a
+ * node per frame walked, so every trie is held to in->max_paths nodes.
+ * Entries name trie nodes rather than copying their paths (a 4096-deep path
+ * copied at each of its 4096 prefixes is 64 MB); canonicalization looks the
+ * repeated id up in the current path instead of walking the ancestors.
  */
 #include "callpath.h"
 #include "util.h"
@@ -18,15 +29,16 @@ struct node {
 	uint32_t parent; /* NONE for the trie's root */
 	uint32_t id;     /* frame id */
 	uint32_t depth;
+	uint32_t stamp;  /* last stack + 1 that credited it */
 	uint64_t hits;
-	uint64_t stamp;  /* last stack + 1 that credited it */
 };
 
 struct trie {
 	struct node *n;
-	size_t len, cap;
+	size_t len, cap, max;
 	uint32_t *slot; /* node index + 1 */
 	size_t nslots;
+	int over;       /* more than max nodes were asked for */
 };
 
 static size_t thash(uint32_t parent, uint32_t id, size_t mask)
@@ -35,6 +47,7 @@ static size_t thash(uint32_t parent, uint32_t id, size_t mask)
 	return (size_t)(k >> 21) & mask;
 }
 
+/* The node (parent, id), made if new; NONE once the trie is full. */
 static uint32_t trie_get(struct trie *t, uint32_t parent, uint32_t id)
 {
 	size_t i;
@@ -55,13 +68,17 @@ static uint32_t trie_get(struct trie *t, uint32_t parent, uint32_t id)
 		if (x->parent == parent && x->id == id)
 			return t->slot[i] - 1;
 	}
+	if ((t->max && t->len >= t->max) || t->len >= NONE - 1) {
+		t->over = 1;
+		return NONE;
+	}
 	util_grow(&t->n, &t->cap, t->len + 1, sizeof(*t->n));
 	t->n[t->len] = (struct node){ parent, id, parent == NONE ? 0 : t->n[parent].depth + 1, 0, 0 };
 	t->slot[i] = (uint32_t)++t->len;
 	return (uint32_t)t->len - 1;
 }
 
-static void credit(struct trie *t, uint32_t x, uint64_t w, uint64_t stamp)
+static void credit(struct trie *t, uint32_t x, uint64_t w, uint32_t stamp)
 {
 	if (t->n[x].stamp != stamp) {
 		t->n[x].stamp = stamp;
@@ -69,16 +86,34 @@ static void credit(struct trie *t, uint32_t x, uint64_t w, uint64_t stamp)
 	}
 }
 
-/* The paper's Canonicalize-name: the nearest proper ancestor of cp with
- * the same frame id, else cp itself. */
-static uint32_t canonical(const struct trie *t, uint32_t cp)
+static uint32_t path_of(const struct cp_input *in, size_t s, uint32_t *out)
 {
-	uint32_t id = t->n[cp].id;
+	return in->path(in->ctx, s, out);
+}
 
-	for (uint32_t p = t->n[cp].parent; p != NONE; p = t->n[p].parent)
-		if (t->n[p].id == id)
-			return p;
-	return cp;
+/*
+ * The canonical path being walked (the paper's Canonicalize-name): its
+ * nodes by depth, and where each id sits on it.  Ids on a canonical path
+ * are distinct, so a repeated id's earlier node is found at once.
+ */
+struct walk {
+	uint32_t *node; /* node[d]: the path's node at depth d */
+	uint32_t *at;   /* at[id]: its depth on the path, if node[at[id]] has it */
+	uint32_t len;
+};
+
+/* Step from the path's end to id's node cp: the path becomes cp's canonical
+ * name, the nearest node on it with the same id, else cp itself. */
+static void walk_step(struct walk *w, const struct trie *t, uint32_t id, uint32_t cp)
+{
+	uint32_t d = w->at[id];
+
+	if (d < w->len && t->n[w->node[d]].id == id) {
+		w->len = d + 1;
+	} else {
+		w->at[id] = w->len;
+		w->node[w->len++] = cp;
+	}
 }
 
 /* ---- output: the trie depth first, children by decreasing hits ------- */
@@ -95,7 +130,7 @@ static int child_cmp(const void *a, const void *b)
 }
 
 /* reverse: the trie grows outward (down profiles: walking to the root gives
- * innermost first, so reverse). */
+ * innermost first, so reverse).  The trie's links move into r. */
 static void emit(struct trie *t, int reverse, uint64_t total, struct cp_result *r)
 {
 	uint32_t *off = xcalloc(t->len + 1, sizeof(uint32_t)), *kids = xcalloc(t->len + 1, sizeof(uint32_t));
@@ -105,6 +140,7 @@ static void emit(struct trie *t, int reverse, uint64_t total, struct cp_result *
 
 	memset(r, 0, sizeof(*r));
 	r->total = total;
+	r->reverse = reverse;
 	/* CSR children lists of nodes with hits. */
 	for (size_t k = 0; k < t->len; k++)
 		if (t->n[k].hits && t->n[k].parent != NONE)
@@ -129,24 +165,41 @@ static void emit(struct trie *t, int reverse, uint64_t total, struct cp_result *
 	while (sp) {
 		uint32_t x = stack[--sp];
 		struct cp_entry *e;
-		uint32_t len = t->n[x].depth + 1, j = 0;
 
 		util_grow(&r->e, &cap, r->n + 1, sizeof(*r->e));
 		e = &r->e[r->n++];
-		e->len = len;
+		e->node = x;
+		e->len = t->n[x].depth + 1;
 		e->depth = t->n[x].depth;
 		e->hits = t->n[x].hits;
-		e->path = xcalloc(len, sizeof(uint32_t));
-		for (uint32_t p = x; p != NONE; p = t->n[p].parent, j++)
-			e->path[reverse ? len - 1 - j : j] = t->n[p].id;
+		if (e->len > r->maxlen)
+			r->maxlen = e->len;
 		for (uint32_t k = off[x + 1]; k-- > off[x];)
 			stack[sp++] = kids[k];
 	}
+	/* Keep the links the paths are spelled from; fill and kids are
+	 * t->len + 1 long, room enough. */
+	for (size_t k = 0; k < t->len; k++) {
+		fill[k] = t->n[k].parent;
+		kids[k] = t->n[k].id;
+	}
+	r->parent = fill;
+	r->id = kids;
 	free(off);
-	free(kids);
-	free(fill);
 	free(roots);
 	free(stack);
+}
+
+void callpath_path(const struct cp_result *r, const struct cp_entry *e, uint32_t *out)
+{
+	uint32_t x = e->node;
+
+	if (!r->parent) {
+		out[0] = x;
+		return;
+	}
+	for (uint32_t j = 0; j < e->len; j++, x = r->parent[x])
+		out[r->reverse ? e->len - 1 - j : j] = r->id[x];
 }
 
 static uint64_t total_of(const struct cp_input *in)
@@ -164,61 +217,69 @@ static void trie_free(struct trie *t)
 	free(t->slot);
 }
 
-void callpath_down(const struct cp_input *in, const uint8_t *is_root, struct cp_result *r)
+/*
+ * Down (up = 0) and up profiles.  Down: from each stack's first (outermost)
+ * root toward its innermost frame; summarize-below-root stops at the first
+ * root, CPP-Rec walks on.  Up: from the innermost root toward the callers,
+ * mirroring it: the trie's parent is the path without its first
+ * (outermost) function.
+ */
+static int directed(const struct cp_input *in, const uint8_t *is_root, int up, struct cp_result *r)
 {
-	struct trie t = { 0 };
+	struct trie t = { .max = in->max_paths };
+	struct walk w;
+	uint32_t *f = xcalloc((size_t)in->maxn + 1, sizeof(uint32_t));
 
-	for (size_t s = 0; s < in->nstacks; s++) {
-		const uint32_t *f = in->ids[s];
-		uint32_t n = in->n[s], i, parent;
-		uint64_t w = in->weight[s];
+	w.node = xcalloc((size_t)in->maxn + 1, sizeof(uint32_t));
+	w.at = xcalloc(in->nids + 1, sizeof(uint32_t));
+	for (size_t s = 0; s < in->nstacks && !t.over; s++) {
+		uint32_t n, i;
+		uint64_t wt = in->weight[s];
 
-		if (!w)
+		if (!wt)
 			continue;
+		n = path_of(in, s, f);
+		if (up) {
+			/* Reversed: innermost first. */
+			for (i = 0; i < n / 2; i++) {
+				uint32_t x = f[i];
+				f[i] = f[n - 1 - i];
+				f[n - 1 - i] = x;
+			}
+		}
 		for (i = 0; i < n && !is_root[f[i]]; i++)
 			;
-		if (i == n)
-			continue;
-		/* Summarize-below-root stops at the first root; CPP-Rec walks on. */
-		parent = NONE;
+		w.len = 0;
 		for (; i < n; i++) {
+			uint32_t parent = w.len ? w.node[w.len - 1] : NONE;
 			uint32_t cp = trie_get(&t, parent, f[i]);
-			credit(&t, cp, w, s + 1);
-			parent = canonical(&t, cp);
+			if (cp == NONE)
+				break;
+			credit(&t, cp, wt, (uint32_t)s + 1);
+			walk_step(&w, &t, f[i], cp);
 		}
 	}
-	emit(&t, 1, total_of(in), r);
+	free(f);
+	free(w.node);
+	free(w.at);
+	if (t.over) {
+		trie_free(&t);
+		memset(r, 0, sizeof(*r));
+		return -1;
+	}
+	emit(&t, !up, total_of(in), r);
 	trie_free(&t);
+	return 0;
 }
 
-void callpath_up(const struct cp_input *in, const uint8_t *is_root, struct cp_result *r)
+int callpath_down(const struct cp_input *in, const uint8_t *is_root, struct cp_result *r)
 {
-	struct trie t = { 0 };
+	return directed(in, is_root, 0, r);
+}
 
-	for (size_t s = 0; s < in->nstacks; s++) {
-		const uint32_t *f = in->ids[s];
-		uint32_t n = in->n[s], parent;
-		uint64_t w = in->weight[s];
-		int64_t i;
-
-		if (!w)
-			continue;
-		for (i = (int64_t)n - 1; i >= 0 && !is_root[f[i]]; i--)
-			;
-		if (i < 0)
-			continue;
-		/* From the innermost root toward the callers, mirroring the
-		 * downward walk: the trie's parent is the path without its
-		 * first (outermost) function. */
-		parent = NONE;
-		for (; i >= 0; i--) {
-			uint32_t cp = trie_get(&t, parent, f[i]);
-			credit(&t, cp, w, s + 1);
-			parent = canonical(&t, cp);
-		}
-	}
-	emit(&t, 0, total_of(in), r);
-	trie_free(&t);
+int callpath_up(const struct cp_input *in, const uint8_t *is_root, struct cp_result *r)
+{
+	return directed(in, is_root, 1, r);
 }
 
 static int entry_cmp(const void *a, const void *b)
@@ -227,22 +288,22 @@ static int entry_cmp(const void *a, const void *b)
 
 	if (x->hits != y->hits)
 		return x->hits > y->hits ? -1 : 1;
-	return x->path[0] < y->path[0] ? -1 : x->path[0] > y->path[0];
+	return x->node < y->node ? -1 : x->node > y->node;
 }
 
 static void flat(const struct cp_input *in, int body, struct cp_result *r)
 {
 	uint64_t *hits = xcalloc(in->nids + 1, sizeof(uint64_t));
 	uint64_t *stamp = xcalloc(in->nids + 1, sizeof(uint64_t));
+	uint32_t *f = xcalloc((size_t)in->maxn + 1, sizeof(uint32_t));
 	size_t cap = 0;
 
 	memset(r, 0, sizeof(*r));
 	r->total = total_of(in);
 	for (size_t s = 0; s < in->nstacks; s++) {
-		const uint32_t *f = in->ids[s];
-		uint32_t n = in->n[s];
+		uint32_t n;
 
-		if (!n || !in->weight[s])
+		if (!in->weight[s] || !(n = path_of(in, s, f)))
 			continue;
 		if (body) {
 			hits[f[n - 1]] += in->weight[s];
@@ -260,16 +321,17 @@ static void flat(const struct cp_input *in, int body, struct cp_result *r)
 			continue;
 		util_grow(&r->e, &cap, r->n + 1, sizeof(*r->e));
 		e = &r->e[r->n++];
-		e->path = xcalloc(1, sizeof(uint32_t));
-		e->path[0] = (uint32_t)id;
+		e->node = (uint32_t)id;
 		e->len = 1;
 		e->depth = 0;
 		e->hits = hits[id];
 	}
+	r->maxlen = 1;
 	if (r->n) /* no entry (no stack, or no hits): r->e is NULL */
 		qsort(r->e, r->n, sizeof(*r->e), entry_cmp);
 	free(hits);
 	free(stamp);
+	free(f);
 }
 
 void callpath_functions(const struct cp_input *in, struct cp_result *r)
@@ -282,25 +344,35 @@ void callpath_bodies(const struct cp_input *in, struct cp_result *r)
 	flat(in, 1, r);
 }
 
-void callpath_tree(const struct cp_input *in, struct cp_result *r)
+int callpath_tree(const struct cp_input *in, struct cp_result *r)
 {
-	struct trie t = { 0 };
+	struct trie t = { .max = in->max_paths };
+	uint32_t *f = xcalloc((size_t)in->maxn + 1, sizeof(uint32_t));
 
-	for (size_t s = 0; s < in->nstacks; s++) {
-		uint32_t parent = NONE;
-		for (uint32_t i = 0; i < in->n[s]; i++) {
-			parent = trie_get(&t, parent, in->ids[s][i]);
+	for (size_t s = 0; s < in->nstacks && !t.over; s++) {
+		uint32_t parent = NONE, n = path_of(in, s, f);
+		for (uint32_t i = 0; i < n; i++) {
+			parent = trie_get(&t, parent, f[i]);
+			if (parent == NONE)
+				break;
 			t.n[parent].hits += in->weight[s];
 		}
 	}
+	free(f);
+	if (t.over) {
+		trie_free(&t);
+		memset(r, 0, sizeof(*r));
+		return -1;
+	}
 	emit(&t, 1, total_of(in), r);
 	trie_free(&t);
+	return 0;
 }
 
 void callpath_result_free(struct cp_result *r)
 {
-	for (size_t i = 0; i < r->n; i++)
-		free(r->e[i].path);
 	free(r->e);
+	free(r->parent);
+	free(r->id);
 	memset(r, 0, sizeof(*r));
 }

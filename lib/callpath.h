@@ -5,7 +5,9 @@
  *
  * Input is generic weighted stacks: each a sequence of frame ids, outermost
  * first (function ids, or call-site ids when sites are told apart), and a
- * weight (the sample hits for one resource).  Names come from a callback.
+ * weight (the sample hits for one resource), handed out one stack at a
+ * time by the caller (the model keeps shared frames once: no view needs
+ * every stack spelled out at once).  Names come from the caller.
  *
  * Downward profiles follow the paper's appendix: each node of the sample
  * tree below the first occurrence of the root gets a canonical call path
@@ -23,18 +25,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define CP_NONE UINT32_MAX
+
 struct cp_input {
 	size_t nstacks;
-	const uint32_t *const *ids; /* ids[i][0..n[i]), outermost first */
-	const uint32_t *n;
-	const uint64_t *weight;
-	size_t nids;                /* ids are < nids */
+	const uint64_t *weight;   /* per stack */
+	/* Stack s's frame ids (< nids), outermost first, into out (room for
+	 * maxn); returns how many. */
+	uint32_t (*path)(const void *ctx, size_t s, uint32_t *out);
+	const void *ctx;
+	uint32_t maxn;            /* the most frames a stack has */
+	size_t nids;
+	size_t max_paths;         /* a profile making more call paths than this
+				   * fails (0: no limit): see callpath.c */
 };
 
-/* One profile entry: a call path (ids outermost first) and its hits. */
+/* One profile entry: a call path and its hits.  Paths are nodes of a trie
+ * kept in the result (callpath_path spells one out): an entry costs the
+ * same however long its path. */
 struct cp_entry {
-	uint32_t *path;
-	uint32_t len;
+	uint32_t node;  /* the path's last node in the result's trie */
+	uint32_t len;   /* ids on the path */
 	uint32_t depth; /* nesting for printing: 0 for the root path */
 	uint64_t hits;
 };
@@ -43,6 +54,10 @@ struct cp_result {
 	struct cp_entry *e;
 	size_t n;
 	uint64_t total; /* all hits of the input */
+	uint32_t *parent, *id; /* the trie: a node's parent (CP_NONE) and id;
+				* NULL for flat profiles, whose node is the id */
+	int reverse;    /* the trie grows toward the callers (up profiles) */
+	uint32_t maxlen; /* the longest path */
 };
 
 /*
@@ -50,11 +65,13 @@ struct cp_result {
  * function, or all the call sites of one function): every canonical call
  * path that starts with a root, with its hits, in depth-first order (a path,
  * then its extensions), siblings by decreasing hits then by id.
+ * Each view returns 0, or -1 (r empty) when it would make more than
+ * in->max_paths call paths.
  */
-void callpath_down(const struct cp_input *in, const uint8_t *is_root, struct cp_result *r);
+int callpath_down(const struct cp_input *in, const uint8_t *is_root, struct cp_result *r);
 /* The upward profile: every canonical path ending at a root, in the same
  * order, growing toward the callers (a path, then its longer versions). */
-void callpath_up(const struct cp_input *in, const uint8_t *is_root, struct cp_result *r);
+int callpath_up(const struct cp_input *in, const uint8_t *is_root, struct cp_result *r);
 /* Function profile: (f) for every id on some stack: hits of the stacks that
  * contain it (once), sorted by decreasing hits.  Body profile: hits of the
  * stacks whose innermost frame it is. */
@@ -63,7 +80,9 @@ void callpath_bodies(const struct cp_input *in, struct cp_result *r);
 /* The sample tree: every node (a prefix of some stack), depth first,
  * children by decreasing weight; hits is the node's weight (its own hits
  * and its descendants'). */
-void callpath_tree(const struct cp_input *in, struct cp_result *r);
+int callpath_tree(const struct cp_input *in, struct cp_result *r);
+/* The ids of e's path, outermost first, into out (room for r->maxlen). */
+void callpath_path(const struct cp_result *r, const struct cp_entry *e, uint32_t *out);
 void callpath_result_free(struct cp_result *r);
 
 #endif

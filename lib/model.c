@@ -3,9 +3,10 @@
  *
  * Stacks repeat their addresses (the mprof paper: most of a chain repeats
  * between allocations), so each distinct address is symbolized and turned
- * into site ids once, in a cache; a stack is then a copy of cached ids.
- * Stacks' site ids live in one growing array and are pointed to only when
- * all stacks are in.
+ * into site ids once, in a cache.  A stack's frames shared with an earlier
+ * stack in the file are that stack's nodes in the calling context tree:
+ * only the frames a stack has of its own are looked at, so building the
+ * model costs what the file holds, not what its references add up to.
  */
 #include "model.h"
 #include "reader.h"
@@ -25,10 +26,11 @@ struct sitemap {
 void model_init(struct model *m)
 {
 	memset(m, 0, sizeof(*m));
-	m->fns = strtab_new();
+	m->fns = strtab_new_borrowing(); /* the symbolizer's strings */
 	m->locs = strtab_new();
 	m->sitemap = xcalloc(1, sizeof(struct sitemap));
 	m->nc = MPROF_NCOUNTERS;
+	m->main_fn = MODEL_NONE;
 }
 
 static size_t site_hash(const struct model_site *s, size_t mask)
@@ -61,33 +63,79 @@ static uint32_t site_id(struct model *m, const struct model_site *s)
 	return (uint32_t)m->nsites - 1;
 }
 
-/* Append a stack whose site ids are ids[0..n) (already in m->ids or not). */
-static void push(struct model *m, uint32_t n, uint32_t cut, const uint64_t *c)
+/* Where a path ends: its innermost node and that node's run, how many
+ * nodes it has, and the depth of its outermost main (MODEL_NONE if none). */
+struct at {
+	uint32_t node, run, n, main;
+};
+
+/* A new node: site called from the end of path a (node MODEL_NONE: none),
+ * which becomes its end.  Nodes are not shared between stacks the file did
+ * not share (no hash of every frame): a stack's own frames make one run of
+ * consecutive nodes, so a node costs its site, 4 bytes, as a copied
+ * stack's frame did.  -1 past 2^32 nodes. */
+static int node_new(struct model *m, struct at *a, uint32_t site)
+{
+	if (m->nnodes >= MODEL_NONE - 1)
+		return -1;
+	if (!m->nnodes || a->node != m->nnodes - 1) {
+		/* Not the next node of the last run: a new run. */
+		util_grow(&m->runs, &m->runs_cap, m->nruns + 1, sizeof(*m->runs));
+		m->runs[m->nruns] = (struct model_run){ (uint32_t)m->nnodes, a->node, a->run };
+		a->run = (uint32_t)m->nruns++;
+	}
+	if (m->nnodes == m->nodes_cap)
+		util_grow(&m->site, &m->nodes_cap, m->nnodes + 1, sizeof(uint32_t));
+	m->site[m->nnodes] = site;
+	a->node = (uint32_t)m->nnodes++;
+	a->n++;
+	return 0;
+}
+
+/* Append a stack ending at a (no frame: a.node is MODEL_NONE); frames
+ * outer to main are dropped unless keep_all. */
+static void push(struct model *m, struct at a, int keep_all, uint32_t cut, const uint64_t *c)
 {
 	struct model_stack *s;
 
 	util_grow(&m->stacks, &m->cap, m->nstacks + 1, sizeof(*m->stacks));
 	s = &m->stacks[m->nstacks++];
-	s->n = n;
+	s->leaf = a.node;
+	s->run = a.run;
+	s->n = a.n;
+	if (!keep_all && a.main != MODEL_NONE)
+		s->n -= a.main;
+	if (s->n > m->maxn)
+		m->maxn = s->n;
 	s->cut = cut;
-	/* Until model_finish, site holds the offset into m->ids. */
-	s->site = (const uint32_t *)(uintptr_t)(m->nids - n);
 	s->c = c;
 	for (size_t k = 0; k < m->nc; k++)
 		m->tot[k] += c[k];
 }
 
-static uint32_t *ids_room(struct model *m, size_t n)
+void model_inner(const struct model *m, const struct model_stack *s, uint32_t k, uint32_t *out)
 {
-	util_grow(&m->ids, &m->ids_cap, m->nids + n, sizeof(uint32_t));
-	return m->ids + m->nids;
+	uint32_t x = s->leaf, r = s->run;
+
+	/* A run's nodes are its frames outermost first: each piece of the
+	 * path is one copy. */
+	while (k > 0) {
+		const struct model_run *run = &m->runs[r];
+		uint32_t len = x - run->first + 1 < k ? x - run->first + 1 : k;
+		const uint32_t *from = m->site + x + 1 - len;
+
+		k -= len;
+		for (uint32_t j = 0; j < len; j++) /* short: a loop beats memcpy's call */
+			out[k + j] = from[j];
+		x = run->parent;
+		r = run->parent_run;
+	}
 }
 
-/* Point every stack at its ids, now that m->ids will not move again. */
-static void finish(struct model *m)
+uint32_t model_path(const struct model *m, const struct model_stack *s, uint32_t *out)
 {
-	for (size_t i = 0; i < m->nstacks; i++)
-		m->stacks[i].site = m->ids + (uintptr_t)m->stacks[i].site;
+	model_inner(m, s, s->n, out);
+	return s->n;
 }
 
 static const uint64_t *own(struct model *m, const uint64_t *c)
@@ -102,19 +150,13 @@ static const uint64_t *own(struct model *m, const uint64_t *c)
 
 void model_add(struct model *m, const char *const *names, uint32_t n, const uint64_t *c)
 {
-	uint32_t *ids;
+	struct at a = { MODEL_NONE, MODEL_NONE, 0, MODEL_NONE };
 
-	/* Re-point earlier stacks' ids as offsets while m->ids may move. */
-	for (size_t i = 0; i < m->nstacks; i++)
-		m->stacks[i].site = (const uint32_t *)(uintptr_t)(m->stacks[i].site - m->ids);
-	ids = ids_room(m, n);
 	for (uint32_t i = 0; i < n; i++) {
 		struct model_site st = { strtab_intern(m->fns, names[i]), MODEL_NO_OFFSET, MODEL_NO_LOC, 0, 0 };
-		ids[i] = site_id(m, &st);
+		node_new(m, &a, site_id(m, &st));
 	}
-	m->nids += n;
-	push(m, n, 0, own(m, c));
-	finish(m);
+	push(m, a, 1, 0, own(m, c));
 }
 
 /* Cache: address (and whether it is a return address) -> its site ids,
@@ -122,7 +164,7 @@ void model_add(struct model *m, const char *const *names, uint32_t n, const uint
 struct addrcache {
 	uint64_t *key; /* addr << 1 | is_ret, + 1 so 0 is empty */
 	uint32_t *start, *count;
-	size_t nslots, n;
+	size_t nslots, n, max; /* at most max distinct addresses */
 	uint32_t *pool;
 	size_t npool, cap;
 };
@@ -154,7 +196,7 @@ static void ac_grow(struct addrcache *a)
 }
 
 /* The site ids of addr, innermost first: *n of them at the returned pointer
- * (valid until the next call). */
+ * (valid until the next call); NULL past a->max distinct addresses. */
 static const uint32_t *expand(struct model *m, struct addrcache *a, struct symbols *sy, uint64_t addr,
 			      int ret, uint32_t *n)
 {
@@ -171,6 +213,8 @@ static const uint32_t *expand(struct model *m, struct addrcache *a, struct symbo
 			*n = a->count[j];
 			return a->pool + a->start[j];
 		}
+	if (a->n >= a->max)
+		return NULL;
 	cnt = symbols_resolve(sy, addr, ret, sf, 32);
 	util_grow(&a->pool, &a->cap, a->npool + (size_t)cnt, sizeof(uint32_t));
 	for (int i = 0; i < cnt; i++) {
@@ -200,14 +244,51 @@ static const uint32_t *expand(struct model *m, struct addrcache *a, struct symbo
 	return a->pool + a->start[j];
 }
 
+/*
+ * Extend the path ending at *a by stack ps's own frames, outermost first,
+ * each address expanded into its sites.  keep (if not NULL) gets where
+ * each own frame ends, keep[d] for frame d.  -1 past 2^32 nodes, -2 past
+ * the distinct addresses the file may have.
+ */
+static int own_frames(struct model *m, struct addrcache *ac, struct symbols *sy,
+		      const struct prof_stack *ps, struct at *a, struct at *keep)
+{
+	static uint32_t at[FORMAT_MAX_DEPTH], cnt[FORMAT_MAX_DEPTH]; /* in ac->pool */
+	uint32_t k, nown = ps->depth - ps->shared;
+
+	/* Symbolized innermost first, as stacks are read: function and site
+	 * ids, which order ties in every view, come in that order. */
+	for (uint32_t d = 0; d < nown; d++) {
+		int ret = !(d == 0 && (ps->flags & FORMAT_STACK_PC_FIRST));
+		const uint32_t *e = expand(m, ac, sy, ps->frames[d], ret, &cnt[d]);
+		if (!e)
+			return -2;
+		at[d] = (uint32_t)(e - ac->pool);
+	}
+	for (uint32_t d = nown; d-- > 0;) {
+		const uint32_t *e = ac->pool + at[d];
+
+		k = cnt[d];
+		while (k-- > 0) {
+			if (a->main == MODEL_NONE && m->sites[e[k]].fn == m->main_fn)
+				a->main = a->n;
+			if (node_new(m, a, e[k]) < 0)
+				return -1;
+		}
+		if (keep)
+			keep[d] = *a;
+	}
+	return 0;
+}
+
 int model_from_profile(struct model *m, const struct profile *p, struct symbols *sy,
 		       unsigned flags, char *err, size_t errlen)
 {
-	int idx[MPROF_NCOUNTERS], identity = 1;
+	int idx[MPROF_NCOUNTERS], identity = 1, rc = 0;
 	struct addrcache ac;
-	uint32_t *tmp = NULL;
-	size_t tcap = 0;
-	uint32_t main_id;
+	struct at *keep;
+	uint32_t *first;
+	size_t nkeep = 0;
 
 	if (p->kind != FORMAT_KIND_MPROF) {
 		m->nc = p->ncounters;
@@ -223,12 +304,32 @@ int model_from_profile(struct model *m, const struct profile *p, struct symbols 
 		}
 	}
 	memset(&ac, 0, sizeof(ac));
-	main_id = strtab_intern(m->fns, "main");
+	/* Symbolizing an address costs some 150 bytes, and every frame of a
+	 * hostile file can be a new one: a file may have one distinct address
+	 * per 4 bytes (a real CPU profile, whose every sample can add a pc,
+	 * has about 1 per 40; an allocation profile far fewer). */
+	ac.max = p->size / 4 + (1u << 14);
+	m->main_fn = strtab_intern(m->fns, "main");
+	/* Where the own frames of a stack that later stacks refer to end:
+	 * their shared frames hang there (the reader resolved each reference
+	 * to the stack whose own frames hold its first shared frame). */
+	first = xcalloc(p->nstacks + 1, sizeof(uint32_t));
+	for (size_t i = 0; i < p->nstacks; i++)
+		if (p->stacks[i].shared)
+			first[p->stacks[i].ref] = 1;
 	for (size_t i = 0; i < p->nstacks; i++) {
+		uint32_t referred = first[i];
+		first[i] = (uint32_t)nkeep;
+		if (referred)
+			nkeep += p->stacks[i].depth - p->stacks[i].shared;
+		else
+			first[i] = MODEL_NONE;
+	}
+	keep = xcalloc(nkeep + 1, sizeof(*keep));
+	for (size_t i = 0; i < p->nstacks && rc == 0; i++) {
 		const struct prof_stack *ps = &p->stacks[i];
 		const uint64_t *c = ps->counts;
-		size_t n = 0;
-		uint32_t *ids;
+		struct at a = { MODEL_NONE, MODEL_NONE, 0, MODEL_NONE };
 
 		if (p->kind == FORMAT_KIND_MPROF && !identity) {
 			uint64_t v[MPROF_NCOUNTERS];
@@ -236,37 +337,39 @@ int model_from_profile(struct model *m, const struct profile *p, struct symbols 
 				v[k] = ps->counts[idx[k]];
 			c = own(m, v);
 		}
-		/* Expand each address, innermost first, into sites. */
-		for (uint32_t d = 0; d < ps->depth; d++) {
-			uint32_t k;
-			int ret = !(d == 0 && (ps->flags & FORMAT_STACK_PC_FIRST));
-			const uint32_t *e = expand(m, &ac, sy, ps->frames[d], ret, &k);
-
-			util_grow(&tmp, &tcap, n + k, sizeof(*tmp));
-			memcpy(tmp + n, e, k * sizeof(uint32_t));
-			n += k;
+		if (ps->shared)
+			a = keep[first[ps->ref] + p->stacks[ps->ref].depth - ps->shared];
+		if (ps->shared == ps->depth && ps->depth && (ps->flags & FORMAT_STACK_PC_FIRST)) {
+			/* All its frames are another stack's, where frame 0 was
+			 * a return address: here it is a pc.  Built apart. */
+			static uint64_t frames[FORMAT_MAX_DEPTH];
+			struct prof_stack whole = *ps;
+			whole.frames = frames;
+			whole.shared = 0;
+			reader_frames(p, i, frames);
+			a = (struct at){ MODEL_NONE, MODEL_NONE, 0, MODEL_NONE };
+			rc = own_frames(m, &ac, sy, &whole, &a, NULL);
+		} else {
+			rc = own_frames(m, &ac, sy, ps, &a,
+					first[i] == MODEL_NONE ? NULL : keep + first[i]);
 		}
-		/* tmp is innermost first: main is the outermost frame kept. */
-		if (!(flags & MODEL_KEEP_ABOVE_MAIN)) {
-			for (size_t j = n; j-- > 0;)
-				if (m->sites[tmp[j]].fn == main_id) {
-					n = j + 1;
-					break;
-				}
-		}
-		ids = ids_room(m, n);
-		for (size_t j = 0; j < n; j++)
-			ids[j] = tmp[n - 1 - j];
-		m->nids += n;
-		push(m, (uint32_t)n, (ps->flags & FORMAT_STACK_TRUNCATED) != 0, c);
+		push(m, a, (flags & MODEL_KEEP_ABOVE_MAIN) != 0,
+		     (ps->flags & FORMAT_STACK_TRUNCATED) != 0, c);
 	}
-	finish(m);
-	free(tmp);
+	if (rc == -1)
+		snprintf(err, errlen, "its stacks symbolize into more than 2^32 frames");
+	else if (rc < 0)
+		snprintf(err, errlen,
+			 "corrupt: over %zu distinct addresses, more than a file of %zu bytes holds "
+			 "(one per 4 bytes)",
+			 ac.max, p->size);
+	free(first);
+	free(keep);
 	free(ac.key);
 	free(ac.start);
 	free(ac.count);
 	free(ac.pool);
-	return 0;
+	return rc;
 }
 
 void model_release(struct model *m)
@@ -276,12 +379,14 @@ void model_release(struct model *m)
 	for (size_t i = 0; i < m->nowned; i++)
 		free(m->owned[i]);
 	free(m->owned);
-	free(m->ids);
+	free(m->site);
+	free(m->runs);
 	free(m->sites);
 	free(m->stacks);
 	if (sm)
 		free(sm->slot);
 	free(sm);
+
 	strtab_free(m->fns);
 	strtab_free(m->locs);
 	memset(m, 0, sizeof(*m));

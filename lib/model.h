@@ -4,10 +4,13 @@
  * The data file holds stacks of addresses; the model holds the same stacks
  * as sequences of call sites (inline frames expanded), outermost first, each
  * with its counter vector.  A site is a function with its call offset and
- * source line; sites are pooled, so a frame costs 4 bytes, and each distinct
- * address is symbolized once however many stacks it appears in.  Distinct
- * address stacks may become equal symbolic stacks; views aggregate as they
- * need.
+ * source line; sites are pooled, and each distinct address is symbolized
+ * once however many stacks it appears in.  Stacks are paths in a calling
+ * context tree (a node per distinct sequence of sites from the outermost),
+ * so the frames stacks share are stored once, as the data file stores them:
+ * memory follows the file's size, not the frames its stacks add up to.
+ * Distinct address stacks may become equal symbolic stacks; views aggregate
+ * as they need.
  */
 #ifndef MODEL_H
 #define MODEL_H
@@ -34,29 +37,47 @@ struct model_site {
 	uint64_t func_addr; /* entry of the real function, 0 if unknown */
 };
 
+#define MODEL_NONE UINT32_MAX
+
 struct model_stack {
-	uint32_t n;          /* frames, outermost first */
+	uint32_t leaf;       /* node of the innermost frame, MODEL_NONE if n is 0 */
+	uint32_t n;          /* frames: the innermost n nodes on the path from
+			      * leaf to the tree's root (outer callers dropped
+			      * stop short of the root) */
 	uint32_t cut;        /* outer callers were dropped (truncated) */
-	const uint32_t *site; /* n site ids */
+	uint32_t run;        /* the run (below) leaf is in */
 	const uint64_t *c;   /* model.nc counters */
 };
 
 struct model {
-	struct strtab *fns;  /* function names */
+	struct strtab *fns;  /* function names: the symbolizer's (or
+			      * model_add's caller's) strings, not copies:
+			      * they must outlive the model */
 	struct strtab *locs; /* "file:line" strings */
 	struct model_site *sites;
 	size_t nsites, sites_cap;
+	/* The calling context tree, as runs: a stack's own frames are
+	 * consecutive nodes, each called from the one before; node k calls
+	 * site[k], and the first node of run r is called from node
+	 * runs[r].parent (MODEL_NONE: outermost), in run parent_run.  Runs
+	 * are in node order. */
+	uint32_t *site;
+	size_t nnodes, nodes_cap;
+	struct model_run {
+		uint32_t first, parent, parent_run;
+	} *runs;
+	size_t nruns, runs_cap;
 	size_t nstacks, cap;
 	struct model_stack *stacks;
+	uint32_t maxn;        /* the largest n: room model_path needs */
+	uint32_t main_fn;     /* function id of main (frames outer to it drop) */
 	size_t nc;            /* counters per stack: MPROF_NCOUNTERS in mprof
 			       * order for allocation data, else the file's */
 	uint64_t tot[FORMAT_MAX_COUNTERS]; /* sums over all stacks */
 	/* storage */
-	uint32_t *ids;       /* every stack's site ids */
-	size_t nids, ids_cap;
-	uint64_t **owned;    /* counter vectors the model copied */
+	uint64_t **owned;     /* counter vectors the model copied */
 	size_t nowned, owned_cap;
-	void *sitemap;       /* site dedup table */
+	void *sitemap;        /* site dedup table */
 };
 
 enum {
@@ -78,11 +99,11 @@ int model_from_profile(struct model *m, const struct profile *p, struct symbols 
 void model_add(struct model *m, const char *const *names, uint32_t n, const uint64_t *c);
 void model_release(struct model *m);
 
-static inline const struct model_site *model_frame(const struct model *m,
-						   const struct model_stack *s, uint32_t j)
-{
-	return &m->sites[s->site[j]];
-}
+/* The site ids of stack s, outermost first, into out (room for m->maxn);
+ * returns s->n.  O(n). */
+uint32_t model_path(const struct model *m, const struct model_stack *s, uint32_t *out);
+/* The same for its innermost k frames (k <= s->n). */
+void model_inner(const struct model *m, const struct model_stack *s, uint32_t k, uint32_t *out);
 
 /* Convenience over the counter vector. */
 uint64_t model_allocs(const uint64_t *c);

@@ -258,6 +258,25 @@ static void read_counters(struct cur *c, struct profile *p)
 	}
 }
 
+/* Frames and counters the stacks may hold, references followed: views
+ * walk them, and `mprof dump` prints them.  256 per byte of the section
+ * (more than the monitor's deepest shared stacks reach) and 2^27 in all
+ * bound that work; memory follows the file whatever this is. */
+static int within_cap(struct cur *c, const struct cur *start, uint64_t total)
+{
+	uint64_t cap = (uint64_t)start->left * 256 + (1u << 16);
+
+	if (cap > FORMAT_MAX_VALUES)
+		cap = FORMAT_MAX_VALUES;
+	if (total <= cap)
+		return 1;
+	seterr(c->err, c->errlen,
+	       "corrupt stacks section: its stacks would hold more than %llu frames and counters",
+	       (unsigned long long)cap);
+	c->bad = 1;
+	return 0;
+}
+
 /* Version 1: u32 depth, u32 flags, u64 frames[depth], u64 counters[]. */
 static void read_stacks_flat(struct cur *c, struct profile *p, uint64_t n)
 {
@@ -287,6 +306,7 @@ static void read_stacks_flat(struct cur *c, struct profile *p, uint64_t n)
 		s->counts = next + s->depth;
 		next += s->depth + p->ncounters;
 		p->nstacks = i + 1;
+		p->nvalues += s->depth + p->ncounters;
 		for (uint32_t d = 0; d < s->depth && !c->bad; d++)
 			s->frames[d] = get64(c);
 		for (size_t k = 0; k < p->ncounters && !c->bad; k++)
@@ -322,47 +342,82 @@ static int packed_head(struct cur *c, struct profile *p, uint64_t i, uint64_t *r
 }
 
 /*
+ * Point stack i's shared frames at the stack whose own frames hold the
+ * first of them.  Following references one by one could take 4096 steps
+ * per stack (a chain of stacks each sharing one frame fewer); the
+ * resolved references form a tree in which `shared` falls toward the
+ * root, and a jump pointer per stack (Myers' skew-binary scheme: jump to
+ * the parent's jump's jump when the two spans are equal, else to the
+ * parent) finds the stack in O(log n) steps.  hops[] and jump[] live only
+ * while the section is read.
+ */
+static void resolve_ref(struct profile *p, uint32_t i, uint32_t q, uint32_t sh, uint32_t *hops,
+			uint32_t *jump)
+{
+	struct prof_stack *s = &p->stacks[i];
+
+	while (sh && p->stacks[q].shared >= sh) {
+		uint32_t j = jump[q];
+		q = p->stacks[j].shared >= sh ? j : p->stacks[q].ref;
+	}
+	s->shared = sh;
+	s->ref = sh ? q : 0;
+	if (!sh) {
+		hops[i] = 0;
+		jump[i] = i;
+		return;
+	}
+	hops[i] = hops[q] + 1;
+	if (hops[q] - hops[jump[q]] == hops[jump[q]] - hops[jump[jump[q]]])
+		jump[i] = jump[jump[q]];
+	else
+		jump[i] = q;
+}
+
+/*
  * Version 2 (format.h): varints, outer frames shared with an earlier stack.
- * Two passes: the first checks every entry and counts the values the
- * stacks will hold once shared frames are copied out (bounded, so a small
- * file cannot ask for gigabytes), the second fills them.
+ * Two passes: the first checks every entry, resolves its reference and
+ * counts its own frames, the second fills them in.  Shared frames are never
+ * copied: see struct prof_stack.
  */
 static void read_stacks_packed(struct cur *c, struct profile *p, uint64_t n)
 {
 	struct cur start;
-	uint64_t total = 0, ref, i, cap;
-	uint32_t shared;
+	uint64_t own = 0, ref, i;
+	uint32_t shared, *hops, *jump;
 	uint64_t *next;
 
-	/* Each entry is at least 3 + ncounters bytes. */
+	/* Each entry is at least 3 + ncounters bytes; refs are 32 bits. */
 	if (!count_fits(c, n, 3 + p->ncounters))
 		return;
-	p->stacks = cur_calloc(c, (size_t)n, sizeof(*p->stacks));
-	if (c->bad)
+	if (n >= UINT32_MAX) {
+		seterr(c->err, c->errlen, "corrupt stacks section: %llu stacks", (unsigned long long)n);
+		c->bad = 1;
 		return;
+	}
+	p->stacks = cur_calloc(c, (size_t)n, sizeof(*p->stacks));
+	hops = cur_calloc(c, (size_t)n, sizeof(uint32_t));
+	jump = cur_calloc(c, (size_t)n, sizeof(uint32_t));
 	start = *c;
-	cap = (uint64_t)c->left * 256 + (1u << 16);
-	if (cap > FORMAT_MAX_VALUES)
-		cap = FORMAT_MAX_VALUES;
 	for (i = 0; i < n && !c->bad; i++) {
 		if (packed_head(c, p, i, &ref, &shared) < 0)
 			break;
+		resolve_ref(p, (uint32_t)i, (uint32_t)(i - ref), shared, hops, jump);
 		for (uint32_t d = shared; d < p->stacks[i].depth && !c->bad; d++)
 			getuvar(c);
 		for (size_t k = 0; k < p->ncounters && !c->bad; k++)
 			getuvar(c);
-		total += p->stacks[i].depth + p->ncounters;
-		if (total > cap) {
-			seterr(c->err, c->errlen,
-			       "corrupt stacks section: its stacks would hold more than %llu frames "
-			       "and counters",
-			       (unsigned long long)cap);
-			c->bad = 1;
-		}
+		own += p->stacks[i].depth - shared + p->ncounters;
+		p->nvalues += p->stacks[i].depth + p->ncounters;
+		if (!within_cap(c, &start, p->nvalues))
+			break;
 	}
+	free(hops);
+	free(jump);
 	if (c->bad)
 		return;
-	p->slab = cur_calloc(c, (size_t)total + 1, sizeof(uint64_t));
+	/* Own frames take a byte of the file at least, counters too. */
+	p->slab = cur_calloc(c, (size_t)own + 1, sizeof(uint64_t));
 	if (c->bad)
 		return;
 	*c = start;
@@ -370,24 +425,40 @@ static void read_stacks_packed(struct cur *c, struct profile *p, uint64_t n)
 	for (i = 0; i < n && !c->bad; i++) {
 		struct prof_stack *s = &p->stacks[i];
 		uint64_t prev = 0;
-		if (packed_head(c, p, i, &ref, &shared) < 0)
-			break;
+		uint32_t nown = s->depth - s->shared;
+
+		/* The head, checked in the first pass: depth, flags, ref, and
+		 * shared when ref is not 0. */
+		getuvar(c);
+		getuvar(c);
+		if (getuvar(c))
+			getuvar(c);
 		s->frames = next;
-		s->counts = next + s->depth;
-		next += s->depth + p->ncounters;
+		s->counts = next + nown;
+		next += nown + p->ncounters;
 		p->nstacks = i + 1;
-		for (uint32_t d = 0; d < s->depth - shared && !c->bad; d++) {
+		for (uint32_t d = 0; d < nown && !c->bad; d++) {
 			uint64_t z = getuvar(c);
 			prev += (z >> 1) ^ (0 - (z & 1)); /* zigzag: the delta's two's complement */
 			s->frames[d] = prev;
 		}
-		if (shared) {
-			const struct prof_stack *q = &p->stacks[i - ref];
-			memcpy(s->frames + (s->depth - shared), q->frames + (q->depth - shared),
-			       shared * sizeof(uint64_t));
-		}
 		for (size_t k = 0; k < p->ncounters && !c->bad; k++)
 			s->counts[k] = getuvar(c);
+	}
+}
+
+uint32_t reader_frames(const struct profile *p, size_t i, uint64_t *out)
+{
+	const struct prof_stack *s = &p->stacks[i];
+	uint32_t n = 0, from = 0;
+
+	for (;;) {
+		for (uint32_t k = from; k < s->depth - s->shared; k++)
+			out[n++] = s->frames[k];
+		if (!s->shared)
+			return n;
+		from = p->stacks[s->ref].depth - s->shared;
+		s = &p->stacks[s->ref];
 	}
 }
 
@@ -580,6 +651,7 @@ int reader_parse(const unsigned char *buf, size_t len, struct profile *p, char *
 		seterr(err, errlen, "corrupt: no stacks section");
 		goto bad;
 	}
+	p->size = len;
 	return 0;
 bad:
 	reader_release(p);

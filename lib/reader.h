@@ -21,11 +21,24 @@ struct prof_module {
 	uint32_t build_id_len;
 };
 
+/*
+ * A stack as the file keeps it (doc/format.md, STACKS): its own inner
+ * frames, and its outer `shared` frames by reference to an earlier stack,
+ * never copied out, so that memory follows the file's size however deep
+ * the stacks its references make (a 200 KB file can describe 160M frames).
+ * The reader resolves references so that stacks[ref] holds the first of
+ * them among its own frames: walking a stack (reader_frames) gets at least
+ * one frame per stack it visits.
+ */
 struct prof_stack {
-	uint32_t depth;
+	uint32_t depth;    /* frames in all */
 	uint32_t flags;    /* FORMAT_STACK_* */
-	uint64_t *frames;  /* innermost first */
+	uint64_t *frames;  /* its own depth - shared frames, innermost first */
 	uint64_t *counts;  /* profile.ncounters values */
+	uint32_t shared;   /* outermost frames held by stacks[ref] */
+	uint32_t ref;      /* with shared > 0: an earlier stack whose own frames
+			    * hold frame depth - shared (its stacks[ref].depth -
+			    * shared'th), with stacks[ref].shared < shared */
 	uint32_t tid;      /* the sampled thread (THREADS section), else 0 */
 };
 
@@ -40,6 +53,7 @@ struct prof_kv {
 
 struct profile {
 	char *path; /* the file it was read from */
+	size_t size; /* its length in bytes: what views may spend is bounded by it */
 	uint32_t version, kind;
 	size_t ninfo;
 	struct prof_kv *info;
@@ -49,7 +63,9 @@ struct profile {
 	char **counter_names, **counter_units;
 	size_t nstacks;
 	struct prof_stack *stacks;
-	uint64_t *slab; /* every stack's frames and counts, one allocation */
+	uint64_t *slab; /* every stack's own frames and counts, one allocation */
+	uint64_t nvalues; /* frames and counters of every stack, references
+			   * followed: what views may walk (bounded) */
 	size_t nbins;
 	struct prof_bin *bins;
 	int has_threads; /* the file had a THREADS section: stacks[].tid */
@@ -69,5 +85,9 @@ void reader_release(struct profile *p);
 const char *reader_info(const struct profile *p, const char *key);
 /* Index of a counter by name, or -1. */
 int reader_counter(const struct profile *p, const char *name);
+
+/* The frames of stack i, innermost first, into out (room for its depth,
+ * at most FORMAT_MAX_DEPTH); returns the depth.  O(depth). */
+uint32_t reader_frames(const struct profile *p, size_t i, uint64_t *out);
 
 #endif

@@ -1,9 +1,9 @@
 /*
  * symbols.c - offline symbolization with elfutils libdw (see symbols.h).
  *
- * Owns the Dwfl session built from a profile's module list, the per-address
- * cache of resolved frames, the interned strings every returned frame points
- * to, and the lazily built size -> type names index for mprof's bin table
+ * Owns the Dwfl sessions built from a profile's module list (one per
+ * distinct file), the interned strings every returned frame points to, and
+ * the lazily built size -> type names index for mprof's bin table
  * (mprof.1, TABLE 1; the original's BUGS section says its type-name code was
  * unreliable: here the names come straight from DWARF type DIEs).
  *
@@ -105,12 +105,6 @@ struct sym_mod {
 				    * (the preloaded monitor) stays quiet */
 };
 
-struct cache_ent {
-	uint64_t addr;
-	uint32_t first, n; /* slice of s->frames */
-	uint8_t ra, used;
-};
-
 struct istr {
 	char **slots;
 	size_t nslots, n;
@@ -140,10 +134,6 @@ struct symbols {
 	struct sym_img *imgs; /* one per distinct file; never moves */
 	size_t nimgs;
 	struct istr strs;
-	struct cache_ent *cache;
-	size_t cache_cap, cache_n;
-	struct sym_frame *frames;
-	size_t nframes, frames_cap;
 	/* types, built on first symbols_types_of_size */
 	int types_built;
 	struct type_ent *types;
@@ -181,15 +171,6 @@ static int grow(void *pp, size_t *cap, size_t n, size_t size)
 	*p = q;
 	*cap = c;
 	return 0;
-}
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
 }
 
 static uint64_t hash_str(const char *s)
@@ -476,8 +457,6 @@ void symbols_free(struct symbols *s)
 	for (size_t i = 0; i < s->strs.nslots; i++)
 		free(s->strs.slots[i]);
 	free(s->strs.slots);
-	free(s->cache);
-	free(s->frames);
 	free(s->types);
 	free(s->type_names);
 	free(s->decls);
@@ -1006,73 +985,24 @@ static int resolve_uncached(struct symbols *s, uint64_t addr, int ra, struct sym
 	return 1;
 }
 
-static struct cache_ent *cache_slot(struct symbols *s, uint64_t addr, int ra)
-{
-	size_t mask = s->cache_cap - 1, i = mix64(addr * 2 + (unsigned)ra) & mask;
-
-	while (s->cache[i].used && (s->cache[i].addr != addr || s->cache[i].ra != ra))
-		i = (i + 1) & mask;
-	return &s->cache[i];
-}
-
-static int cache_grow(struct symbols *s)
-{
-	struct cache_ent *old = s->cache;
-	size_t oldcap = s->cache_cap, nc = oldcap ? 2 * oldcap : 4096;
-
-	s->cache = calloc(nc, sizeof(*s->cache));
-	if (!s->cache) {
-		s->cache = old;
-		return -1;
-	}
-	s->cache_cap = nc;
-	for (size_t i = 0; i < oldcap; i++)
-		if (old[i].used)
-			*cache_slot(s, old[i].addr, old[i].ra) = old[i];
-	free(old);
-	return 0;
-}
-
+/* Not cached here: the model, the only caller that resolves many
+ * addresses, keeps each address's sites itself; a second cache of every
+ * frame cost 90 bytes an address (a hostile file can make every frame a
+ * new address). */
 int symbols_resolve(struct symbols *s, uint64_t addr, int is_return_address,
 		    struct sym_frame *out, int max)
 {
 	struct sym_frame tmp[SYM_MAX_INLINE];
-	struct cache_ent *e;
-	int ra = !!is_return_address, n;
+	int n;
 
 	if (max <= 0)
 		return 0;
-	if (2 * (s->cache_n + 1) > s->cache_cap && cache_grow(s) != 0)
-		goto uncached;
-	e = cache_slot(s, addr, ra);
-	if (!e->used) {
-		n = resolve_uncached(s, addr, ra, tmp);
-		for (int i = 0; i < n; i++)
-			if (!tmp[i].func) /* out of memory while interning */
-				tmp[i].func = "??";
-		if (grow(&s->frames, &s->frames_cap, s->nframes + (size_t)n, sizeof(*tmp)) != 0 ||
-		    s->nframes + (size_t)n > UINT32_MAX)
-			goto copy;
-		memcpy(s->frames + s->nframes, tmp, (size_t)n * sizeof(*tmp));
-		e->addr = addr;
-		e->ra = (uint8_t)ra;
-		e->used = 1;
-		e->first = (uint32_t)s->nframes;
-		e->n = (uint32_t)n;
-		s->nframes += (size_t)n;
-		s->cache_n++;
-	}
-	n = (int)e->n < max ? (int)e->n : max;
-	memcpy(out, s->frames + e->first, (size_t)n * sizeof(*out));
-	return n;
-uncached:
-	n = resolve_uncached(s, addr, ra, tmp);
-copy:
+	n = resolve_uncached(s, addr, !!is_return_address, tmp);
 	if (n > max)
 		n = max;
 	for (int i = 0; i < n; i++) {
 		out[i] = tmp[i];
-		if (!out[i].func)
+		if (!out[i].func) /* out of memory while interning */
 			out[i].func = "??";
 	}
 	return n;

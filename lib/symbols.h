@@ -46,8 +46,9 @@ void symbols_free(struct symbols *s);
  * to max frames (innermost first) and returns how many (>= 1 always when
  * max >= 1).  An address no symbol covers yields one frame whose func is
  * "module+0xoffset" (basename of the module path, offset from the module's
- * bias) or "0xaddr" when no module covers it.  Results are cached per
- * address; the returned strings live as long as s.
+ * bias) or "0xaddr" when no module covers it.  Nothing is cached per
+ * address (the caller does: see model.c); the returned strings live as
+ * long as s.
  */
 int symbols_resolve(struct symbols *s, uint64_t addr, int is_return_address,
 		    struct sym_frame *out, int max);

@@ -134,7 +134,7 @@ static void table_bins(FILE *out, const struct profile *p, struct symbols *s,
 /* ---- Table 2: memory leaks --------------------------------------------- */
 
 struct leak {
-	const uint32_t *site; /* the partial chain, outermost first */
+	uint32_t stack;       /* the partial chain: the innermost n frames of it */
 	uint32_t n;
 	int cut;              /* more callers were present: "..." */
 	uint64_t allocs, bytes, frees, freed;
@@ -151,6 +151,13 @@ static int site_eq(const struct model *m, uint32_t a, uint32_t b, int offsets)
 
 static const struct leak *sort_lk;
 static const struct model *sort_lm;
+static uint32_t *sort_fa, *sort_fb; /* two chains' sites, room for -depth */
+
+/* The sites of a chain, outermost first, into out (room for n). */
+static void chain(const struct model *m, uint32_t stack, uint32_t n, uint32_t *out)
+{
+	model_inner(m, &m->stacks[stack], n, out);
+}
 
 static int leak_cmp(const void *xp, const void *yp)
 {
@@ -163,8 +170,10 @@ static int leak_cmp(const void *xp, const void *yp)
 		return a->allocs - a->frees > b->allocs - b->frees ? -1 : 1;
 	if (a->n != b->n)
 		return a->n < b->n ? -1 : 1;
+	chain(sort_lm, a->stack, a->n, sort_fa);
+	chain(sort_lm, b->stack, b->n, sort_fb);
 	for (uint32_t i = 0; i < a->n; i++) {
-		uint32_t fa = sort_lm->sites[a->site[i]].fn, fb = sort_lm->sites[b->site[i]].fn;
+		uint32_t fa = sort_lm->sites[sort_fa[i]].fn, fb = sort_lm->sites[sort_fb[i]].fn;
 		if (fa != fb)
 			return strcmp(strtab_get(sort_lm->fns, fa), strtab_get(sort_lm->fns, fb));
 	}
@@ -187,7 +196,7 @@ static void print_site(FILE *out, const struct model *m, uint32_t id, const stru
 static void table_leaks(FILE *out, const struct model *m, const struct tables_opts *o)
 {
 	struct leak *lk = NULL;
-	uint32_t *order;
+	uint32_t *order, *f, *g;
 	size_t nl = 0, cap = 0, hidden = 0;
 	uint32_t *slot;
 	size_t nslots = 64;
@@ -197,10 +206,11 @@ static void table_leaks(FILE *out, const struct model *m, const struct tables_op
 	while (nslots < 4 * m->nstacks)
 		nslots *= 2;
 	slot = xcalloc(nslots, sizeof(uint32_t));
+	f = xcalloc((size_t)depth + 1, sizeof(uint32_t));
+	g = xcalloc((size_t)depth + 1, sizeof(uint32_t));
 	for (size_t i = 0; i < m->nstacks; i++) {
 		const struct model_stack *s = &m->stacks[i];
 		uint32_t n = s->n < (uint32_t)depth ? s->n : (uint32_t)depth;
-		const uint32_t *f = s->site + (s->n - n);
 		int cut = s->n > n || s->cut;
 		uint64_t h = (uint64_t)cut;
 		size_t j;
@@ -208,6 +218,7 @@ static void table_leaks(FILE *out, const struct model *m, const struct tables_op
 
 		if (model_allocs(s->c) == model_frees(s->c) && model_bytes(s->c) == model_freed(s->c))
 			continue;
+		chain(m, (uint32_t)i, n, f);
 		for (uint32_t k = 0; k < n; k++) {
 			const struct model_site *x = &m->sites[f[k]];
 			uint32_t key[3] = { x->fn, o->offsets ? x->offset : 0, x->inlined };
@@ -218,7 +229,8 @@ static void table_leaks(FILE *out, const struct model *m, const struct tables_op
 			uint32_t k;
 			if (c->n != n || c->cut != cut)
 				continue;
-			for (k = 0; k < n && site_eq(m, c->site[k], f[k], o->offsets); k++)
+			chain(m, c->stack, n, g);
+			for (k = 0; k < n && site_eq(m, g[k], f[k], o->offsets); k++)
 				;
 			if (k == n) {
 				l = c;
@@ -229,7 +241,7 @@ static void table_leaks(FILE *out, const struct model *m, const struct tables_op
 			util_grow(&lk, &cap, nl + 1, sizeof(*lk));
 			l = &lk[nl++];
 			memset(l, 0, sizeof(*l));
-			l->site = f;
+			l->stack = (uint32_t)i;
 			l->n = n;
 			l->cut = cut;
 			slot[j] = (uint32_t)nl;
@@ -246,6 +258,8 @@ static void table_leaks(FILE *out, const struct model *m, const struct tables_op
 		order[i] = (uint32_t)i;
 	sort_lk = lk;
 	sort_lm = m;
+	sort_fa = f;
+	sort_fb = g;
 	qsort(order, nl, sizeof(uint32_t), leak_cmp);
 
 	rule(out, "MEMORY LEAKS");
@@ -279,10 +293,11 @@ static void table_leaks(FILE *out, const struct model *m, const struct tables_op
 		}
 		if (l->cut)
 			fputs("... > ", out);
+		chain(m, l->stack, l->n, f);
 		for (uint32_t k = 0; k < l->n; k++) {
 			if (k)
 				fputs(" > ", out);
-			print_site(out, m, l->site[k], o);
+			print_site(out, m, f[k], o);
 		}
 		fputc('\n', out);
 	}
@@ -292,6 +307,8 @@ static void table_leaks(FILE *out, const struct model *m, const struct tables_op
 		fprintf(out, "  (no memory leaks: every allocated byte was freed)\n");
 	free(order);
 	free(lk);
+	free(f);
+	free(g);
 }
 
 /* ---- Table 3: direct allocation ---------------------------------------- */

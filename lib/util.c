@@ -134,6 +134,7 @@ uint64_t util_hash(const void *p, size_t n, uint64_t seed)
 struct strtab {
 	char **strs;
 	size_t n, cap;
+	int borrowed; /* strs are the caller's */
 	uint32_t *slots; /* id + 1; 0 = empty */
 	size_t nslots;
 };
@@ -143,6 +144,14 @@ struct strtab *strtab_new(void)
 	struct strtab *t = xcalloc(1, sizeof(*t));
 	t->nslots = 64;
 	t->slots = xcalloc(t->nslots, sizeof(uint32_t));
+	return t;
+}
+
+struct strtab *strtab_new_borrowing(void)
+{
+	struct strtab *t = strtab_new();
+
+	t->borrowed = 1;
 	return t;
 }
 
@@ -170,7 +179,7 @@ uint32_t strtab_intern(struct strtab *t, const char *s)
 		i = slot_of(t, s);
 	}
 	util_grow(&t->strs, &t->cap, t->n + 1, sizeof(char *));
-	t->strs[t->n] = xstrdup(s);
+	t->strs[t->n] = t->borrowed ? (char *)s : xstrdup(s);
 	t->slots[i] = (uint32_t)++t->n;
 	return (uint32_t)t->n - 1;
 }
@@ -195,7 +204,7 @@ void strtab_free(struct strtab *t)
 {
 	if (!t)
 		return;
-	for (size_t i = 0; i < t->n; i++)
+	for (size_t i = 0; i < t->n && !t->borrowed; i++)
 		free(t->strs[i]);
 	free(t->strs);
 	free(t->slots);

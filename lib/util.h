@@ -37,6 +37,9 @@ uint64_t util_hash(const void *p, size_t n, uint64_t seed);
 /* Interned strings: equal strings get the same small id, 0..n-1. */
 struct strtab;
 struct strtab *strtab_new(void);
+/* One that keeps the caller's strings rather than copies: they must
+ * outlive it (names a symbolizer interned). */
+struct strtab *strtab_new_borrowing(void);
 uint32_t strtab_intern(struct strtab *t, const char *s);
 const char *strtab_get(const struct strtab *t, uint32_t id);
 size_t strtab_count(const struct strtab *t);

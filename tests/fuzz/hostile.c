@@ -17,10 +17,14 @@
  *   chain OUT N        mprof: a 4096-frame stack, then N stacks sharing its
  *                      outer 4095 frames, each with a leaf of its own
  *   cpchain OUT N      the same as a cpprof file (one counter: smaller)
- *   fan OUT N          cpprof: N stacks, each a leaf of its own under its
+ *   fan OUT N          mprof: N stacks, each a leaf of its own under its
  *                      own caller under the shared 4094 (up profiles)
- *   distinct OUT N     cpprof: N stacks of 64 frames, every frame a new
- *                      address one byte from the last (symbolizer cost)
+ *   cpfan OUT N        the same as a cpprof file
+ *   distinct OUT N [GAP]  cpprof: N stacks of 64 frames, every frame a new
+ *                      address GAP (1) bytes from the last (symbolizer
+ *                      cost; GAP 2^27 makes 4-byte frames, the most
+ *                      distinct addresses a file may have)
+ *   mdistinct OUT N [GAP]  the same as an mprof file
  *
  * Frames lie in no module unless a case names one, so they print as 0xaddr:
  * every address is a function of its own, the worst case for the views.
@@ -41,7 +45,7 @@ static uint64_t frames[DEEP];
 static void usage(void)
 {
 	fprintf(stderr, "usage: hostile dupmod|overlap|samebias|modpath|nostacks|zeros|reorder|chain|cpchain|"
-			"fan|distinct OUT [ARG]\n");
+			"fan|cpfan|distinct|mdistinct OUT [ARG]\n");
 	exit(2);
 }
 
@@ -145,7 +149,7 @@ int main(int argc, char **argv)
 	arg = argc > 3 ? argv[3] : NULL;
 	n = arg ? strtol(arg, NULL, 10) : 0;
 	if (!strcmp(what, "nostacks") || !strcmp(what, "zeros") || !strcmp(what, "cpchain") ||
-	    !strcmp(what, "fan") || !strcmp(what, "distinct"))
+	    !strcmp(what, "cpfan") || !strcmp(what, "distinct"))
 		kind = FORMAT_KIND_CPPROF;
 	fd = open(out, O_RDWR | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0) {
@@ -191,13 +195,14 @@ int main(int argc, char **argv)
 		small(&w, kind, 0, 3, 0x1000, zero);
 	} else if (!strcmp(what, "reorder")) {
 		small(&w, kind, 1, 3, 0x1000, NULL);
-	} else if (!strcmp(what, "chain") || !strcmp(what, "cpchain") || !strcmp(what, "fan")) {
+	} else if (!strcmp(what, "chain") || !strcmp(what, "cpchain") || !strcmp(what, "fan") ||
+		   !strcmp(what, "cpfan")) {
 		/* Stack 0 is 4096 frames deep; stack i > 0 keeps the outer
 		 * 4095 (fan: 4094) through its reference to the one before,
 		 * and adds a leaf of its own (fan: a caller and a leaf, the
 		 * same leaf everywhere, so an up profile from it grows a path
 		 * per stack). */
-		int fan = !strcmp(what, "fan");
+		int fan = !strcmp(what, "fan") || !strcmp(what, "cpfan");
 		uint32_t own = fan ? 2 : 1;
 		put_counters(&w, kind, 0);
 		format_begin_section(&w, FORMAT_SEC_STACKS);
@@ -212,18 +217,20 @@ int main(int argc, char **argv)
 		format_end_section(&w);
 		if (kind == FORMAT_KIND_MPROF)
 			put_bins(&w);
-	} else if (!strcmp(what, "distinct")) {
-		/* Every frame a new address, one byte on from the last. */
-		uint64_t a = 0x100000, f[64];
+	} else if (!strcmp(what, "distinct") || !strcmp(what, "mdistinct")) {
+		/* Every frame a new address, gap bytes on from the last. */
+		uint64_t a = 0x100000, f[64], gap = argc > 4 ? strtoull(argv[4], NULL, 0) : 1;
 		put_counters(&w, kind, 0);
 		format_begin_section(&w, FORMAT_SEC_STACKS);
 		format_put_u64(&w, (uint64_t)n);
 		for (long i = 0; i < n; i++) {
-			for (int d = 0; d < 64; d++)
-				f[d] = a++;
+			for (int d = 0; d < 64; d++, a += gap)
+				f[d] = a;
 			format_put_stack(&w, 64, 0, 0, 0, f, counts(kind, 0), ncounts(kind));
 		}
 		format_end_section(&w);
+		if (kind == FORMAT_KIND_MPROF)
+			put_bins(&w);
 	} else {
 		usage();
 	}

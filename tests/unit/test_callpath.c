@@ -19,9 +19,12 @@ static char *show(const struct cp_result *r, size_t i)
 
 	if (i >= r->n)
 		return "(none)";
+	uint32_t path[64];
+
 	k += (size_t)snprintf(buf + k, sizeof(buf) - k, "(");
+	callpath_path(r, &r->e[i], path);
 	for (uint32_t j = 0; j < r->e[i].len; j++)
-		k += (size_t)snprintf(buf + k, sizeof(buf) - k, "%s%s", j ? " " : "", names[r->e[i].path[j]]);
+		k += (size_t)snprintf(buf + k, sizeof(buf) - k, "%s%s", j ? " " : "", names[path[j]]);
 	snprintf(buf + k, sizeof(buf) - k, ") %llu", (unsigned long long)r->e[i].hits);
 	return buf;
 }
@@ -50,15 +53,25 @@ struct input {
 	uint64_t w[8];
 };
 
+static uint32_t ids_of(const void *ctx, size_t s, uint32_t *out)
+{
+	const struct input *x = ctx;
+
+	memcpy(out, x->ids[s], x->n[s] * sizeof(uint32_t));
+	return x->n[s];
+}
+
 static void add(struct input *x, const uint32_t *ids, uint32_t n, uint64_t w)
 {
 	size_t i = x->in.nstacks++;
 	x->ids[i] = ids;
 	x->n[i] = n;
 	x->w[i] = w;
-	x->in.ids = x->ids;
-	x->in.n = x->n;
 	x->in.weight = x->w;
+	x->in.path = ids_of;
+	x->in.ctx = x;
+	if (n > x->in.maxn)
+		x->in.maxn = n;
 	x->in.nids = NIDS;
 }
 

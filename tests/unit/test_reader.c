@@ -174,9 +174,64 @@ static void put_bomb(struct format_writer *w)
 		format_put_stack(w, FORMAT_MAX_DEPTH, 0, 1, FORMAT_MAX_DEPTH, frames4k, &c, 1);
 }
 
+/*
+ * References the reader must resolve through other stacks: stack k (1..K)
+ * is A_k over stack k-1 (so K frames deep: A_K ... A_0, sharing one frame
+ * more each time), then stacks of depth 1 + s that share s frames with
+ * stack K, for s = 1..K: frame X_s, then A_(s-1) .. A_0.  Stack K's first
+ * s frames from the outside are in stack s-1's own frames: found in
+ * O(log K) steps, not K - s.
+ */
+#define CHAIN 600
+static uint64_t chain_frame(int k)
+{
+	return 0x400000 + 0x40 * (uint64_t)k;
+}
+
+static void put_chain(struct format_writer *w)
+{
+	uint64_t c = 1, f;
+
+	format_put_u64(w, 2 * CHAIN);
+	f = chain_frame(0);
+	format_put_stack(w, 1, 0, 0, 0, &f, &c, 1);
+	for (int k = 1; k < CHAIN; k++) {
+		f = chain_frame(k);
+		format_put_stack(w, (uint32_t)k + 1, 0, 1, (uint32_t)k, &f, &c, 1);
+	}
+	for (int s = 1; s <= CHAIN; s++) {
+		f = 0x900000 + (uint64_t)s;
+		/* stack CHAIN - 1 is s entries before this one */
+		format_put_stack(w, (uint32_t)s + 1, 0, (uint64_t)s, (uint32_t)s, &f, &c, 1);
+	}
+}
+
+static int chain_ok(const struct profile *p)
+{
+	static uint64_t f[FORMAT_MAX_DEPTH];
+
+	for (size_t i = 0; i < p->nstacks; i++) {
+		uint32_t n = reader_frames(p, i, f), want = i < CHAIN ? (uint32_t)i + 1 : (uint32_t)(i - CHAIN) + 2;
+		if (n != want || n != p->stacks[i].depth)
+			return 0;
+		for (uint32_t d = 0; d < n; d++) {
+			uint64_t x = i < CHAIN ? chain_frame((int)i - (int)d)
+				     : d == 0 ? 0x900000 + (i - CHAIN + 1) : chain_frame((int)(n - 1 - d));
+			if (f[d] != x)
+				return 0;
+		}
+		/* resolved: the referred stack's own frames hold the first
+		 * shared frame */
+		if (p->stacks[i].shared && p->stacks[p->stacks[i].ref].shared >= p->stacks[i].shared)
+			return 0;
+	}
+	return 1;
+}
+
 int main(void)
 {
 	unsigned char *buf = NULL, *copy;
+	uint64_t f[FORMAT_MAX_DEPTH];
 	size_t len = encode(&buf);
 	struct profile p;
 	char err[256];
@@ -196,10 +251,11 @@ int main(void)
 	is_int(p.stacks[1].frames[2], 0x1100 + 32 + 1, "frame value");
 	is_int(p.stacks[1].counts[5], 105, "counter value");
 	is_int(p.stacks[1].flags, FORMAT_STACK_TRUNCATED, "stack flags");
-	ok(p.stacks[2].depth == 4 && p.stacks[2].frames[0] == 0x1300 &&
-		   p.stacks[2].frames[1] == 0x1200 && p.stacks[2].frames[2] == 0x1110 &&
-		   p.stacks[2].frames[3] == 0x1120,
+	ok(reader_frames(&p, 2, f) == 4 && f[0] == 0x1300 && f[1] == 0x1200 && f[2] == 0x1110 &&
+		   f[3] == 0x1120,
 	   "a stack's outer frames shared with an earlier one");
+	ok(p.stacks[2].shared == 2 && p.stacks[2].ref == 0 && p.nvalues == 3 + 3 + 4 + 3 * MPROF_NCOUNTERS,
+	   "kept by reference, not copied");
 	ok(p.stacks[2].counts[0] == 7 && p.stacks[2].counts[1] == 1ull << 40 &&
 		   p.stacks[2].counts[2] == 0,
 	   "its counters");
@@ -277,6 +333,11 @@ int main(void)
 	len = encode_stacks(&buf, put_badshare);
 	ok(reader_parse(buf, len, &p, err, sizeof(err)) < 0 && strstr(err, "shares 4 frames"),
 	   "sharing more frames than there are: %s", err);
+	free(buf);
+	len = encode_stacks(&buf, put_chain);
+	ok(reader_parse(buf, len, &p, err, sizeof(err)) == 0 && chain_ok(&p),
+	   "references resolved through chains of %d stacks: %s", CHAIN, err[0] ? err : "frames right");
+	reader_release(&p);
 	free(buf);
 	len = encode_stacks(&buf, put_bomb);
 	ok(reader_parse(buf, len, &p, err, sizeof(err)) < 0 && strstr(err, "would hold more"),

@@ -164,10 +164,11 @@ static uint32_t stack_ids(const void *ctx, size_t i, uint32_t *out)
 
 /*
  * The input of every view.  A view may make at most max_paths call paths:
- * downward profiles and the tree make one per model node at most, upward
- * ones may make one per frame walked; the profile's own size (its nodes
- * and stacks, and a margin) bounds them all, so a small file cannot ask
- * for gigabytes.
+ * downward profiles and the tree make one per model node at most (the
+ * synthetic 1M-stack profile's tree: 13M paths of 22M nodes and stacks),
+ * upward ones may make one per frame walked; the profile's own size bounds
+ * them all, so a small file cannot ask for gigabytes (a path costs ~60
+ * bytes).
  */
 static void input_of(const struct session *s, struct cp_input *in)
 {
@@ -177,7 +178,7 @@ static void input_of(const struct session *s, struct cp_input *in)
 	in->ctx = s;
 	in->maxn = s->m.maxn;
 	in->nids = nids(s);
-	in->max_paths = 4 * (s->m.nnodes + s->m.nstacks) + (1u << 20);
+	in->max_paths = s->m.nnodes + s->m.nstacks + (1u << 16);
 }
 
 /*

@@ -141,6 +141,8 @@ static void emit(struct trie *t, int reverse, uint64_t total, struct cp_result *
 	memset(r, 0, sizeof(*r));
 	r->total = total;
 	r->reverse = reverse;
+	free(t->slot); /* no more lookups: its room is the entries' */
+	t->slot = NULL;
 	/* CSR children lists of nodes with hits. */
 	for (size_t k = 0; k < t->len; k++)
 		if (t->n[k].hits && t->n[k].parent != NONE)

@@ -1,0 +1,71 @@
+# What a data file may cost (doc/format.md, "What a file may cost"): on the
+# worst files tests/fuzz/hostile.c makes, the tools answer, or say in one
+# line why not, within 64 bytes of memory per byte of the file and 16 MB;
+# before issue 12 an 886 KB file took 1.6 GB.  Peak RSS from /usr/bin/time
+# (sanitizer builds, with their shadow memory, only check the answers).
+. "$(dirname "$0")/../lib.sh"
+plan 23
+CPPROF=$B/bin/cpprof
+H=$B/tests/hostile
+cd "$T" || exit 1
+case $B in *-san) san=1 ;; *) san=0 ;; esac
+
+# run FILE FACTOR CMD...: CMD's status in $st, stdout in out, stderr in err,
+# and a test that its peak RSS is within FACTOR * size(FILE) + 16 MB.
+run() {
+	_f=$1 _k=$2; shift 2
+	/usr/bin/time -f %M -o rss "$@" > out 2> err; st=$?
+	if [ $san = 1 ]; then pass "# SKIP $*: no RSS bound under sanitizers"; return; fi
+	_rss=$(tail -n 1 rss) _size=$(wc -c < "$_f")
+	_limit=$(( (_k * _size + 16 * 1024 * 1024) / 1024 ))
+	if [ "$_rss" -le "$_limit" ]; then pass "$(basename "$1") on $_f: $_rss KB <= $_k * $_size B + 16 MB"
+	else fail "$(basename "$1") on $_f: $_rss KB > $_k * $_size B + 16 MB"; fi
+}
+
+# 8001 stacks 4096 deep, sharing 4095 frames each: 33M frames in 223 KB.
+"$H" chain chain.data 8000
+run chain.data 64 "$MPROF" chain.data
+is "$st/$(head -n 1 out | sed 's/.*: //')" "0/8001 allocations of 128016 bytes, 0 frees of 0 bytes, 128016 bytes kept" \
+	"chain: mprof's tables"
+run chain.data 64 "$MPROF" -verbose -depth 1000 chain.data
+is "$st/$(grep -c '^ *16 ( \.) *1 *16 ( \.) *\.\.\. > 0x13e70 > ' out)" "0/8001" "chain: every leak chain, 1000 deep"
+run chain.data 64 sh -c '"$0" dump "$1" | awk "\$1 == \"stack\" { n++; f += NF - 20 } END { print n, f }" > dump.out' "$MPROF" chain.data
+is "$st/$(cat dump.out)" "0/8001 32772096" "chain: dump spells out every frame (4096 x 8001)"
+run chain.data 64 "$CPPROF" -c 'tree; function; body; up 0x1fff0' chain.data
+is "$st/$(grep -c '^0x1fff0 (1.00000) \[128016\]$' out)" "0/1" "chain: cpprof's views"
+
+# Each stack a leaf under its own caller: an upward profile from the leaf
+# would grow a path of 4096 for each stack.
+"$H" fan fan.data 4000
+run fan.data 64 "$CPPROF" -c 'up 0x7f0000' fan.data
+is "$st/$(wc -l < err)" "2/1" "fan: an upward profile over its bound: one line, status 2"
+like "$(cat err)" '^cpprof: up: over [0-9]+ call paths, more than a profile of 4001 stacks in [0-9]+ nodes can hold: not shown$' \
+	"fan: and it says why"
+run fan.data 64 "$CPPROF" -c 'down 0x1fff0; function' fan.data
+is "$st" 0 "fan: a downward profile is within bounds"
+
+# Over the reader's bound: one line, status 2, at once.
+"$H" cpchain cpchain.data 20000
+run cpchain.data 64 "$CPPROF" -c tree cpchain.data
+like "$st/$(cat err)" "^2/cpprof: cpchain.data: corrupt stacks section: its stacks would hold more than [0-9]+ frames and counters$" \
+	"cpchain: more frames than 256 a byte"
+
+# Every frame a new address in no module, so a function of its own: at
+# one distinct address per 4 bytes, the most a file may have.
+"$H" distinct dist.data 3000 0x8000000
+run dist.data 64 "$CPPROF" -c 'function; tree' dist.data
+is "$st/$(grep -c 'Profile for resource: CPU Time' out)" "0/2" "distinct: cpprof's views"
+"$H" mdistinct mdist.data 3000 0x8000000
+# mprof's call graph spends ~600 bytes a function (doc/format.md): twice
+# the bound when every address is a function.
+run mdist.data 160 "$MPROF" mdist.data
+is "$st/$(head -n 1 out | sed 's/.*: //')" "0/3000 allocations of 48000 bytes, 0 frees of 0 bytes, 48000 bytes kept" \
+	"mdistinct: mprof's tables"
+# One byte a frame: over the bound, rejected before symbolizing them all.
+"$H" distinct dist1.data 3000 1
+run dist1.data 64 "$CPPROF" -c 'function' dist1.data
+like "$st/$(cat err)" "^2/cpprof: dist1.data: corrupt: over [0-9]+ distinct addresses, more than a file of [0-9]+ bytes holds \(one per 4 bytes\)$" \
+	"distinct, one byte a frame: rejected"
+run dist1.data 64 "$MPROF" dist1.data
+is "$st/$(wc -l < err)" "2/1" "mprof too, in one line"
+done_testing

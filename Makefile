@@ -130,8 +130,8 @@ $(B)/tests/hostile: tests/fuzz/hostile.c lib/format.c $(wildcard lib/*.h)
 	$(CC) $(TOOL_CFLAGS) $(TOOL_LDFLAGS) -o $@ tests/fuzz/hostile.c lib/format.c
 
 # Every test: unit tests (TAP from C) and end-to-end scripts (TAP from sh),
-# summarised by prove.  The last line is prove's "Result: PASS/FAIL".
-check: deps all
+# summarised by prove; the fuzz target too (clang: scripts/install-deps.sh).  The last line is prove's "Result: PASS/FAIL".
+check: deps all $(FUZZ)
 	MPROF_BUILD=$(CURDIR)/$(B) prove -j2 --exec sh tests/run-unit.t tests/e2e/*.t
 
 test: check
@@ -157,16 +157,24 @@ install: all
 	install -m 644 doc/mprof.1 $(DESTDIR)$(PREFIX)/share/man/man1/mprof.1
 	install -m 644 doc/cpprof.1 $(DESTDIR)$(PREFIX)/share/man/man1/cpprof.1
 
-# Fuzz the reader for FUZZ_SECONDS (clang's libFuzzer, ASan, UBSan), seeded
-# with real data files made by the tests' programs.
+# The fuzz target (tests/fuzz/fuzz_tools.c): the reader, the symbolizer and
+# every view on each input, under clang's libFuzzer, ASan and UBSan.  Built
+# by `make check` for tests/e2e/58-fuzz.t, which replays tests/fuzz/corpus/
+# and fuzzes for a bounded time; `make fuzz` fuzzes for FUZZ_SECONDS,
+# seeded with that corpus and a real data file made by a test program.
+FUZZ := $(B)/fuzz/fuzz_tools
 FUZZ_SECONDS ?= 60
-fuzz: all
+$(FUZZ): tests/fuzz/fuzz_tools.c $(LIB_SRC) $(wildcard lib/*.h)
+	@mkdir -p $(dir $@)
+	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		$(BASE_CFLAGS) -o $@ tests/fuzz/fuzz_tools.c $(LIB_SRC) -ldw -lelf -lm -lstdc++
+
+fuzz: all $(FUZZ)
 	@mkdir -p $(B)/fuzz/corpus
-	clang -g -O1 -fsanitize=fuzzer,address,undefined $(BASE_CFLAGS) \
-		-o $(B)/fuzz/fuzz_reader tests/fuzz/fuzz_reader.c lib/reader.c lib/format.c
+	cp tests/fuzz/corpus/* $(B)/fuzz/corpus/
 	cc -g -o $(B)/fuzz/fg tests/progs/fg.c
 	cd $(B)/fuzz && LD_PRELOAD=$(CURDIR)/$(B)/lib/libmprof.so MPROF_OUT=corpus/fg.data ./fg
-	$(B)/fuzz/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(B)/fuzz/corpus
+	$(FUZZ) -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(B)/fuzz/corpus
 
 clean:
 	rm -rf build build-san

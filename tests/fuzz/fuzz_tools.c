@@ -1,0 +1,168 @@
+/*
+ * fuzz_tools.c - libFuzzer target for everything a data file goes
+ * through: the reader, then, for a file it accepts, what `mprof dump`
+ * walks, the symbolizer (module paths are input: /proc/self/exe names this
+ * program, whose DWARF is then read), the model, mprof's call graph and
+ * four tables, and every cpprof view (function, body, tree, down and up
+ * from main and from the innermost function, by function and by call
+ * site).  Any input must be accepted or rejected with a reason, and
+ * never crash, leak, read out of bounds or trip UBSan.
+ *
+ * `make fuzz` runs it for FUZZ_SECONDS; tests/e2e/58-fuzz.t replays
+ * tests/fuzz/corpus/ through it and fuzzes for a bounded time in
+ * `make check`.
+ */
+#include "callgraph.h"
+#include "callpath.h"
+#include "format.h"
+#include "model.h"
+#include "reader.h"
+#include "symbols.h"
+#include "tables.h"
+#include "util.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static FILE *null_out;
+static int by_site;
+
+/* The stack's function ids, or site ids by_site, as cpprof gives them. */
+static uint32_t stack_ids(const void *ctx, size_t i, uint32_t *out)
+{
+	const struct model *m = ctx;
+	uint32_t n = model_path(m, &m->stacks[i], out);
+
+	if (!by_site)
+		for (uint32_t j = 0; j < n; j++)
+			out[j] = m->sites[out[j]].fn;
+	return n;
+}
+
+/* Spell out some entries' paths (all of them would cost the square of a
+ * deep chain's depth, as printing them does, and teach the fuzzer nothing
+ * more). */
+static void spell(const struct cp_result *r)
+{
+	uint32_t *path = calloc((size_t)r->maxlen + 1, sizeof(uint32_t));
+
+	for (size_t i = 0; i < r->n; i += i < 16 ? 1 : r->n / 16 + 1) {
+		callpath_path(r, &r->e[i], path);
+		fprintf(null_out, "%u %u %llu\n", path[0], path[r->e[i].len - 1],
+			(unsigned long long)r->e[i].hits);
+	}
+	free(path);
+}
+
+/* Down and up profiles from the functions (or their sites) in fn. */
+static void rooted(const struct model *m, struct cp_input *in, uint32_t fn)
+{
+	uint8_t *set = calloc(in->nids + 1, 1);
+	struct cp_result r;
+
+	for (size_t id = 0; id < in->nids; id++)
+		set[id] = (by_site ? m->sites[id].fn : id) == fn;
+	if (callpath_down(in, set, &r) == 0) {
+		spell(&r);
+		callpath_result_free(&r);
+	}
+	if (callpath_up(in, set, &r) == 0) {
+		spell(&r);
+		callpath_result_free(&r);
+	}
+	free(set);
+}
+
+static void views(const struct profile *p, const struct model *m)
+{
+	uint64_t *w = calloc(m->nstacks + 1, sizeof(uint64_t));
+	struct cp_input in = { 0 };
+	struct cp_result r;
+
+	for (size_t i = 0; i < m->nstacks; i++)
+		w[i] = p->kind == FORMAT_KIND_MPROF ? model_bytes(m->stacks[i].c)
+			: m->nc ? m->stacks[i].c[0] : 0;
+	in.nstacks = m->nstacks;
+	in.weight = w;
+	in.path = stack_ids;
+	in.ctx = m;
+	in.maxn = m->maxn;
+	in.max_paths = m->nnodes + m->nstacks + (1u << 16);
+	for (by_site = 0; by_site < 2; by_site++) {
+		in.nids = by_site ? m->nsites : strtab_count(m->fns);
+		callpath_functions(&in, &r);
+		spell(&r);
+		callpath_result_free(&r);
+		callpath_bodies(&in, &r);
+		spell(&r);
+		callpath_result_free(&r);
+		if (callpath_tree(&in, &r) == 0) {
+			spell(&r);
+			callpath_result_free(&r);
+		}
+		rooted(m, &in, m->main_fn);
+		if (m->nstacks && m->stacks[0].n) {
+			uint32_t *f = calloc((size_t)m->maxn + 1, sizeof(uint32_t));
+			model_path(m, &m->stacks[0], f);
+			rooted(m, &in, m->sites[f[m->stacks[0].n - 1]].fn);
+			free(f);
+		}
+	}
+	free(w);
+}
+
+/* What `mprof dump` prints: every frame of every stack. */
+static void dump(const struct profile *p)
+{
+	static uint64_t frames[FORMAT_MAX_DEPTH];
+
+	for (size_t i = 0; i < p->nstacks; i++) {
+		uint32_t n = reader_frames(p, i, frames);
+		if (n != p->stacks[i].depth)
+			abort();
+		fprintf(null_out, "%u %llx %llx\n", n, n ? (unsigned long long)frames[0] : 0ull,
+			n ? (unsigned long long)frames[n - 1] : 0ull);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct tables_opts o = { TABLES_VERBOSE, 1, 1, 1, 5 };
+	struct profile p;
+	struct symbols *sy;
+	struct model m;
+	char err[256];
+
+	if (!null_out && !(null_out = fopen("/dev/null", "w")))
+		abort();
+	err[0] = 0;
+	if (reader_parse(data, size, &p, err, sizeof(err)) < 0) {
+		if (!err[0])
+			abort(); /* a rejection must say why */
+		return 0;
+	}
+	dump(&p);
+	sy = symbols_open(&p, NULL);
+	if (!sy)
+		abort();
+	model_init(&m);
+	err[0] = 0;
+	if (model_from_profile(&m, &p, sy, 0, err, sizeof(err)) == 0) {
+		if (p.kind == FORMAT_KIND_MPROF) {
+			struct callgraph g;
+			callgraph_build(&g, &m);
+			tables_print(null_out, &m, &g, &p, sy, &o);
+			callgraph_release(&g);
+		}
+		views(&p, &m);
+	} else if (!err[0]) {
+		abort();
+	}
+	model_release(&m);
+	symbols_free(sy);
+	reader_release(&p);
+	return 0;
+}

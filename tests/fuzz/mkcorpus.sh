@@ -1,0 +1,38 @@
+#!/bin/sh
+# mkcorpus.sh BUILD_DIR: (re)write tests/fuzz/corpus/, the fuzz target's
+# seeds and tests/e2e/58-fuzz.t's replay: the hostile files of issue 12,
+# small (made by BUILD_DIR/tests/hostile), and two real profiles.  Module
+# paths name files every machine has: /proc/self/exe is the program
+# reading the file (the fuzz target, with its DWARF).
+set -eu
+B=${1:?usage: mkcorpus.sh BUILD_DIR}
+H=$B/tests/hostile
+C=$(cd "$(dirname "$0")" && pwd)/corpus
+mkdir -p "$C"
+rm -f "$C"/*
+"$H" dupmod "$C/dupmod" /proc/self/exe
+"$H" overlap "$C/overlap" /proc/self/exe
+"$H" samebias "$C/samebias" /proc/self/exe /usr/bin/true
+"$H" modpath "$C/modpath-dev" /dev/zero
+"$H" modpath "$C/modpath-dir" /tmp
+"$H" modpath "$C/modpath-proc" /proc/self/mem
+"$H" modpath "$C/modpath-self" /proc/self/exe
+"$H" nostacks "$C/nostacks"
+"$H" zeros "$C/zeros"
+"$H" reorder "$C/reorder"
+"$H" chain "$C/chain" 40
+"$H" cpchain "$C/cpchain" 40
+"$H" fan "$C/fan" 40
+"$H" cpfan "$C/cpfan" 40
+"$H" distinct "$C/distinct" 100
+"$H" distinct "$C/distinct-gap" 40 0x8000000
+"$H" mdistinct "$C/mdistinct" 40 0x8000000
+# Real profiles: an allocation profile and a CPU profile of test programs.
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cc -g -o "$T/fg" "$top/tests/progs/fg.c"
+"$B/bin/mprof" run -o "$C/fg.mprof" "$T/fg" > /dev/null
+cc -O2 -g -o "$T/phases" "$top/examples/phases.c"
+"$B/bin/cpprof" record -e cpu:200us -o "$C/phases.cpprof" "$T/phases" > /dev/null
+ls -l "$C"

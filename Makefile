@@ -61,6 +61,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 
 RUNTIME := $(B)/lib/libmprof.so $(B)/lib/libmprof.a $(B)/lib/libcpprof.so
 TOOLS := $(B)/bin/mprof $(B)/bin/cpprof
+FUZZ := $(B)/fuzz/fuzz_tools
 
 .PHONY: all demo check test install clean deps fuzz bench
 # Keep every object: no 'rm' after the test summary, which CI reads last.
@@ -162,7 +163,6 @@ install: all
 # by `make check` for tests/e2e/58-fuzz.t, which replays tests/fuzz/corpus/
 # and fuzzes for a bounded time; `make fuzz` fuzzes for FUZZ_SECONDS,
 # seeded with that corpus and a real data file made by a test program.
-FUZZ := $(B)/fuzz/fuzz_tools
 FUZZ_SECONDS ?= 60
 $(FUZZ): tests/fuzz/fuzz_tools.c $(LIB_SRC) $(wildcard lib/*.h)
 	@mkdir -p $(dir $@)

@@ -65,15 +65,33 @@ void util_grow(void *pp, size_t *cap, size_t n, size_t size)
 	*cap = c;
 }
 
+/*
+ * One message, one write: "PROG: [warning: ]TEXT\n" made whole first, so
+ * that another writer on the same terminal (the profiled program, its
+ * sampler's warnings, a child it forked) cannot land between the name,
+ * the text and the newline and run two messages together.
+ */
+static void say(const char *tag, const char *fmt, va_list ap)
+{
+	char line[2048];
+	int n = snprintf(line, sizeof(line), "%s: %s", util_progname, tag);
+
+	if (n < 0 || (size_t)n >= sizeof(line) - 1)
+		n = 0;
+	vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	n = (int)strlen(line);
+	line[n++] = '\n';
+	fwrite(line, 1, (size_t)n, stderr);
+	fflush(stderr);
+}
+
 void warnx_(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: warning: ", util_progname);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say("warning: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 void die(const char *fmt, ...)
@@ -81,11 +99,9 @@ void die(const char *fmt, ...)
 	va_list ap;
 
 	fflush(stdout);
-	fprintf(stderr, "%s: ", util_progname);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say("", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	exit(2);
 }
 

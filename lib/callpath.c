@@ -219,6 +219,19 @@ static void trie_free(struct trie *t)
 	free(t->slot);
 }
 
+/* A view's result from its trie, or -1 (r empty) if the trie overflowed. */
+static int finish(struct trie *t, int reverse, const struct cp_input *in, struct cp_result *r)
+{
+	int over = t->over;
+
+	if (over)
+		memset(r, 0, sizeof(*r));
+	else
+		emit(t, reverse, total_of(in), r);
+	trie_free(t);
+	return over ? -1 : 0;
+}
+
 /*
  * Down (up = 0) and up profiles.  Down: from each stack's first (outermost)
  * root toward its innermost frame; summarize-below-root stops at the first
@@ -264,14 +277,7 @@ static int directed(const struct cp_input *in, const uint8_t *is_root, int up, s
 	free(f);
 	free(w.node);
 	free(w.at);
-	if (t.over) {
-		trie_free(&t);
-		memset(r, 0, sizeof(*r));
-		return -1;
-	}
-	emit(&t, !up, total_of(in), r);
-	trie_free(&t);
-	return 0;
+	return finish(&t, !up, in, r);
 }
 
 int callpath_down(const struct cp_input *in, const uint8_t *is_root, struct cp_result *r)
@@ -361,14 +367,7 @@ int callpath_tree(const struct cp_input *in, struct cp_result *r)
 		}
 	}
 	free(f);
-	if (t.over) {
-		trie_free(&t);
-		memset(r, 0, sizeof(*r));
-		return -1;
-	}
-	emit(&t, 1, total_of(in), r);
-	trie_free(&t);
-	return 0;
+	return finish(&t, 1, in, r);
 }
 
 void callpath_result_free(struct cp_result *r)

@@ -5,6 +5,8 @@
 plan 8
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
+# A sanitizer build of cpprof wants its runtime first among preloads.
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
 cc -shared -fPIC -o noperf.so "$TOP/tests/progs/noperf.c" -ldl
 printf 'int main(void) { return 0; }\n' | cc -x c -o prog -
 

@@ -27,7 +27,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: mprof [options] [a.out [mprof.data]]   print the four tables\n"
 		"       mprof run [-o FILE] [--] PROG [ARGS...]  run PROG under the monitor\n"
-		"       mprof dump [mprof.data]                 print the data file raw\n"
+		"       mprof dump [--shared] [mprof.data]      print the data file raw\n"
 		"\n"
 		"Display options (one dash or two):\n"
 		"  -verbose       every bin, every leak chain\n"
@@ -54,9 +54,16 @@ static void load(const char *path, struct profile *p)
 		die("%s: %s", path, err);
 }
 
+/*
+ * Every frame of every stack, or with --shared each stack's own frames
+ * then "^REF:N" (the outermost N frames of stack REF, counted from 0), as
+ * the file keeps them: output in proportion to the file, where a file of
+ * deep stacks sharing their outer frames expands a thousandfold.
+ */
 static int cmd_dump(int argc, char **argv)
 {
-	const char *path = argc > 1 ? argv[1] : DEFAULT_DATA;
+	int shared = argc > 1 && strcmp(argv[1], "--shared") == 0;
+	const char *path = argc > 1 + shared ? argv[1 + shared] : DEFAULT_DATA;
 	static uint64_t frames[FORMAT_MAX_DEPTH];
 	struct profile p;
 
@@ -76,13 +83,16 @@ static int cmd_dump(int argc, char **argv)
 		printf("counter %s %s\n", p.counter_names[i], p.counter_units[i]);
 	for (size_t i = 0; i < p.nstacks; i++) {
 		const struct prof_stack *s = &p.stacks[i];
-		uint32_t n = reader_frames(&p, i, frames);
+		uint32_t n = shared ? s->depth - s->shared : reader_frames(&p, i, frames);
+		const uint64_t *f = shared ? s->frames : frames;
 		printf("stack %u %u", s->depth, s->flags);
 		for (size_t k = 0; k < p.ncounters; k++)
 			printf(" %" PRIu64, s->counts[k]);
 		printf(" :");
 		for (uint32_t d = 0; d < n; d++)
-			printf(" 0x%" PRIx64, frames[d]);
+			printf(" 0x%" PRIx64, f[d]);
+		if (shared && s->shared)
+			printf(" ^%u:%u", s->ref, s->shared);
 		printf("\n");
 	}
 	for (size_t i = 0; i < p.nbins; i++)

@@ -4,7 +4,7 @@
 # before issue 12 an 886 KB file took 1.6 GB.  Peak RSS from /usr/bin/time
 # (sanitizer builds, with their shadow memory, only check the answers).
 . "$(dirname "$0")/../lib.sh"
-plan 23
+plan 27
 CPPROF=$B/bin/cpprof
 H=$B/tests/hostile
 cd "$T" || exit 1
@@ -31,6 +31,25 @@ run chain.data 64 "$MPROF" -verbose -depth 1000 chain.data
 is "$st/$(grep -c '^ *16 ( \.) *1 *16 ( \.) *\.\.\. > 0x13e70 > ' out)" "0/8001" "chain: every leak chain, 1000 deep"
 run chain.data 64 sh -c '"$0" dump "$1" | awk "\$1 == \"stack\" { n++; f += NF - 20 } END { print n, f }" > dump.out' "$MPROF" chain.data
 is "$st/$(cat dump.out)" "0/8001 32772096" "chain: dump spells out every frame (4096 x 8001)"
+# dump --shared prints what the file holds: in proportion to it.
+run chain.data 64 sh -c '"$0" dump --shared "$1" > shared.out' "$MPROF" chain.data
+is "$st/$(grep -c ' \^[0-9]*:4095$' shared.out)" "0/8000" "chain: dump --shared refers to the shared frames"
+is "$(($(wc -c < shared.out) <= 64 * $(wc -c < chain.data)))" 1 "chain: dump --shared prints at most 64 bytes a byte"
+# Spelled out again (awk, on a chain of 51 stacks), the references give
+# every frame of the plain dump.
+"$H" chain small.data 50
+"$MPROF" dump small.data | awk '$1 == "stack"' > plain.out
+"$MPROF" dump --shared small.data | awk 'BEGIN { si = 0 } $1 == "stack" {
+	n = 0; head = $1; for (i = 2; i <= NF && $i != ":"; i++) head = head " " $i
+	for (i++; i <= NF; i++) {
+		if ($i ~ /^\^/) { split(substr($i, 2), r, ":"); d = fn[r[1]]
+			for (k = d - r[2] + 1; k <= d; k++) f[si, ++n] = f[r[1], k]
+		} else f[si, ++n] = $i
+	}
+	fn[si] = n; line = head " :"; for (k = 1; k <= n; k++) line = line " " f[si, k]
+	print line; si++ }' > expanded.out
+is "$(cmp -s plain.out expanded.out && echo same)/$(wc -l < plain.out)" "same/51" \
+	"dump --shared and dump give the same stacks"
 run chain.data 64 "$CPPROF" -c 'tree; function; body; up 0x1fff0' chain.data
 is "$st/$(grep -c '^0x1fff0 (1.00000) \[128016\]$' out)" "0/1" "chain: cpprof's views"
 

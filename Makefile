@@ -37,10 +37,11 @@ RT_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden \
 	-fdebug-prefix-map=$(CURDIR)=/usr/src/mprof -flto -ffat-lto-objects
 
 TOOL_CFLAGS := $(BASE_CFLAGS) $(CFLAGS)
-# libstdc++ only for __cxa_demangle, linked in statically: loading and
-# relocating libstdc++.so was two thirds of a tool's start-up (1.2 ms of
-# every `mprof run`).
-TOOL_LDLIBS := -ldw -lelf -lm -Wl,-Bstatic -lstdc++ -Wl,-Bdynamic
+# Names are demangled (C++, Rust legacy and v0) by libiberty, the GNU
+# tools' own demangler: a static archive (Debian's libiberty-dev), so no
+# libstdc++.so to load (loading and relocating it was two thirds of a
+# tool's start-up, 1.2 ms of every `mprof run`).
+TOOL_LDLIBS := -ldw -lelf -lm -liberty
 ifneq ($(SANITIZE),)
 TOOL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 TOOL_LDFLAGS += -fsanitize=$(SANITIZE)
@@ -167,7 +168,7 @@ FUZZ_SECONDS ?= 60
 $(FUZZ): tests/fuzz/fuzz_tools.c $(LIB_SRC) $(wildcard lib/*.h)
 	@mkdir -p $(dir $@)
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		$(BASE_CFLAGS) -o $@ tests/fuzz/fuzz_tools.c $(LIB_SRC) -ldw -lelf -lm -lstdc++
+		$(BASE_CFLAGS) -o $@ tests/fuzz/fuzz_tools.c $(LIB_SRC) -ldw -lelf -lm -liberty
 
 fuzz: all $(FUZZ)
 	@mkdir -p $(B)/fuzz/corpus

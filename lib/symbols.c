@@ -24,8 +24,9 @@
  *      file:line, each outer one the DW_AT_call_file/DW_AT_call_line of the
  *      inlined frame inside it.  Checked against addr2line -i.
  *   4. The real function is named by the ELF symbol when there is one,
- *      inlined ones by DWARF (linkage name, else DW_AT_name); C++ names
- *      are demangled with the C++ runtime's __cxa_demangle.
+ *      inlined ones by DWARF (linkage name, else DW_AT_name); C++ and
+ *      Rust names (legacy "_ZN...17h<hash>E" and v0 "_R...") are
+ *      demangled by libiberty's cplus_demangle, the GNU tools' own.
  */
 #include "symbols.h"
 
@@ -37,6 +38,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <libiberty/demangle.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -47,8 +49,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* From the C++ ABI runtime (libstdc++, linked in statically: Makefile). */
-char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 /* Deepest inline chain we keep for one address; deeper DWARF is cut. */
 #define SYM_MAX_INLINE 64
@@ -482,20 +482,20 @@ static struct sym_mod *find_mod(const struct symbols *s, uint64_t addr)
 	return &s->mods[lo - 1];
 }
 
-/* Demangled (C++ "_Z...") or plain name, interned. */
+/* Demangled (C++ and Rust legacy "_Z...", Rust v0 "_R...") or plain
+ * name, interned.  DMGL_AUTO tries Rust's schemes first (a legacy Rust
+ * name is a valid C++ one, which would keep its hash), then C++'s; without
+ * DMGL_VERBOSE a Rust name loses its hash, as rustfilt prints it. */
 static const char *nice_name(struct symbols *s, const char *name)
 {
 	const char *r;
 	char *d;
-	int st = -1;
 
-	if (name[0] != '_' || name[1] != 'Z')
+	if (name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
 		return intern(s, name);
-	d = __cxa_demangle(name, NULL, NULL, &st);
-	if (!d || st != 0) {
-		free(d);
+	d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+	if (!d)
 		return intern(s, name);
-	}
 	r = intern(s, d);
 	free(d);
 	return r;

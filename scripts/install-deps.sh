@@ -5,7 +5,7 @@
 set -eu
 
 # Build: compiler, make, elfutils' libdw/libelf (symbols, DWARF types),
-# libedit (cpprof's command loop).
+# libedit (cpprof's command loop), libiberty (the demangler: C++, Rust).
 # libc6-dbg: names for libc's internal frames (qsort's msort_with_tmp, ...).
 # Tests: valgrind (the leak figures are checked against it), perl's prove;
 # clang and its runtime (libFuzzer, ASan, UBSan) for the fuzz target that
@@ -14,7 +14,7 @@ set -eu
 # heaptrack and valgrind are the tools compared, jq is a real workload.
 # bench/cpprof/run compares cpprof record with perf record (linux-perf) and
 # the gperftools CPU profiler (libprofiler, google-pprof); no test needs them.
-PKGS="gcc g++ make libc6-dev libc6-dbg libdw-dev libelf-dev valgrind perl clang libclang-rt-14-dev python3 time heaptrack jq libedit-dev linux-perf google-perftools libgoogle-perftools-dev"
+PKGS="gcc g++ make libc6-dev libc6-dbg libdw-dev libelf-dev valgrind perl clang libclang-rt-14-dev python3 time heaptrack jq libedit-dev libiberty-dev linux-perf google-perftools libgoogle-perftools-dev"
 
 # The corpus test (tests/e2e/60-corpus.t) runs programs of other runtimes
 # (and perl, python3, bash, gcc from the list above: it takes the python3

@@ -132,7 +132,8 @@ $(B)/tests/hostile: tests/fuzz/hostile.c lib/format.c $(wildcard lib/*.h)
 	$(CC) $(TOOL_CFLAGS) $(TOOL_LDFLAGS) -o $@ tests/fuzz/hostile.c lib/format.c
 
 # Every test: unit tests (TAP from C) and end-to-end scripts (TAP from sh),
-# summarised by prove; the fuzz target too (clang: scripts/install-deps.sh).  The last line is prove's "Result: PASS/FAIL".
+# summarised by prove; the fuzz target too (clang: scripts/install-deps.sh).
+# The last line is prove's "Result: PASS/FAIL".
 check: deps all $(FUZZ)
 	MPROF_BUILD=$(CURDIR)/$(B) prove -j2 --exec sh tests/run-unit.t tests/e2e/*.t
 

@@ -50,7 +50,8 @@ struct cg_level {
 struct callgraph {
 	size_t nfns;
 	struct cg_level fn;     /* node i is model function i */
-	struct cg_level merged; /* node i < nfns is function i; nfns + k - 1 is cycle k */
+	struct cg_level merged; /* node i < nfns is function i; nfns + k - 1 is cycle k;
+				 * built only when there are cycles (ncycles > 0) */
 	size_t ncycles;
 	uint32_t **members; /* members[k - 1]: function ids of cycle k */
 	size_t *nmembers;

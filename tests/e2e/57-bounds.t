@@ -75,9 +75,9 @@ like "$st/$(cat err)" "^2/cpprof: cpchain.data: corrupt stacks section: its stac
 run dist.data 64 "$CPPROF" -c 'function; tree' dist.data
 is "$st/$(grep -c 'Profile for resource: CPU Time' out)" "0/2" "distinct: cpprof's views"
 "$H" mdistinct mdist.data 3000 0x8000000
-# mprof's call graph spends ~600 bytes a function (doc/format.md): twice
-# the bound when every address is a function.
-run mdist.data 160 "$MPROF" mdist.data
+# mprof's call graph spends ~320 bytes a function (doc/format.md): about
+# 1.4 times the bound when every address is a function.
+run mdist.data 96 "$MPROF" mdist.data
 is "$st/$(head -n 1 out | sed 's/.*: //')" "0/3000 allocations of 48000 bytes, 0 frees of 0 bytes, 48000 bytes kept" \
 	"mdistinct: mprof's tables"
 # One byte a frame: over the bound, rejected before symbolizing them all.

@@ -9,26 +9,29 @@
  * the Boehm GC all ask for the main thread's stack at start-up, and
  * glibc's fopen calls malloc while holding the lock (issue 12).
  *
- * So the bounds come from the kernel: /proc/self/maps read with raw
- * system calls into a buffer on our own stack, parsed here.  A thread's
+ * So the bounds come from the kernel: the maps (/proc/thread-self/maps
+ * first: /proc/self/maps reads as empty once the main thread has exited)
+ * read with raw system calls into a buffer on our own stack, parsed here.  A thread's
  * stack is found from an address that lies on it whatever the thread is
  * running on now: for a thread glibc created, its thread pointer (glibc
  * keeps the thread descriptor at the top of the thread's stack block,
  * also for stacks the program supplied); for the main thread,
  * __libc_stack_end (the stack pointer the kernel started the process
- * with).  The bounds are the run of contiguous readable mappings holding
- * that address; the main stack's low end leaves room for the growth that
+ * with).  The stack's top is the end of the mapping holding that address,
+ * its low end where the run of contiguous readable mappings up to it
+ * starts; the main stack's low end leaves room for the growth that
  * RLIMIT_STACK allows, down to the mapping below it.
  *
  * A thread stack found once is kept in a small cache keyed by its thread
  * pointer: glibc reuses the stack blocks of threads that ended, so a
- * program that makes many short threads reads /proc/self/maps about once
- * per block, not once per thread (5 us in a small process, ~170 us in
+ * program that makes many short threads reads the maps about once per
+ * block, not once per thread (5 us in a small process, ~170 us in
  * one of 1000 mappings).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -87,12 +90,17 @@ static void cache_put(uintptr_t tp, uintptr_t lo, uintptr_t hi)
 
 /* ---- /proc/self/maps ---- */
 
-/* A run of contiguous readable mappings holding key, once the parse met it. */
+/*
+ * What the parse found for key: the mapping holding it ends at hi; lo is
+ * where the run of contiguous readable mappings that ends with it starts
+ * (the stack's low end may lie in another mapping: a guard zone the JVM
+ * made inside it, growth), below the end of the mapping before that run.
+ */
 struct run {
 	uintptr_t key;
 	uintptr_t lo, hi;
-	uintptr_t below; /* the end of the mapping before the run */
-	int state;       /* 0 not met, 1 in the run being read, 2 complete */
+	uintptr_t below;
+	int found;
 };
 
 struct parse {
@@ -102,39 +110,35 @@ struct parse {
 	int readable;
 	int cur;           /* the current run of readable mappings is valid */
 	uintptr_t cur_lo, cur_hi, cur_below, prev_end;
+	int lines;
 	struct run *want;
 	int nwant;
 };
 
-static void run_close(struct parse *p)
-{
-	for (int i = 0; i < p->nwant; i++) {
-		struct run *w = &p->want[i];
-		if (w->state == 1) {
-			w->lo = p->cur_lo;
-			w->hi = p->cur_hi;
-			w->below = p->cur_below;
-			w->state = 2;
-		}
-	}
-}
-
 /* One mapping [s, e), in address order (the kernel lists them so). */
 static void mapping(struct parse *p, uintptr_t s, uintptr_t e, int readable)
 {
+	p->lines++;
 	if (readable && p->cur && s == p->cur_hi) {
 		p->cur_hi = e;
 	} else {
-		run_close(p);
 		p->cur = readable;
 		p->cur_lo = s;
 		p->cur_hi = e;
 		p->cur_below = p->prev_end;
 	}
 	p->prev_end = e;
-	for (int i = 0; i < p->nwant; i++)
-		if (readable && p->want[i].state == 0 && p->want[i].key >= s && p->want[i].key < e)
-			p->want[i].state = 1;
+	for (int i = 0; i < p->nwant; i++) {
+		struct run *w = &p->want[i];
+		if (readable && !w->found && w->key >= s && w->key < e) {
+			/* Not the run's end: a readable neighbour above the
+			 * stack may be unmapped later, the stack's top not. */
+			w->lo = p->cur_lo;
+			w->hi = e;
+			w->below = p->cur_below;
+			w->found = 1;
+		}
+	}
 }
 
 static int hexval(char c)
@@ -183,14 +187,15 @@ static void feed(struct parse *p, const char *buf, long n)
 	}
 }
 
-/* Fill the runs holding want[i].key from /proc/self/maps; 0 or -1. */
-static int read_maps(struct run *want, int nwant)
+/* Parse one maps file into want[]; 0, or -1 if it cannot be read or is
+ * empty (/proc/self/maps is, once the main thread has exited). */
+static int read_maps(const char *path, struct run *want, int nwant)
 {
 	struct parse p = { .want = want, .nwant = nwant };
 	char buf[1024];
 	long fd, n;
 
-	fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	for (;;) {
@@ -202,29 +207,47 @@ static int read_maps(struct run *want, int nwant)
 		feed(&p, buf, n);
 	}
 	syscall(SYS_close, (int)fd);
-	if (n < 0)
-		return -1;
-	run_close(&p);
-	return 0;
+	return n < 0 || p.lines == 0 ? -1 : 0;
+}
+
+/* The maps, through this thread's own view first: /proc/self/ reads as
+ * empty once the main thread has exited. */
+static int read_any_maps(long tid, struct run *want, int nwant)
+{
+	char task[48] = "/proc/self/task/", num[24];
+	size_t n = strlen(task), k = 0;
+
+	if (read_maps("/proc/thread-self/maps", want, nwant) == 0)
+		return 0;
+	do
+		num[k++] = (char)('0' + tid % 10);
+	while ((tid /= 10) > 0 && k < sizeof num);
+	while (k)
+		task[n++] = num[--k];
+	memcpy(task + n, "/maps", 6);
+	if (read_maps(task, want, nwant) == 0)
+		return 0;
+	return read_maps("/proc/self/maps", want, nwant);
 }
 
 int bounds_thread(uintptr_t sp, uintptr_t *lo, uintptr_t *hi)
 {
 	uintptr_t tp = (uintptr_t)__builtin_thread_pointer();
-	int is_main = syscall(SYS_gettid) == syscall(SYS_getpid), e = errno;
+	long tid = syscall(SYS_gettid);
+	int is_main = tid == syscall(SYS_getpid), e = errno;
 	struct run want[2] = { { .key = tp }, { .key = (uintptr_t)__libc_stack_end } };
 	struct run *a = &want[0], *b = &want[1], *pick;
 	struct rlimit rl;
 
 	if (!is_main && cache_find(tp, sp, lo, hi))
 		return 0;
-	if (read_maps(want, b->key ? 2 : 1) < 0) {
+	if (read_any_maps(tid, want, b->key ? 2 : 1) < 0) {
 		errno = e;
 		return -1;
 	}
 	/* The main stack grows down, as far as RLIMIT_STACK lets it and never
 	 * into the mapping below. */
-	if (b->state == 2) {
+	if (b->found) {
 		uintptr_t low = b->below;
 		if (syscall(SYS_prlimit64, 0, RLIMIT_STACK, NULL, &rl) == 0 &&
 		    rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < b->hi && b->hi - rl.rlim_cur > low)
@@ -235,13 +258,13 @@ int bounds_thread(uintptr_t sp, uintptr_t *lo, uintptr_t *hi)
 	errno = e;
 	/* The stack sp is on, if it is this thread's; else the thread's own
 	 * (this capture is made on another stack). */
-	if (a->state == 2 && sp >= a->lo && sp < a->hi)
+	if (a->found && sp >= a->lo && sp < a->hi)
 		pick = a;
-	else if (b->state == 2 && sp >= b->lo && sp < b->hi)
+	else if (b->found && sp >= b->lo && sp < b->hi)
 		pick = b;
 	else
 		pick = is_main ? b : a;
-	if (pick->state != 2)
+	if (!pick->found)
 		return -1;
 	if (pick == a)
 		cache_put(tp, a->lo, a->hi);

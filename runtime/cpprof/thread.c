@@ -217,8 +217,9 @@ int th_setup(void)
 	t->ready = 0;
 	t->tid = (int)syscall(SYS_gettid);
 	t->rng = ((uint64_t)t->tid << 32 ^ cp_now(CLOCK_MONOTONIC)) | 1;
-	if (unwind_thread_init() < 0)
-		return -1;
+	/* Without its stack's bounds (no /proc) a thread is still sampled:
+	 * its samples hold the interrupted pc alone (unwind.h). */
+	unwind_thread_init();
 	if (!t->frames) {
 		/* Populated now: a first touch in the handler would count as
 		 * one of the program's page faults. */

@@ -64,21 +64,27 @@ static _Unwind_Reason_Code unwind_step(struct _Unwind_Context *ctx, void *arg)
 }
 
 /*
- * libgcc's text, [lo, hi): the object that defines the _Unwind_Backtrace
- * we call (0, 0 until found or if not found).  libgcc allocates while it
- * holds its own lock (object_mutex: sorting the FDEs of frames a JIT
- * registered with __register_frame, the first time an unwind searches
- * them); an allocation made there must not call back into libgcc, which
- * would take that lock again and hang.
+ * libgcc_s's text, [lo, hi) (0, 0 until found or if not loaded).  libgcc
+ * allocates while it holds its own lock (object_mutex: sorting the FDEs of
+ * frames a JIT registered with __register_frame, the first time an unwind
+ * searches them); an allocation made there must not call back into
+ * libgcc, which would take that lock again and hang.  Found by name: the
+ * address of _Unwind_Backtrace may be a PLT entry in the executable (the
+ * runtime linked from libmprof.a into a non-PIE program), and a program's
+ * own static copy of libgcc has a lock of its own, which we never take.
  */
 static uintptr_t uw_gcc_lo, uw_gcc_hi;
 static int uw_gcc_state; /* 0 not looked for, 1 looked for */
 
 static int gcc_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	uintptr_t want = (uintptr_t)arg, lo = UINTPTR_MAX, hi = 0;
+	const char *name = info->dlpi_name, *base = name ? strrchr(name, '/') : NULL;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
 
-	(void)size;
+	(void)size, (void)arg;
+	base = base ? base + 1 : name;
+	if (!base || strncmp(base, "libgcc_s.so", 11) != 0)
+		return 0;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		if (ph->p_type != PT_LOAD)
@@ -89,8 +95,6 @@ static int gcc_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		if (a + ph->p_memsz > hi)
 			hi = a + ph->p_memsz;
 	}
-	if (want < lo || want >= hi)
-		return 0;
 	__atomic_store_n(&uw_gcc_lo, lo, __ATOMIC_RELAXED);
 	__atomic_store_n(&uw_gcc_hi, hi, __ATOMIC_RELAXED);
 	return 1;
@@ -99,7 +103,7 @@ static int gcc_cb(struct dl_phdr_info *info, size_t size, void *arg)
 static int called_by_libgcc(uint64_t ret)
 {
 	if (!__atomic_load_n(&uw_gcc_state, __ATOMIC_ACQUIRE)) {
-		dl_iterate_phdr(gcc_cb, (void *)(uintptr_t)_Unwind_Backtrace);
+		dl_iterate_phdr(gcc_cb, NULL);
 		__atomic_store_n(&uw_gcc_state, 1, __ATOMIC_RELEASE);
 	}
 	return ret >= __atomic_load_n(&uw_gcc_lo, __ATOMIC_RELAXED) &&

@@ -28,6 +28,8 @@ static void (*lock_hook)(const char *, uint64_t);
 
 void lock_set_bound(uint64_t ms)
 {
+	if (ms > 1000000000u) /* 11 days: no overflow in ns */
+		ms = 1000000000u;
 	__atomic_store_n(&lock_bound_ns, ms * 1000000, __ATOMIC_RELAXED);
 }
 
@@ -63,17 +65,48 @@ static int give_up(const char *name, uint64_t bound)
 	return -1;
 }
 
+/*
+ * The time a wait has lasted, counted in rounds: a round counts for what
+ * it took, but never more than the most it could have taken had the
+ * process run (cap).  A process stopped meanwhile (SIGSTOP, ^Z, a
+ * debugger) stopped the lock's holder too: that time is nobody's deadlock.
+ */
+struct waited {
+	uint64_t total, bound, round0;
+};
+
+static void wait_start(struct waited *w)
+{
+	w->total = 0;
+	w->bound = __atomic_load_n(&lock_bound_ns, __ATOMIC_RELAXED);
+	w->round0 = now_ns();
+}
+
+/* Count the round that just ended (at most cap); 1 when over the bound. */
+static int wait_round(struct waited *w, uint64_t cap)
+{
+	uint64_t t = now_ns(), d = t - w->round0;
+
+	w->total += d < cap ? d : cap;
+	w->round0 = t;
+	return w->total >= w->bound;
+}
+
+#define ROUND_NS 100000000u /* a futex wait's longest round: 100 ms */
+#define SLACK_NS 50000000u  /* the scheduler's lateness allowed a round */
+
 int lock_await(const int *word, int value, const char *name)
 {
-	uint64_t bound = __atomic_load_n(&lock_bound_ns, __ATOMIC_RELAXED), t0 = now_ns();
+	struct waited w;
 	int e = errno;
 
+	wait_start(&w);
 	while (__atomic_load_n(word, __ATOMIC_ACQUIRE) != value) {
-		if (now_ns() - t0 >= bound) {
-			errno = e;
-			return give_up(name, bound);
-		}
 		sched_yield();
+		if (wait_round(&w, SLACK_NS)) {
+			errno = e;
+			return give_up(name, w.bound);
+		}
 	}
 	errno = e;
 	return 0;
@@ -81,7 +114,8 @@ int lock_await(const int *word, int value, const char *name)
 
 static __attribute__((noinline)) int lock_wait(struct lock *l, const char *name)
 {
-	uint64_t bound = __atomic_load_n(&lock_bound_ns, __ATOMIC_RELAXED), t0 = now_ns(), t;
+	struct timespec round = { 0, ROUND_NS };
+	struct waited w;
 	int e = errno;
 
 	/* Held for microseconds as a rule: spin a little first. */
@@ -90,15 +124,16 @@ static __attribute__((noinline)) int lock_wait(struct lock *l, const char *name)
 		if (__atomic_load_n(&l->v, __ATOMIC_RELAXED) == 0 && lock_try(l) == 0)
 			return 0;
 	}
+	wait_start(&w);
 	while (__atomic_exchange_n(&l->v, 2, __ATOMIC_ACQUIRE) != 0) {
-		t = now_ns() - t0;
-		if (t >= bound) {
+		syscall(SYS_futex, &l->v, FUTEX_WAIT_PRIVATE, 2, &round, NULL, 0);
+		if (wait_round(&w, ROUND_NS + SLACK_NS)) {
+			/* A last try: the holder may have let go just now. */
+			if (__atomic_exchange_n(&l->v, 2, __ATOMIC_ACQUIRE) == 0)
+				break;
 			errno = e;
-			return give_up(name, bound);
+			return give_up(name, w.bound);
 		}
-		struct timespec left = { (time_t)((bound - t) / 1000000000u),
-					 (long)((bound - t) % 1000000000u) };
-		syscall(SYS_futex, &l->v, FUTEX_WAIT_PRIVATE, 2, &left, NULL, 0);
 	}
 	errno = e;
 	return 0;

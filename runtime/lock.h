@@ -14,9 +14,9 @@ struct lock {
 
 /*
  * lock_take: 0 once l is held; -1 if it could not be had within the
- * bound (lock_set_bound), after calling the timeout hook once per process
- * with name: the caller then goes on without the lock, touching nothing it
- * guards.  A wait that long means a cycle with a lock of the program's
+ * bound (lock_set_bound: time the process ran, not time it was stopped),
+ * after calling the timeout hook with name: the caller then goes on
+ * without the lock, touching nothing it guards.  A wait that long means a cycle with a lock of the program's
  * (the program holds it and waits on us, or we hold l and wait on it), and
  * profiling must stop rather than hang the program.
  * lock_try: 0 when taken at once, never waits.

@@ -309,6 +309,11 @@ __attribute__((constructor(101))) static void cp_start(void)
 	const char *ev = getenv("CPPROF_EVENTS"), *s;
 	char how[512], why[512];
 
+	/* Every real function the interposed ones call, before anything can
+	 * return: later, dlsym would take the loader's lock (io.h). */
+	io_init();
+	th_lookup();
+	sg_lookup();
 	for (int r = 0; r < RES_N; r++)
 		cp.col[r] = -1;
 	s = getenv("CPPROF_RANDOM");
@@ -356,7 +361,6 @@ __attribute__((constructor(101))) static void cp_start(void)
 		cp_warn("cannot map the sampler's memory; nothing sampled", NULL, NULL);
 		return;
 	}
-	io_init();
 	if (sg_install(handler) < 0) {
 		cp_warn("cannot install the SIGPROF handler; nothing sampled", NULL, NULL);
 		return;

@@ -34,6 +34,11 @@ static sigaction_fn *resolve(void)
 	return real_sigaction;
 }
 
+void sg_lookup(void)
+{
+	resolve();
+}
+
 int sg_install(void (*handler)(int, siginfo_t *, void *))
 {
 	struct sigaction sa;

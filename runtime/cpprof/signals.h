@@ -12,6 +12,9 @@
 /* Install the sampler's handler, keeping what was there as the program's.
  * 0 or -1.  Outside signal context. */
 int sg_install(void (*handler)(int, siginfo_t *, void *));
+/* Look up the real sigaction and signal now (the constructor, first
+ * thing): dlsym takes the loader's lock, so never later. */
+void sg_lookup(void);
 /* A CP_SIG that is not the sampler's: do what the program asked for.
  * Async-signal-safe; called from the sampler's handler. */
 void sg_chain(int sig, siginfo_t *si, void *uc);

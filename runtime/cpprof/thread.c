@@ -36,10 +36,15 @@ static pthread_key_t th_key;
 typedef int create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 static create_fn *real_create;
 
-int th_init(void)
+void th_lookup(void)
 {
 	/* Now, not at the first pthread_create: dlsym takes the loader's lock. */
-	real_create = (create_fn *)dlsym(RTLD_NEXT, "pthread_create");
+	if (!real_create)
+		real_create = (create_fn *)dlsym(RTLD_NEXT, "pthread_create");
+}
+
+int th_init(void)
+{
 	return pthread_key_create(&th_key, (void (*)(void *))th_teardown) == 0 ? 0 : -1;
 }
 

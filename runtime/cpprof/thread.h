@@ -48,6 +48,8 @@ void th_after_fork(void);
 #include <pthread.h>
 int th_create_unprofiled(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
 			 void *arg);
+/* Look up the real pthread_create now (the constructor, first thing). */
+void th_lookup(void);
 /* Key for the release at thread exit; once, at start. */
 int th_init(void);
 

@@ -137,20 +137,23 @@ static struct mon_thread *block_new(void)
 	return t;
 }
 
-static void block_release(void *p)
+/* Back to the pool.  If the lock cannot be had, the block stays owned: its
+ * counts are still summed, it is only not reused. */
+static void block_put(struct mon_thread *t)
 {
-	struct mon_thread *t = p;
-
-	mon_self = NULL;
-	mon_dead = 1;
-	/* If the lock cannot be had, the block stays owned: its counts are
-	 * still summed, it is only not reused. */
 	if (lock_take(&mon_pool_lock, "the thread blocks") < 0)
 		return;
 	t->owned = 0;
 	t->pool = mon_pool;
 	mon_pool = t;
 	lock_give(&mon_pool_lock);
+}
+
+static void block_release(void *p)
+{
+	mon_self = NULL;
+	mon_dead = 1;
+	block_put(p);
 }
 
 /* This thread's block, or NULL: dead thread (use the orphan) or no memory. */
@@ -213,17 +216,39 @@ static inline uint64_t *block_ctr(struct mon_thread *t, uint32_t idx)
 	return c[idx & (CTR_CHUNK - 1)];
 }
 
+/*
+ * The orphan block, made to count for epoch e, with its lock held; NULL if
+ * there is none and none can be made, or the lock cannot be had.  The
+ * block is made without the orphan lock: the pool lock comes first in the
+ * order (fork_prepare's), so block_new must not run under the orphan's.
+ */
 static struct mon_thread *orphan_lock(uint64_t e)
 {
-	if (lock_take(&mon_orphan_lock, "the orphan block") < 0)
-		return NULL;
-	if (!mon_orphan)
-		mon_orphan = block_new();
-	if (mon_orphan && mon_orphan->epoch != e)
-		block_reset(mon_orphan, e);
-	if (!mon_orphan)
+	struct mon_thread *fresh = NULL;
+
+	for (;;) {
+		if (lock_take(&mon_orphan_lock, "the orphan block") < 0)
+			break;
+		if (!mon_orphan && fresh) {
+			mon_orphan = fresh;
+			fresh = NULL;
+		}
+		if (mon_orphan && !fresh) {
+			if (mon_orphan->epoch != e)
+				block_reset(mon_orphan, e);
+			return mon_orphan;
+		}
 		lock_give(&mon_orphan_lock);
-	return mon_orphan;
+		if (fresh) { /* another thread made it meanwhile */
+			block_put(fresh);
+			fresh = NULL;
+		} else if (!(fresh = block_new())) {
+			return NULL;
+		}
+	}
+	if (fresh)
+		block_put(fresh);
+	return NULL;
 }
 
 static void orphan_unlock(void)
@@ -868,7 +893,7 @@ void mon_restart(const char *filename)
 {
 	int g = api_enter(), e = errno;
 
-	if (__atomic_load_n(&mon.state, __ATOMIC_ACQUIRE) == MON_OFF) {
+	if (__atomic_load_n(&mon.state, __ATOMIC_ACQUIRE) == MON_OFF || mon.tainted) {
 		mon_guard = g;
 		return;
 	}
@@ -962,8 +987,9 @@ static void fork_child(void)
 	writer_lock_reinit();
 	if (!mon_fork_held) {
 		/* Another thread may have been half way through a table: the
-		 * child (profiling stopped) writes nothing. */
+		 * child (profiling stopped) writes nothing, and never restarts. */
 		mon.nosave = 1;
+		mon.tainted = 1;
 		mon_guard = mon_fork_guard;
 		return;
 	}

@@ -44,6 +44,8 @@ struct mon {
 	int state;
 	int configured;    /* mon_config(): 0 not yet, 1 under way, 2 done */
 	int nosave;        /* a save failed: write no more */
+	int tainted;       /* a forked child whose tables may be half-updated:
+			    * never profile again, not even after a restart */
 	int autosave;      /* save every this many allocations; 0: at exit */
 	uint64_t epoch;    /* bumped by every restart */
 	uint64_t start_ns; /* CLOCK_REALTIME at init or restart */

@@ -286,7 +286,7 @@ int model_from_profile(struct model *m, const struct profile *p, struct symbols 
 {
 	int idx[MPROF_NCOUNTERS], identity = 1, rc = 0;
 	struct addrcache ac;
-	struct at *keep;
+	struct at *keep, *hang;
 	uint32_t *first;
 	size_t nkeep = 0;
 
@@ -326,6 +326,7 @@ int model_from_profile(struct model *m, const struct profile *p, struct symbols 
 			first[i] = MODEL_NONE;
 	}
 	keep = xcalloc(nkeep + 1, sizeof(*keep));
+	hang = xcalloc(p->nstacks + 1, sizeof(*hang));
 	for (size_t i = 0; i < p->nstacks && rc == 0; i++) {
 		const struct prof_stack *ps = &p->stacks[i];
 		const uint64_t *c = ps->counts;
@@ -337,22 +338,33 @@ int model_from_profile(struct model *m, const struct profile *p, struct symbols 
 				v[k] = ps->counts[idx[k]];
 			c = own(m, v);
 		}
-		if (ps->shared)
-			a = keep[first[ps->ref] + p->stacks[ps->ref].depth - ps->shared];
-		if (ps->shared == ps->depth && ps->depth && (ps->flags & FORMAT_STACK_PC_FIRST)) {
-			/* All its frames are another stack's, where frame 0 was
-			 * a return address: here it is a pc.  Built apart. */
-			static uint64_t frames[FORMAT_MAX_DEPTH];
-			struct prof_stack whole = *ps;
-			whole.frames = frames;
-			whole.shared = 0;
-			reader_frames(p, i, frames);
-			a = (struct at){ MODEL_NONE, MODEL_NONE, 0, MODEL_NONE };
-			rc = own_frames(m, &ac, sy, &whole, &a, NULL);
-		} else {
+		if (ps->shared) {
+			/* The shared frames are r's from j out, held by r's own
+			 * frames (the reader resolved the reference so).  The
+			 * innermost of them, r's frame j, is a pc where it is a
+			 * stack's frame 0 and that stack's flags say so: if it is
+			 * one in r and not here, or the other way round, it is
+			 * expanded again, in its role here, on the path of r's
+			 * frames from j + 1 out. */
+			const struct prof_stack *r = &p->stacks[ps->ref];
+			uint32_t j = r->depth - ps->shared, nown_r = r->depth - r->shared;
+			int pc_here = ps->shared == ps->depth && (ps->flags & FORMAT_STACK_PC_FIRST);
+			int pc_there = j == 0 && (r->flags & FORMAT_STACK_PC_FIRST);
+
+			if (pc_here == pc_there) {
+				a = keep[first[ps->ref] + j];
+			} else {
+				struct prof_stack one = { .depth = 1,
+							  .flags = pc_here ? FORMAT_STACK_PC_FIRST : 0,
+							  .frames = r->frames + j };
+				a = j + 1 < nown_r ? keep[first[ps->ref] + j + 1] : hang[ps->ref];
+				rc = own_frames(m, &ac, sy, &one, &a, NULL);
+			}
+		}
+		hang[i] = a;
+		if (rc == 0)
 			rc = own_frames(m, &ac, sy, ps, &a,
 					first[i] == MODEL_NONE ? NULL : keep + first[i]);
-		}
 		push(m, a, (flags & MODEL_KEEP_ABOVE_MAIN) != 0,
 		     (ps->flags & FORMAT_STACK_TRUNCATED) != 0, c);
 	}
@@ -365,6 +377,7 @@ int model_from_profile(struct model *m, const struct profile *p, struct symbols 
 			 ac.max, p->size);
 	free(first);
 	free(keep);
+	free(hang);
 	free(ac.key);
 	free(ac.start);
 	free(ac.count);

@@ -3,7 +3,7 @@
 # clear line and exit status 2, or a warning and an answer; never a crash,
 # a read of freed memory (the sanitizer build runs this too) or a hang.
 . "$(dirname "$0")/../lib.sh"
-plan 21
+plan 23
 CPPROF=$B/bin/cpprof
 H=$B/tests/hostile
 cd "$T" || exit 1
@@ -68,4 +68,18 @@ for f in none zeros reorder; do
 done
 run "$MPROF" reorder.data
 is "$st" 0 "reorder: mprof finds its counters by name"
+# A stack sharing all the frames of one whose frame 0 is a pc (cpprof):
+# there that frame is a return address, looked up at its address - 1.
+# The views must give what the same stacks written out whole give.
+sym() { nm "$H" | awk -v n="$1" '$3 == n { print "0x" $1 }'; }
+g=$(sym put_module) mn=$(sym main) us=$(sym usage)
+"$H" pcref pr.data "$H" "$g" $((mn + 8)) $((us + 4))
+"$H" pcref prf.data "$H" "$g" $((mn + 8)) $((us + 4)) flat
+# (function: sorted, as ties come in the order addresses were first met)
+v() { "$CPPROF" -c 'threshold 0; tree; up usage' "$1" 2>&1; "$CPPROF" -c 'threshold 0; function' "$1" 2>&1 | sort; }
+v pr.data > shared.out
+v prf.data > flat.out
+is "$(cmp -s shared.out flat.out && echo same)" same "a pc shared as a return address: the views of the stacks written whole"
+like "$(cat shared.out)" '^  hostile\+0x[0-9a-f]+ \(0\.50000\) \[1\]$' \
+	"and the shared pc is looked up as the return address it is there (not put_module)"
 done_testing

@@ -6,7 +6,9 @@
  * four tables, and every cpprof view (function, body, tree, down and up
  * from main and from the innermost function, by function and by call
  * site).  Any input must be accepted or rejected with a reason, and
- * never crash, leak, read out of bounds or trip UBSan.
+ * never crash, leak, read out of bounds or trip UBSan; and the model,
+ * which keeps shared frames shared, must give each stack the path the
+ * same stacks written out whole give (oracle()).
  *
  * `make fuzz` runs it for FUZZ_SECONDS; tests/e2e/58-fuzz.t replays
  * tests/fuzz/corpus/ through it and fuzzes for a bounded time in
@@ -128,6 +130,68 @@ static void dump(const struct profile *p)
 	}
 }
 
+/* Two sites say the same: function, offset, file:line, inlining. */
+static int same_site(const struct model *a, uint32_t x, const struct model *b, uint32_t y)
+{
+	const struct model_site *s = &a->sites[x], *t = &b->sites[y];
+
+	return strcmp(strtab_get(a->fns, s->fn), strtab_get(b->fns, t->fn)) == 0 &&
+	       s->offset == t->offset && s->inlined == t->inlined &&
+	       s->func_addr == t->func_addr &&
+	       (s->loc == MODEL_NO_LOC ? t->loc == MODEL_NO_LOC
+				       : t->loc != MODEL_NO_LOC &&
+						 strcmp(strtab_get(a->locs, s->loc),
+							strtab_get(b->locs, t->loc)) == 0);
+}
+
+/*
+ * The oracle: the model keeps the file's shared frames shared, and must
+ * give every stack the path the same stacks written out whole give (a pc
+ * shared as a return address once did not).  Checked for files of a
+ * bounded size (the whole copy costs what the references add up to).
+ */
+static void oracle(const struct profile *p, const struct model *m, struct symbols *sy)
+{
+	struct profile q = *p;
+	struct model m2;
+	uint32_t *x, *y;
+	uint64_t total = 0;
+	char err[256];
+
+	for (size_t i = 0; i < p->nstacks; i++)
+		total += p->stacks[i].depth;
+	if (total > (1u << 16))
+		return;
+	q.stacks = calloc(p->nstacks + 1, sizeof(*q.stacks));
+	uint64_t *frames = calloc(total + 1, sizeof(uint64_t)), *f = frames;
+	for (size_t i = 0; i < p->nstacks; i++) {
+		q.stacks[i] = p->stacks[i];
+		q.stacks[i].frames = f;
+		q.stacks[i].shared = q.stacks[i].ref = 0;
+		f += reader_frames(p, i, f);
+	}
+	model_init(&m2);
+	if (model_from_profile(&m2, &q, sy, 0, err, sizeof(err)) == 0) {
+		if (m2.nstacks != m->nstacks)
+			abort();
+		x = calloc((size_t)m->maxn + 1, sizeof(uint32_t));
+		y = calloc((size_t)m2.maxn + 1, sizeof(uint32_t));
+		for (size_t i = 0; i < m->nstacks; i++) {
+			uint32_t n = model_path(m, &m->stacks[i], x);
+			if (n != model_path(&m2, &m2.stacks[i], y))
+				abort();
+			for (uint32_t j = 0; j < n; j++)
+				if (!same_site(m, x[j], &m2, y[j]))
+					abort();
+		}
+		free(x);
+		free(y);
+	}
+	model_release(&m2);
+	free(frames);
+	free(q.stacks);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct tables_opts o = { TABLES_VERBOSE, 1, 1, 1, 5 };
@@ -158,6 +222,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			callgraph_release(&g);
 		}
 		views(&p, &m);
+		oracle(&p, &m, sy);
 	} else if (!err[0]) {
 		abort();
 	}

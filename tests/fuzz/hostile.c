@@ -25,6 +25,15 @@
  *                      cost; GAP 2^27 makes 4-byte frames, the most
  *                      distinct addresses a file may have)
  *   mdistinct OUT N [GAP]  the same as an mprof file
+ *   pcshare OUT N [D]  cpprof: N + 1 stacks D (1500) deep whose frame 0 is
+ *                      a pc (PC_FIRST), each but the first all the frames
+ *                      of the one before, whose frame 0 is a return
+ *                      address here: built apart, a stack costs its depth
+ *   pcref OUT ELF PC RET LEAF [flat]  cpprof, ELF at bias 0:
+ *                      A = [PC, RET] and B = [LEAF, PC, RET], frame 0 a
+ *                      pc in both; B shares A's two frames (flat: not),
+ *                      so A's pc is a return address in B (looked up at
+ *                      PC - 1): the views must not tell the two apart
  *
  * Frames lie in no module unless a case names one, so they print as 0xaddr:
  * every address is a function of its own, the worst case for the views.
@@ -44,7 +53,7 @@ static uint64_t frames[DEEP];
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: hostile dupmod|overlap|samebias|modpath|nostacks|zeros|reorder|chain|cpchain|"
+	fprintf(stderr, "usage: hostile dupmod|overlap|samebias|modpath|nostacks|zeros|reorder|chain|cpchain|pcshare|pcref|"
 			"fan|cpfan|distinct|mdistinct OUT [ARG]\n");
 	exit(2);
 }
@@ -149,7 +158,8 @@ int main(int argc, char **argv)
 	arg = argc > 3 ? argv[3] : NULL;
 	n = arg ? strtol(arg, NULL, 10) : 0;
 	if (!strcmp(what, "nostacks") || !strcmp(what, "zeros") || !strcmp(what, "cpchain") ||
-	    !strcmp(what, "cpfan") || !strcmp(what, "distinct"))
+	    !strcmp(what, "cpfan") || !strcmp(what, "distinct") || !strcmp(what, "pcshare") ||
+	    !strcmp(what, "pcref"))
 		kind = FORMAT_KIND_CPPROF;
 	fd = open(out, O_RDWR | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0) {
@@ -217,6 +227,39 @@ int main(int argc, char **argv)
 		format_end_section(&w);
 		if (kind == FORMAT_KIND_MPROF)
 			put_bins(&w);
+	} else if (!strcmp(what, "pcshare")) {
+		uint32_t d = argc > 4 ? (uint32_t)strtoul(argv[4], NULL, 0) : 1500;
+		if (d < 2 || d > DEEP)
+			usage();
+		put_counters(&w, kind, 0);
+		format_begin_section(&w, FORMAT_SEC_STACKS);
+		format_put_u64(&w, (uint64_t)n + 1);
+		format_put_stack(&w, d, FORMAT_STACK_PC_FIRST, 0, 0, frames, counts(kind, 0),
+				 ncounts(kind));
+		for (long i = 1; i <= n; i++)
+			format_put_stack(&w, d, FORMAT_STACK_PC_FIRST, 1, d, NULL, counts(kind, 0),
+					 ncounts(kind));
+		format_end_section(&w);
+	} else if (!strcmp(what, "pcref")) {
+		uint64_t a[2], b[3];
+		int flat = argc > 7 && !strcmp(argv[7], "flat");
+		if (argc < 7)
+			usage();
+		a[0] = b[1] = strtoull(argv[4], NULL, 0);
+		a[1] = b[2] = strtoull(argv[5], NULL, 0);
+		b[0] = strtoull(argv[6], NULL, 0);
+		format_begin_section(&w, FORMAT_SEC_MODULES);
+		format_put_u32(&w, 1);
+		put_module(&w, 0x1000, 0x40000000, 0, arg);
+		format_end_section(&w);
+		put_counters(&w, kind, 0);
+		format_begin_section(&w, FORMAT_SEC_STACKS);
+		format_put_u64(&w, 2);
+		format_put_stack(&w, 2, FORMAT_STACK_PC_FIRST, 0, 0, a, counts(kind, 0),
+				 ncounts(kind));
+		format_put_stack(&w, 3, FORMAT_STACK_PC_FIRST, flat ? 0 : 1, flat ? 0 : 2, b,
+				 counts(kind, 0), ncounts(kind));
+		format_end_section(&w);
 	} else if (!strcmp(what, "distinct") || !strcmp(what, "mdistinct")) {
 		/* Every frame a new address, gap bytes on from the last. */
 		uint64_t a = 0x100000, f[64], gap = argc > 4 ? strtoull(argv[4], NULL, 0) : 1;

@@ -166,9 +166,11 @@ static uint32_t stack_ids(const void *ctx, size_t i, uint32_t *out)
  * The input of every view.  A view may make at most max_paths call paths:
  * downward profiles and the tree make one per model node at most (the
  * synthetic 1M-stack profile's tree: 13M paths of 22M nodes and stacks),
- * upward ones may make one per frame walked; the profile's own size bounds
- * them all, so a small file cannot ask for gigabytes (a path costs ~60
- * bytes).
+ * upward ones may make one per frame walked, the square of a chain's
+ * depth.  The bound is the more of that and what the file's budget (64
+ * bytes a byte and 16 MB, doc/format.md) pays for at ~60 bytes a path:
+ * a small file cannot ask for gigabytes, and a legitimate upward view of
+ * a 400-deep chain (80k paths from 14 KB) is shown.
  */
 static void input_of(const struct session *s, struct cp_input *in)
 {
@@ -179,6 +181,8 @@ static void input_of(const struct session *s, struct cp_input *in)
 	in->maxn = s->m.maxn;
 	in->nids = nids(s);
 	in->max_paths = s->m.nnodes + s->m.nstacks + (1u << 16);
+	if (in->max_paths < (64 * s->p.size + (16u << 20)) / 60)
+		in->max_paths = (64 * s->p.size + (16u << 20)) / 60;
 }
 
 /*
@@ -324,9 +328,9 @@ static int show(struct session *s, enum view v, const char *root)
 		break;
 	}
 	if (rc < 0)
-		fprintf(stderr, "cpprof: %s: over %zu call paths, more than a profile of %zu stacks "
-				"in %zu nodes can hold: not shown\n",
-			what[v], in.max_paths, s->m.nstacks, s->m.nnodes);
+		errx_("%s: %s: over %zu call paths, more than the file's %zu bytes pay for: not "
+		       "shown",
+		       s->p.path, what[v], in.max_paths, s->p.size);
 	else
 		callpath_result_free(&r);
 	free(set);

@@ -94,6 +94,16 @@ void warnx_(const char *fmt, ...)
 	va_end(ap);
 }
 
+void errx_(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	va_start(ap, fmt);
+	say("", fmt, ap);
+	va_end(ap);
+}
+
 void die(const char *fmt, ...)
 {
 	va_list ap;

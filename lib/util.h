@@ -21,6 +21,9 @@ void util_grow(void *p, size_t *cap, size_t n, size_t size);
 extern const char *util_progname;
 /* "PROG: warning: ..." on stderr. */
 void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "PROG: ..." on stderr, an error the caller goes on from (a command that
+ * fails in cpprof's loop, which then exits 2). */
+void errx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "PROG: ..." on stderr, then exit(2): for commands only. */
 void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 

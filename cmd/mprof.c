@@ -62,10 +62,24 @@ static void load(const char *path, struct profile *p)
  */
 static int cmd_dump(int argc, char **argv)
 {
-	int shared = argc > 1 && strcmp(argv[1], "--shared") == 0;
-	const char *path = argc > 1 + shared ? argv[1 + shared] : DEFAULT_DATA;
+	const char *path = NULL;
 	static uint64_t frames[FORMAT_MAX_DEPTH];
 	struct profile p;
+	int shared = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--shared") == 0 || strcmp(argv[i], "-shared") == 0)
+			shared = 1;
+		else if (argv[i][0] == '-' && argv[i][1])
+			die("dump: unknown option '%s' (usage: mprof dump [--shared] [mprof.data])",
+			    argv[i]);
+		else if (path)
+			die("dump: one data file at most (usage: mprof dump [--shared] [mprof.data])");
+		else
+			path = argv[i];
+	}
+	if (!path)
+		path = DEFAULT_DATA;
 
 	load(path, &p);
 	printf("format %u kind %u\n", p.version, p.kind);

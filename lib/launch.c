@@ -55,7 +55,9 @@ int launch_find_exe(const char *name, const char *recorded, char *buf, size_t le
 	const char *path = getenv("PATH"), *slash;
 	struct stat st;
 
-	if (strchr(name, '/') || stat(name, &st) == 0) {
+	/* A bare name is a file here only if it is a regular one: a
+	 * directory of that name must not hide the program (git/, say). */
+	if (strchr(name, '/') || (stat(name, &st) == 0 && S_ISREG(st.st_mode))) {
 		if (!regular(name, why))
 			return -1;
 		return copy_path(buf, len, name, NULL, why);

@@ -8,9 +8,12 @@
 #   make bench                install missing packages, build, run bench/run
 #                             (BENCH_ARGS=--quick for a smoke run)
 #
-# Layout: runtime/ runs inside the profiled program (libmprof.so/.a);
-# lib/ is shared by the tools (reader, symbols, call graph, tables);
-# lib/format.c, the file encoder, is compiled into both.
+# Layout: runtime/ runs inside the profiled program: runtime/common/ (the
+# unwinder, module list, arena, stack bounds, locks) is shared by the
+# collectors, runtime/*.c is the monitor (libmprof.so/.a) and
+# runtime/cpprof/ the sampler (libcpprof.so); lib/ is shared by the tools
+# (reader, symbols, call graph, tables); lib/format.c, the file encoder, is
+# compiled into both.
 
 PREFIX ?= /usr/local
 CC ?= cc
@@ -32,9 +35,12 @@ BASE_CFLAGS := -std=gnu11 $(WARN) -Ilib -Iinclude -D_GNU_SOURCE
 # per file (loop: 30 fewer instructions a malloc+free pair).  The objects
 # are fat, so libmprof.a links into programs built without it; the link
 # gets the compile flags again (LTO generates code, and DWARF, there).
+# The shared runtime headers are found with -iquote, for "unwind.h" only:
+# libgcc's <unwind.h> (the reference unwinder's) keeps its name.
 RT_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden \
 	-ftls-model=initial-exec -fno-strict-aliasing -pthread \
-	-fdebug-prefix-map=$(CURDIR)=/usr/src/mprof -flto -ffat-lto-objects
+	-fdebug-prefix-map=$(CURDIR)=/usr/src/mprof -flto -ffat-lto-objects \
+	-iquote runtime/common
 
 TOOL_CFLAGS := $(BASE_CFLAGS) $(CFLAGS)
 # Names are demangled (C++, Rust legacy and v0) by libiberty, the GNU
@@ -47,14 +53,17 @@ TOOL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 TOOL_LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
-RT_SRC := $(wildcard runtime/*.c) lib/format.c
+# Headers every runtime object depends on (each collector adds its own).
+RT_HDR := $(wildcard lib/*.h runtime/*.h runtime/common/*.h include/*.h)
+COMMON_SRC := $(wildcard runtime/common/*.c)
+RT_SRC := $(wildcard runtime/*.c) $(COMMON_SRC) lib/format.c
 RT_OBJ := $(patsubst %.c,$(B)/rt/%.o,$(RT_SRC))
 # The cpprof sampler: its own modules, plus the unwinder (and its stack
 # bounds), the MODULES writer, mmap helpers and the encoder it shares with
-# the mprof monitor.
+# the mprof monitor; not the monitor's locks.
 CP_SRC := $(wildcard runtime/cpprof/*.c)
 CP_OBJ := $(patsubst %.c,$(B)/rt/%.o,$(CP_SRC)) \
-	$(patsubst %.c,$(B)/rt/%.o,runtime/unwind.c runtime/bounds.c runtime/arena.c runtime/modules.c lib/format.c)
+	$(patsubst %.c,$(B)/rt/%.o,$(filter-out runtime/common/lock.c,$(COMMON_SRC)) lib/format.c)
 LIB_SRC := $(wildcard lib/*.c)
 LIB_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -73,7 +82,7 @@ all: $(RUNTIME) $(TOOLS) $(UNIT_BIN) $(B)/tests/libmprof-memo1.so $(B)/tests/hos
 deps:
 	@sh scripts/install-deps.sh
 
-$(B)/rt/%.o: %.c $(wildcard lib/*.h runtime/*.h include/*.h)
+$(B)/rt/%.o: %.c $(RT_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_CFLAGS) -c -o $@ $<
 
@@ -85,7 +94,6 @@ $(B)/lib/libmprof.so: $(RT_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_CFLAGS) -shared -Wl,-z,nodelete -Wl,-soname,libmprof.so -o $@ $^ -ldl
 
-$(patsubst %.c,$(B)/rt/%.o,$(CP_SRC)): RT_CFLAGS += -Iruntime
 $(patsubst %.c,$(B)/rt/%.o,$(CP_SRC)): $(wildcard runtime/cpprof/*.h)
 
 $(B)/lib/libcpprof.so: $(CP_OBJ)
@@ -94,11 +102,11 @@ $(B)/lib/libcpprof.so: $(CP_OBJ)
 
 # For tests: a runtime whose remembered walks all share one memo set, so
 # chains meet in a set whatever their stack addresses (tests/e2e/20).
-$(B)/rt/memo1/unwind.o: runtime/unwind.c $(wildcard lib/*.h runtime/*.h include/*.h)
+$(B)/rt/memo1/unwind.o: runtime/common/unwind.c $(RT_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_CFLAGS) -DMEMO_BITS=0 -c -o $@ $<
 
-$(B)/tests/libmprof-memo1.so: $(filter-out $(B)/rt/runtime/unwind.o,$(RT_OBJ)) $(B)/rt/memo1/unwind.o
+$(B)/tests/libmprof-memo1.so: $(filter-out $(B)/rt/runtime/common/unwind.o,$(RT_OBJ)) $(B)/rt/memo1/unwind.o
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_CFLAGS) -shared -Wl,-z,nodelete -Wl,-soname,libmprof.so -o $@ $^ -ldl
 

@@ -10,7 +10,7 @@
 #
 # Layout: runtime/ runs inside the profiled program: runtime/common/ (the
 # unwinder, module list, arena, stack bounds, locks) is shared by the
-# collectors, runtime/*.c is the monitor (libmprof.so/.a) and
+# collectors, runtime/mprof/ is the monitor (libmprof.so/.a) and
 # runtime/cpprof/ the sampler (libcpprof.so); lib/ is shared by the tools
 # (reader, symbols, call graph, tables); lib/format.c, the file encoder, is
 # compiled into both.
@@ -54,9 +54,9 @@ TOOL_LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
 # Headers every runtime object depends on (each collector adds its own).
-RT_HDR := $(wildcard lib/*.h runtime/*.h runtime/common/*.h include/*.h)
+RT_HDR := $(wildcard lib/*.h runtime/common/*.h include/*.h)
 COMMON_SRC := $(wildcard runtime/common/*.c)
-RT_SRC := $(wildcard runtime/*.c) $(COMMON_SRC) lib/format.c
+RT_SRC := $(wildcard runtime/mprof/*.c) $(COMMON_SRC) lib/format.c
 RT_OBJ := $(patsubst %.c,$(B)/rt/%.o,$(RT_SRC))
 # The cpprof sampler: its own modules, plus the unwinder (and its stack
 # bounds), the MODULES writer, mmap helpers and the encoder it shares with
@@ -89,6 +89,8 @@ $(B)/rt/%.o: %.c $(RT_HDR)
 $(B)/obj/%.o: %.c $(wildcard lib/*.h include/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOL_CFLAGS) -c -o $@ $<
+
+$(patsubst %.c,$(B)/rt/%.o,$(wildcard runtime/mprof/*.c)): $(wildcard runtime/mprof/*.h)
 
 $(B)/lib/libmprof.so: $(RT_OBJ)
 	@mkdir -p $(dir $@)

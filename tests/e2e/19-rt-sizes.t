@@ -1,4 +1,4 @@
-# The address map (runtime/addrmap.c): exact sizes across its encodings
+# The address map (runtime/mprof/addrmap.c): exact sizes across its encodings
 # (in the slot below 255 bytes, in the next slots up to beyond 2^32), and
 # objects 16 bytes apart under another allocator (tcmalloc: 16-byte
 # granules) as well as 32 apart under glibc (32-byte granules).

@@ -34,6 +34,9 @@
  * ADDRMAP_IDX_BITS bits; the table never grows past that. */
 _Static_assert(STACKS_MAX <= 1u << ADDRMAP_IDX_BITS, "stack indices fit the address map");
 
+/* Frames kept per stack (the innermost); deeper stacks are truncated. */
+#define MON_MAX_DEPTH STACKS_MAX_DEPTH
+
 struct mon mon;
 __thread int mon_guard;
 
@@ -274,7 +277,7 @@ static void add_bin(const struct mon_thread *t, uint32_t i, uint64_t *b)
 }
 
 /* Summing for the writer (the save lock is held: the epoch is stable). */
-void mon_read_totals(struct mon_totals *out)
+static void mon_read_totals(struct writer_totals *out)
 {
 	uint64_t e = mon.epoch, s[T_N] = { 0 }, b[4] = { 0 };
 	struct mon_thread *t;
@@ -297,7 +300,7 @@ void mon_read_totals(struct mon_totals *out)
 	out->dropped = __atomic_load_n(&mon.dropped, __ATOMIC_RELAXED);
 }
 
-void mon_read_bins(uint64_t (*bins)[4])
+static void mon_read_bins(uint64_t (*bins)[4])
 {
 	uint64_t e = mon.epoch;
 	struct mon_thread *t;
@@ -312,7 +315,7 @@ void mon_read_bins(uint64_t (*bins)[4])
 	}
 }
 
-void mon_read_counters(uint32_t idx, uint64_t *out)
+static void mon_read_counters(uint32_t idx, uint64_t *out)
 {
 	uint64_t e = mon.epoch;
 	struct mon_thread *t;
@@ -593,12 +596,40 @@ static inline __attribute__((always_inline)) void settle_free(struct mon_thread 
 		settle_into(t, found, idx, size);
 }
 
+static void save_failed(const char *what, const char *detail)
+{
+	mon.nosave = 1;
+	mon_trouble(what, detail);
+}
+
+/* Write the profile (writer.h): the caller holds the save lock and the
+ * guard.  Like the save, the configuration leaves errno as it was. */
+static int save(const char *reason)
+{
+	struct writer_source src;
+	int e = errno;
+
+	mon_config();
+	errno = e;
+	src = (struct writer_source){
+		.out = mon.out,
+		.root_pid = mon.root_pid,
+		.start_ns = mon.start_ns,
+		.now_ns = mon_now_ns,
+		.read_totals = mon_read_totals,
+		.read_counters = mon_read_counters,
+		.read_bins = mon_read_bins,
+		.fail = save_failed,
+	};
+	return writer_save(reason, &src);
+}
+
 static void autosave(void)
 {
 	if (writer_trylock() != 0)
 		return; /* a save is under way: it will do */
 	if (!mon.nosave && __atomic_load_n(&mon.state, __ATOMIC_ACQUIRE) == MON_ON)
-		writer_save("autosave");
+		save("autosave");
 	writer_unlock();
 }
 
@@ -835,7 +866,7 @@ void mon_realloc_freed(void *p, const struct mon_old *o)
  * it starts from the allocations so far. */
 static void autosave_set(int count)
 {
-	struct mon_totals t;
+	struct writer_totals t;
 
 	if (count > 0 && !__atomic_load_n(&mon.autosave, __ATOMIC_RELAXED)) {
 		mon_read_totals(&t);
@@ -881,7 +912,7 @@ void mon_stop(void)
 		if (st == MON_ON)
 			__atomic_store_n(&mon.state, MON_STOPPED, __ATOMIC_RELEASE);
 		if (!mon.nosave)
-			writer_save("stop");
+			save("stop");
 		/* Once written, a stopped profile is not written again at exit. */
 		__atomic_store_n(&mon.state, MON_STOPPED, __ATOMIC_RELEASE);
 	}
@@ -1027,7 +1058,7 @@ __attribute__((destructor(101))) static void mon_fini(void)
 	}
 	st = __atomic_load_n(&mon.state, __ATOMIC_ACQUIRE);
 	if ((st == MON_ON || st == MON_TROUBLE) && !mon.nosave)
-		writer_save("exit");
+		save("exit");
 	/* What later destructors (of other objects) do is not in the file:
 	 * stop recording it. */
 	if (st == MON_ON || st == MON_TROUBLE)

@@ -1,6 +1,6 @@
 /*
  * monitor.h - the monitor's state and the operations the interposed entry
- * points (malloc.c), the public API (api.c) and the writer (writer.c) use.
+ * points (malloc.c) and the public API (api.c) use.
  *
  * States: UNINIT -> INITING -> ON <-> STOPPED (mprof_stop / mprof_restart),
  * ON -> TROUBLE (a failure: one line on stderr, everything passes through),
@@ -29,16 +29,8 @@
 
 enum { MON_UNINIT, MON_INITING, MON_ON, MON_STOPPED, MON_TROUBLE, MON_OFF };
 
-/* Frames kept per stack (the innermost); deeper stacks are truncated. */
-#define MON_MAX_DEPTH 1024
 /* Larger requests (possible with overcommit) are not recorded. */
 #define MON_SIZE_BITS 40
-
-struct mon_totals {
-	uint64_t allocs, bytes, frees, freed; /* recorded objects */
-	uint64_t unknown_frees;               /* frees of objects not in the map */
-	uint64_t dropped;                     /* allocations not recorded */
-};
 
 struct mon {
 	int state;
@@ -96,16 +88,6 @@ struct mon_old {
 void mon_realloc_take(void *p, struct mon_old *o);
 void mon_realloc_failed(void *p, const struct mon_old *o); /* p still live */
 void mon_realloc_freed(void *p, const struct mon_old *o);  /* p is gone */
-
-/*
- * The profile so far, summed over every thread's block (writer.c; the
- * caller holds the save lock).  A snapshot while other threads run; exact
- * once they are done.  bins: FORMAT_NBINS x (allocs, frees, bytes, freed);
- * counters: MPROF_NCOUNTERS for stack idx.
- */
-void mon_read_totals(struct mon_totals *t);
-void mon_read_bins(uint64_t (*bins)[4]);
-void mon_read_counters(uint32_t idx, uint64_t *counters);
 
 /* Stop profiling: print "mprof: <what>; profiling stopped" once. */
 void mon_trouble(const char *what, const char *detail);

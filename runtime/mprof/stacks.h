@@ -23,6 +23,8 @@
 
 /* 22 bits of stack index are stored per object (see addrmap.h). */
 #define STACKS_MAX (1u << 22)
+/* Frames per stack, at most: the monitor keeps the innermost of deeper ones. */
+#define STACKS_MAX_DEPTH 1024
 
 /*
  * A record keeps its innermost nown frames; the outer depth - nown, if any,

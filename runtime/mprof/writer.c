@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h> /* rename(2) only: no stdio streams here */
 #include <string.h>
 #include <unistd.h>
@@ -19,7 +20,6 @@
 #include "format.h"
 #include "lock.h"
 #include "modules.h"
-#include "monitor.h"
 #include "stacks.h"
 #include "unwind.h"
 #include "writer.h"
@@ -122,19 +122,19 @@ static const char *read_exe(void)
 	return writer_exe;
 }
 
-static void put_info(struct format_writer *w, const char *reason)
+static void put_info(struct format_writer *w, const char *reason, const struct writer_source *src)
 {
-	struct mon_totals t;
+	struct writer_totals t;
 	char pid[24], start[24], end[24], allocs[24], frees[24], bytes[24], freed[24],
 		unknown[24], dropped[24];
 
-	mon_read_totals(&t);
+	src->read_totals(&t);
 	const char *kv[][2] = {
 		{ "cmdline", read_cmdline() },
 		{ "exe", read_exe() },
 		{ "pid", fmt_u64(pid, (uint64_t)getpid()) },
-		{ "start_ns", fmt_u64(start, mon.start_ns) },
-		{ "end_ns", fmt_u64(end, mon_now_ns()) },
+		{ "start_ns", fmt_u64(start, src->start_ns) },
+		{ "end_ns", fmt_u64(end, src->now_ns()) },
 		{ "allocs", fmt_u64(allocs, t.allocs) },
 		{ "frees", fmt_u64(frees, t.frees) },
 		{ "bytes", fmt_u64(bytes, t.bytes) },
@@ -169,9 +169,9 @@ static void put_counters(struct format_writer *w)
 	format_end_section(w);
 }
 
-static void put_stacks(struct format_writer *w)
+static void put_stacks(struct format_writer *w, const struct writer_source *src)
 {
-	static uint64_t frames[MON_MAX_DEPTH];
+	static uint64_t frames[STACKS_MAX_DEPTH];
 	uint32_t base = stacks_base(), n = stacks_count(), i;
 	uint64_t ctr[MPROF_NCOUNTERS];
 
@@ -184,7 +184,7 @@ static void put_stacks(struct format_writer *w)
 		struct stacks_rec *r = stacks_get(i);
 		const struct stacks_rec *q = r->parent;
 		uint32_t shared = r->depth - r->nown;
-		mon_read_counters(i, ctr);
+		src->read_counters(i, ctr);
 		if (q && q->idx >= base && q->idx < i && q->depth - r->pbase == shared)
 			format_put_stack(w, r->depth, r->flags, i - q->idx, shared, r->frames, ctr,
 					 MPROF_NCOUNTERS);
@@ -196,12 +196,12 @@ static void put_stacks(struct format_writer *w)
 }
 
 /* Only the bins something fell into; a snapshot, so the count matches. */
-static void put_bins(struct format_writer *w)
+static void put_bins(struct format_writer *w, const struct writer_source *src)
 {
 	uint32_t i, n = 0;
 	int k;
 
-	mon_read_bins(writer_bins);
+	src->read_bins(writer_bins);
 	for (i = 0; i < FORMAT_NBINS; i++)
 		if (writer_bins[i][0] | writer_bins[i][1])
 			n++;
@@ -217,47 +217,45 @@ static void put_bins(struct format_writer *w)
 	format_end_section(w);
 }
 
-static void fail(const char *path, int err)
+static void fail(const struct writer_source *src, const char *path, int err)
 {
 	const char *name = strerrorname_np(err);
 	char what[PATH_MAX + 48];
 
-	mon.nosave = 1;
 	if (join(what, sizeof what, "cannot write ", path, NULL) < 0)
 		join(what, sizeof what, "cannot write the profile", NULL, NULL);
-	mon_trouble(what, name ? name : "error");
+	src->fail(what, name ? name : "error");
 }
 
-int writer_save(const char *reason)
+int writer_save(const char *reason, const struct writer_source *src)
 {
 	struct format_writer w;
 	char pid[24];
 	int fd, rc, e = errno;
 
-	mon_config();
 	fmt_u64(pid, (uint64_t)getpid());
 	/* A forked child (or a process the launcher did not start) must not
 	 * clobber the root's file. */
-	if (join(writer_path, sizeof writer_path, mon.out,
-		 getpid() == mon.root_pid ? NULL : ".", getpid() == mon.root_pid ? NULL : pid) < 0 ||
+	if (join(writer_path, sizeof writer_path, src->out,
+		 getpid() == src->root_pid ? NULL : ".", getpid() == src->root_pid ? NULL : pid) < 0 ||
 	    join(writer_tmp, sizeof writer_tmp, writer_path, ".tmp.", pid) < 0) {
-		fail(mon.out, ENAMETOOLONG);
+		fail(src, src->out, ENAMETOOLONG);
 		errno = e;
 		return -1;
 	}
 	fd = open(writer_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (fd < 0) {
-		fail(writer_tmp, errno);
+		fail(src, writer_tmp, errno);
 		errno = e;
 		return -1;
 	}
 	format_writer_init(&w, fd, writer_buf, sizeof writer_buf, FORMAT_KIND_MPROF);
-	put_info(&w, reason);
+	put_info(&w, reason, src);
 	if (modules_write(&w) < 0 && !w.error)
 		w.error = ENOMEM;
 	put_counters(&w);
-	put_stacks(&w);
-	put_bins(&w);
+	put_stacks(&w, src);
+	put_bins(&w, src);
 	rc = format_writer_finish(&w);
 	if (close(fd) < 0 && rc == 0)
 		rc = -errno;
@@ -265,7 +263,7 @@ int writer_save(const char *reason)
 		rc = -errno;
 	if (rc < 0) {
 		unlink(writer_tmp);
-		fail(writer_path, -rc);
+		fail(src, writer_path, -rc);
 		errno = e;
 		return -1;
 	}

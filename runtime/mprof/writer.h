@@ -1,10 +1,19 @@
 /*
  * writer.h - saving the profile: one whole data file (lib/format.h), written
  * to FILE.tmp.PID and renamed over FILE, so a reader never sees half a file.
- * FILE is mon.out, or mon.out.PID in a process other than mon.root_pid.
+ * FILE is the caller's out, or out.PID in a process other than root_pid.
+ *
+ * The writer knows the stack table (stacks.h) and the module list, not the
+ * monitor: what only the monitor has (its counts, its configuration, how it
+ * reports trouble) comes in a struct writer_source, so the dependency goes
+ * one way (monitor.c calls the writer; the writer calls back only through
+ * the source).
  */
 #ifndef WRITER_H
 #define WRITER_H
+
+#include <stdint.h>
+#include <sys/types.h>
 
 /* The save lock: one save at a time; also excludes mprof_restart. */
 int writer_lock(void);    /* 0, or -1: not taken (lock.h) */
@@ -12,11 +21,38 @@ int writer_trylock(void); /* 0 when taken */
 void writer_unlock(void);
 void writer_lock_reinit(void);
 
+/* INFO's totals (doc/format.md). */
+struct writer_totals {
+	uint64_t allocs, bytes, frees, freed; /* recorded objects */
+	uint64_t unknown_frees;               /* frees of objects not in the map */
+	uint64_t dropped;                     /* allocations not recorded */
+};
+
+/*
+ * The profile so far, as its owner sums it over every thread's block.  The
+ * read_* calls are made while the file is written, in the order of its
+ * sections (INFO's totals, each stack's counters, the bins): a snapshot
+ * while other threads run; exact once they are done.
+ */
+struct writer_source {
+	const char *out;          /* FILE: an absolute path */
+	pid_t root_pid;           /* the process that writes FILE; others FILE.PID */
+	uint64_t start_ns;        /* INFO start_ns */
+	uint64_t (*now_ns)(void); /* INFO end_ns */
+	void (*read_totals)(struct writer_totals *t);
+	/* MPROF_NCOUNTERS counters for stack idx. */
+	void (*read_counters)(uint32_t idx, uint64_t *counters);
+	/* FORMAT_NBINS x (allocs, frees, bytes, freed). */
+	void (*read_bins)(uint64_t (*bins)[4]);
+	/* The save failed (what, and the errno's name): report it, save no more. */
+	void (*fail)(const char *what, const char *detail);
+};
+
 /*
  * Write the profile now; reason is the INFO "reason" (exit, autosave, stop).
  * Caller holds the save lock and the recursion guard.  0, or -1 after
- * reporting the failure through mon_trouble() (and setting mon.nosave).
+ * reporting the failure through src->fail.  errno is left as it was.
  */
-int writer_save(const char *reason);
+int writer_save(const char *reason, const struct writer_source *src);
 
 #endif

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "io.h"
-#include "sampler.h"
+#include "state.h"
 #include "table.h"
 #include "unwind.h"
 

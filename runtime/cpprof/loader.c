@@ -13,7 +13,7 @@
 #include <dlfcn.h>
 
 #include "modules.h"
-#include "sampler.h"
+#include "state.h"
 #include "unwind.h"
 
 typedef void *open_fn(const char *, int);

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "perf.h"
-#include "sampler.h"
+#include "state.h"
 
 static long perf_open(struct perf_event_attr *a, int tid)
 {

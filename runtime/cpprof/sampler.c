@@ -30,75 +30,13 @@
 #include "io.h"
 #include "perf.h"
 #include "resources.h"
-#include "sampler.h"
 #include "save.h"
 #include "signals.h"
+#include "state.h"
 #include "table.h"
 #include "thread.h"
 #include "unwind.h"
 #include "watch.h"
-
-struct cp_config cp;
-__thread struct cp_thread cp_self __attribute__((tls_model("initial-exec")));
-
-uint64_t cp_now(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
-}
-
-void cp_warn(const char *a, const char *b, const char *c)
-{
-	char line[512];
-	size_t n = 0;
-	const char *part[4] = { "cpprof: ", a, b, c };
-
-	for (int i = 0; i < 4; i++)
-		for (const char *p = part[i]; p && *p && n < sizeof line - 2; p++)
-			line[n++] = *p;
-	line[n++] = '\n';
-	(void)!write(2, line, n);
-}
-
-uint64_t cp_draw(struct cp_thread *t, uint64_t mean)
-{
-	uint64_t x, half;
-
-	if (!cp.random || mean < 2)
-		return mean;
-	/* xorshift64*: per thread, so no shared state in the handler. */
-	x = t->rng;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	t->rng = x;
-	x *= 0x2545f4914f6cdd1dull;
-	half = mean / 2;
-	return mean - half + (x >> 11) % (2 * half + 1);
-}
-
-uint64_t cp_credit(struct cp_thread *t, int r, uint64_t consumed)
-{
-	struct cp_rstate *s = &t->r[r];
-	uint64_t mean = cp.interval[r], hits = 0;
-
-	s->consumed = consumed;
-	if (consumed < s->next)
-		return 0;
-	/* A huge step (a 1 GiB read): whole means at once, then the rest. */
-	if (consumed - s->next > 64 * mean) {
-		uint64_t k = (consumed - s->next) / mean;
-		hits += k;
-		s->next += k * mean;
-	}
-	while (consumed >= s->next) {
-		hits++;
-		s->next += cp_draw(t, mean);
-	}
-	return hits;
-}
 
 /* ---- the handler ---- */
 

@@ -19,8 +19,8 @@
 
 #include "format.h"
 #include "modules.h"
-#include "sampler.h"
 #include "save.h"
+#include "state.h"
 #include "table.h"
 #include "unwind.h"
 

@@ -14,8 +14,8 @@
 #include <signal.h>
 #include <string.h>
 
-#include "sampler.h"
 #include "signals.h"
+#include "state.h"
 
 typedef int sigaction_fn(int, const struct sigaction *, struct sigaction *);
 static sigaction_fn *real_sigaction;

@@ -24,13 +24,13 @@
 #include <unistd.h>
 
 #include "perf.h"
-#include "sampler.h"
+#include "state.h"
 #include "thread.h"
 #include "unwind.h"
-#include "watch.h"
 
 struct cp_slot th_slots[TH_MAX];
 int th_nslots;
+int th_watched;
 static pthread_key_t th_key;
 
 typedef int create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
@@ -257,7 +257,7 @@ void th_teardown(void)
 		 * exit, say) is not the program's. */
 		pf_disable(t->slot->ring.fd);
 		pf_disable(t->slot->regs.fd);
-		if (wt_running()) {
+		if (__atomic_load_n(&th_watched, __ATOMIC_ACQUIRE)) {
 			/* The watcher drains and closes the ring, then frees it. */
 			__atomic_store_n(&t->slot->state, TH_EXITED, __ATOMIC_RELEASE);
 		} else {

@@ -34,6 +34,13 @@ struct cp_slot {
 
 extern struct cp_slot th_slots[TH_MAX];
 extern int th_nslots; /* slots ever used: the watcher scans [0, th_nslots) */
+/*
+ * Non-zero while the watcher runs (watch.c sets it, atomically): then it,
+ * not the exiting thread, drains, closes and frees an exited thread's slot
+ * (TH_EXITED).  Here rather than behind wt_running() so that this module
+ * does not call the watcher that walks its slots.
+ */
+extern int th_watched;
 
 /*
  * Set up the calling thread: stack bounds, frame buffers, its slot, its

@@ -39,7 +39,7 @@
 #include <unistd.h>
 
 #include "perf.h"
-#include "sampler.h"
+#include "state.h"
 #include "table.h"
 #include "thread.h"
 #include "unwind.h"
@@ -48,7 +48,7 @@
 #define WT_COPY (64 * 1024) /* stack bytes copied from a blocked thread */
 
 static pthread_t wt_thread;
-static int wt_on, wt_quit;
+static int wt_quit;
 static struct cp_thread wt_rng; /* only its rng: cp_draw's state */
 static uint64_t wt_frames[CP_MAX_DEPTH];
 static uint8_t wt_stack[WT_COPY];
@@ -56,7 +56,7 @@ static pid_t wt_pid;
 
 int wt_running(void)
 {
-	return __atomic_load_n(&wt_on, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&th_watched, __ATOMIC_ACQUIRE);
 }
 
 /* ---- context switches ---- */
@@ -307,7 +307,7 @@ int wt_start(void)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0)
 		return -1;
-	__atomic_store_n(&wt_on, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&th_watched, 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -317,13 +317,13 @@ void wt_stop(void)
 		return;
 	__atomic_store_n(&wt_quit, 1, __ATOMIC_RELEASE);
 	pthread_join(wt_thread, NULL);
-	__atomic_store_n(&wt_on, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&th_watched, 0, __ATOMIC_RELEASE);
 }
 
 void wt_after_fork(void)
 {
 	/* The watcher did not come along (fork copies the calling thread). */
-	__atomic_store_n(&wt_on, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&th_watched, 0, __ATOMIC_RELEASE);
 	if (wt_start() < 0)
 		cp_warn("forked child: cannot start the watcher thread", NULL, NULL);
 }

@@ -11,6 +11,7 @@
 int wt_start(void);
 /* Ask it to stop and wait until it has (at exit, before the save). */
 void wt_stop(void);
+/* Non-zero while it runs (thread.h's th_watched). */
 int wt_running(void);
 /* In a forked child: the watcher did not come along; start another. */
 void wt_after_fork(void);

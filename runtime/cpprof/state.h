@@ -1,7 +1,10 @@
 /*
- * sampler.h - the cpprof sampler's shared state: the run's configuration
- * (from CPPROF_EVENTS and friends), each thread's sampling state, and the
- * one function every sampling path ends in, cp_credit.
+ * state.h - the cpprof sampler's shared state (state.c): the run's
+ * configuration (from CPPROF_EVENTS and friends, filled in by sampler.c),
+ * each thread's sampling state, and the one function every sampling path
+ * ends in, cp_credit.  Every module of the sampler includes this, and
+ * sampler.c, which starts and stops them all, includes theirs: it is the
+ * top of the module graph, this header the bottom.
  *
  * Who runs where:
  *   signal context  cp_handler (sampler.c): overflow of a perf event or of
@@ -12,8 +15,8 @@
  * None of them locks or allocates: per-thread state is in initial-exec TLS
  * (this thread's only), the stack table is lock-free (table.c).
  */
-#ifndef CP_SAMPLER_H
-#define CP_SAMPLER_H
+#ifndef CP_STATE_H
+#define CP_STATE_H
 
 #include <limits.h>
 #include <signal.h>

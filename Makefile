@@ -104,11 +104,14 @@ $(B)/lib/libcpprof.so: $(CP_OBJ)
 
 # For tests: a runtime whose remembered walks all share one memo set, so
 # chains meet in a set whatever their stack addresses (tests/e2e/20).
-$(B)/rt/memo1/unwind.o: runtime/common/unwind.c $(RT_HDR)
+# MEMO_BITS is read by unwind_memo.h, whose look-up both of these inline.
+MEMO1_SRC := runtime/common/unwind.c runtime/common/unwind_memo.c
+$(B)/rt/memo1/%.o: %.c $(RT_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_CFLAGS) -DMEMO_BITS=0 -c -o $@ $<
 
-$(B)/tests/libmprof-memo1.so: $(filter-out $(B)/rt/runtime/common/unwind.o,$(RT_OBJ)) $(B)/rt/memo1/unwind.o
+$(B)/tests/libmprof-memo1.so: $(filter-out $(patsubst %.c,$(B)/rt/%.o,$(MEMO1_SRC)),$(RT_OBJ)) \
+		$(patsubst %.c,$(B)/rt/memo1/%.o,$(MEMO1_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_CFLAGS) -shared -Wl,-z,nodelete -Wl,-soname,libmprof.so -o $@ $^ -ldl
 

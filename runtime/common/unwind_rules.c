@@ -1,0 +1,84 @@
+/*
+ * unwind_rules.c - the rule cache and finding a return address's module
+ * (part of unwind_*, unwind_int.h).  A cache miss asks the loader
+ * (dl_iterate_phdr, which holds the loader lock while it calls us) for the
+ * module holding the address, and reads the rule from its .eh_frame_hdr
+ * (unwind_cfi.c).  Seeing a dlclose (dlpi_subs changed) flushes the cache
+ * and bumps uw_gen, which voids every thread's previous and remembered
+ * walks: another library may now sit where the closed one was.
+ */
+#include <link.h>
+#include <stddef.h>
+#include <sys/mman.h>
+
+#include "unwind_int.h"
+
+uint64_t *uw_cache;
+unsigned uw_gen;
+static unsigned long long uw_subs;
+static int uw_subs_known;
+
+struct find {
+	uint64_t ra;
+	uint32_t rule;
+	int first;
+};
+
+static int find_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct find *f = arg;
+	uintptr_t pc = f->ra - 1;
+	const uint8_t *hdr = NULL;
+	int inside = 0;
+
+	if (f->first) {
+		f->first = 0;
+		if (size < offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs))
+			return -1; /* cannot see dlclose: never cache */
+		/* A library was unloaded: another may now be where it was, so
+		 * no cached rule can be trusted. */
+		if (uw_subs_known && info->dlpi_subs != uw_subs) {
+			for (uint32_t i = 0; i < C_SIZE; i++)
+				__atomic_store_n(&uw_cache[i], 0, __ATOMIC_RELAXED);
+			__atomic_add_fetch(&uw_gen, 1, __ATOMIC_RELEASE);
+		}
+		uw_subs = info->dlpi_subs;
+		uw_subs_known = 1;
+	}
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && pc >= a && pc - a < ph->p_memsz)
+			inside = 1;
+		else if (ph->p_type == PT_GNU_EH_FRAME)
+			hdr = (const uint8_t *)a;
+	}
+	if (!inside)
+		return 0;
+	f->rule = hdr ? uw_rule_from_hdr(hdr, pc) : R_FALLBACK;
+	c_put(uw_cache, f->ra, f->rule);
+	return 1;
+}
+
+uint32_t uw_rule_lookup(uint64_t ra)
+{
+	struct find f = { .ra = ra, .rule = R_FALLBACK, .first = 1 };
+	uint64_t *c = __atomic_load_n(&uw_cache, __ATOMIC_ACQUIRE);
+
+	if (!c) {
+		c = mmap(NULL, C_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (c == MAP_FAILED)
+			return R_FALLBACK;
+		uint64_t *expect = NULL;
+		if (!__atomic_compare_exchange_n(&uw_cache, &expect, c, 0, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE)) {
+			munmap(c, C_BYTES);
+			c = expect;
+		}
+	}
+	if (ra < 2 || ra >> 47)
+		return R_FALLBACK;
+	dl_iterate_phdr(find_cb, &f);
+	return f.rule;
+}

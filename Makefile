@@ -58,12 +58,15 @@ RT_HDR := $(wildcard lib/*.h runtime/common/*.h include/*.h)
 COMMON_SRC := $(wildcard runtime/common/*.c)
 RT_SRC := $(wildcard runtime/mprof/*.c) $(COMMON_SRC) lib/format.c
 RT_OBJ := $(patsubst %.c,$(B)/rt/%.o,$(RT_SRC))
-# The cpprof sampler: its own modules, plus the unwinder (and its stack
-# bounds), the MODULES writer, mmap helpers and the encoder it shares with
-# the mprof monitor; not the monitor's locks.
+# The sampler (runtime/sampler: resources, threads, signals, the watcher)
+# is shared by the collectors (sink.h): cpprof counts stacks.  Each
+# library is its collector, the
+# sampler, the unwinder, module list and mmap helpers of runtime/common
+# and the encoder; not the monitor's locks.
+SAMPLER_SRC := $(wildcard runtime/sampler/*.c)
+SAMPLER_COMMON := $(SAMPLER_SRC) $(filter-out runtime/common/lock.c,$(COMMON_SRC)) lib/format.c
 CP_SRC := $(wildcard runtime/cpprof/*.c)
-CP_OBJ := $(patsubst %.c,$(B)/rt/%.o,$(CP_SRC)) \
-	$(patsubst %.c,$(B)/rt/%.o,$(filter-out runtime/common/lock.c,$(COMMON_SRC)) lib/format.c)
+CP_OBJ := $(patsubst %.c,$(B)/rt/%.o,$(CP_SRC) $(SAMPLER_COMMON))
 LIB_SRC := $(wildcard lib/*.c)
 LIB_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -96,7 +99,9 @@ $(B)/lib/libmprof.so: $(RT_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_CFLAGS) -shared -Wl,-z,nodelete -Wl,-soname,libmprof.so -o $@ $^ -ldl
 
-$(patsubst %.c,$(B)/rt/%.o,$(CP_SRC)): $(wildcard runtime/cpprof/*.h)
+$(patsubst %.c,$(B)/rt/%.o,$(SAMPLER_SRC)): $(wildcard runtime/sampler/*.h)
+$(patsubst %.c,$(B)/rt/%.o,$(CP_SRC)): $(wildcard runtime/cpprof/*.h runtime/sampler/*.h)
+$(patsubst %.c,$(B)/rt/%.o,$(SAMPLER_SRC) $(CP_SRC)): RT_CFLAGS += -iquote runtime/sampler
 
 $(B)/lib/libcpprof.so: $(CP_OBJ)
 	@mkdir -p $(dir $@)
@@ -127,11 +132,12 @@ $(B)/bin/mprof: $(B)/obj/cmd/mprof.o $(B)/lib/libtools.a
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOL_LDFLAGS) -o $@ $^ $(TOOL_LDLIBS)
 
-$(B)/obj/runtime/cpprof/resources.o: runtime/cpprof/resources.h
-$(B)/obj/cmd/cpprof.o: TOOL_CFLAGS += -Iruntime/cpprof
-$(B)/obj/cmd/cpprof.o: runtime/cpprof/resources.h
+# The commands that record know the sampler's resources (resources.c).
+$(B)/obj/runtime/sampler/resources.o: runtime/sampler/resources.h
+$(B)/obj/cmd/cpprof.o $(B)/obj/lib/record.o: TOOL_CFLAGS += -Iruntime/sampler
+$(B)/obj/cmd/cpprof.o $(B)/obj/lib/record.o: runtime/sampler/resources.h
 
-$(B)/bin/cpprof: $(B)/obj/cmd/cpprof.o $(B)/obj/runtime/cpprof/resources.o $(B)/lib/libtools.a
+$(B)/bin/cpprof: $(B)/obj/cmd/cpprof.o $(B)/obj/runtime/sampler/resources.o $(B)/lib/libtools.a
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOL_LDFLAGS) -o $@ $^ $(TOOL_LDLIBS) -ledit
 
@@ -182,7 +188,8 @@ FUZZ_SECONDS ?= 60
 $(FUZZ): tests/fuzz/fuzz_tools.c $(LIB_SRC) $(wildcard lib/*.h)
 	@mkdir -p $(dir $@)
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		$(BASE_CFLAGS) -o $@ tests/fuzz/fuzz_tools.c $(LIB_SRC) -ldw -lelf -lm -liberty
+		$(BASE_CFLAGS) -o $@ tests/fuzz/fuzz_tools.c $(filter-out lib/record.c,$(LIB_SRC)) \
+		-ldw -lelf -lm -liberty
 
 fuzz: all $(FUZZ)
 	@mkdir -p $(B)/fuzz/corpus

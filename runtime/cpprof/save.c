@@ -3,7 +3,7 @@
  * interval of each resource as "interval.NAME"), MODULES, COUNTERS (one per
  * resource, its hits), STACKS (each distinct stack and thread with its
  * hits) and THREADS (the thread of each stack), through lib/format.h;
- * written to FILE.tmp.PID and renamed, so no reader sees half a file.
+ * written whole or not at all (outfile.h).
  *
  * Runs once, at exit (or never: a program that ends in _exit or a signal
  * writes nothing), outside signal context.  Threads still running may add
@@ -19,54 +19,13 @@
 
 #include "format.h"
 #include "modules.h"
+#include "outfile.h"
 #include "save.h"
 #include "state.h"
 #include "table.h"
 #include "unwind.h"
 
 static unsigned char sv_buf[1 << 16];
-static char sv_cmdline[1 << 15];
-
-static char *u64s(char *buf, uint64_t v)
-{
-	char tmp[24];
-	int n = 0, i = 0;
-
-	do
-		tmp[n++] = (char)('0' + v % 10);
-	while ((v /= 10));
-	while (n)
-		buf[i++] = tmp[--n];
-	buf[i] = 0;
-	return buf;
-}
-
-static const char *cmdline(void)
-{
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	size_t n = 0;
-	ssize_t k;
-
-	sv_cmdline[0] = 0;
-	if (fd < 0)
-		return sv_cmdline;
-	while (n < sizeof sv_cmdline - 1) {
-		k = read(fd, sv_cmdline + n, sizeof sv_cmdline - 1 - n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			break;
-		n += (size_t)k;
-	}
-	close(fd);
-	while (n && sv_cmdline[n - 1] == 0)
-		n--;
-	sv_cmdline[n] = 0;
-	for (size_t i = 0; i < n; i++)
-		if (!sv_cmdline[i])
-			sv_cmdline[i] = ' ';
-	return sv_cmdline;
-}
 
 static void put_kv(struct format_writer *w, const char *k, const char *v)
 {
@@ -76,20 +35,17 @@ static void put_kv(struct format_writer *w, const char *k, const char *v)
 
 static void put_info(struct format_writer *w)
 {
-	static char exe[PATH_MAX];
 	char num[8][24], key[RES_N][64];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
 	const char *clock = cp.clock_perf ? "perf task-clock" : "POSIX CPU-time timer";
 
-	exe[n > 0 ? n : 0] = 0;
 	format_begin_section(w, FORMAT_SEC_INFO);
 	format_put_u32(w, 10 + (uint32_t)cp.nres);
-	put_kv(w, "cmdline", cmdline());
-	put_kv(w, "exe", exe);
-	put_kv(w, "pid", u64s(num[0], (uint64_t)getpid()));
-	put_kv(w, "start_ns", u64s(num[1], cp.start_ns));
-	put_kv(w, "end_ns", u64s(num[2], cp_now(CLOCK_REALTIME)));
-	put_kv(w, "dropped", u64s(num[3], tab_dropped()));
+	put_kv(w, "cmdline", outfile_cmdline());
+	put_kv(w, "exe", outfile_exe());
+	put_kv(w, "pid", outfile_u64(num[0], (uint64_t)getpid()));
+	put_kv(w, "start_ns", outfile_u64(num[1], cp.start_ns));
+	put_kv(w, "end_ns", outfile_u64(num[2], cp_now(CLOCK_REALTIME)));
+	put_kv(w, "dropped", outfile_u64(num[3], tab_dropped()));
 	put_kv(w, "random", cp.random ? "1" : "0");
 	put_kv(w, "cpu_clock", cp.clock_needed ? clock : "none");
 	put_kv(w, "sampler", "cpprof-runtime 1");
@@ -98,7 +54,7 @@ static void put_info(struct format_writer *w)
 		int r = cp.res[c];
 		strcpy(key[c], "interval.");
 		strcat(key[c], res_table[r].name);
-		put_kv(w, key[c], u64s(num[4], cp.interval[r]));
+		put_kv(w, key[c], outfile_u64(num[4], cp.interval[r]));
 	}
 	format_end_section(w);
 }
@@ -160,50 +116,26 @@ static void put_threads(struct format_writer *w, const struct tab_ent **ents, ui
 	format_end_section(w);
 }
 
-static void fail(const char *path, int err)
-{
-	char msg[128] = ": ";
-
-	strncat(msg, strerror(err), sizeof msg - 3);
-	cp_warn("cannot write ", path, msg);
-}
-
 int sv_save(void)
 {
 	struct format_writer w;
-	char path[PATH_MAX + 32], tmp[PATH_MAX + 64], pid[24];
+	struct outfile o;
 	uint64_t cap = tab_count(), n;
 	const struct tab_ent **ents;
-	size_t ents_len;
-	int fd, rc;
+	size_t ents_len = (size_t)(cap + 1) * sizeof(*ents);
+	int rc;
 
-	u64s(pid, (uint64_t)getpid());
-	if (strlen(cp.out) + 2 * strlen(pid) + 8 > sizeof path) {
-		fail(cp.out, ENAMETOOLONG);
-		return -1;
-	}
-	strcpy(path, cp.out);
-	if (getpid() != cp.root_pid) {
-		strcat(path, ".");
-		strcat(path, pid);
-	}
-	strcpy(tmp, path);
-	strcat(tmp, ".tmp.");
-	strcat(tmp, pid);
-	ents_len = (size_t)(cap + 1) * sizeof(*ents);
 	ents = mmap(NULL, ents_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (ents == MAP_FAILED) {
-		fail(path, ENOMEM);
+		cp_warn("cannot write ", cp.out, ": out of memory");
 		return -1;
 	}
 	n = collect(ents, cap);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0) {
-		fail(tmp, errno);
+	if (outfile_open(&o, cp.out, cp.root_pid, cp_warn) < 0) {
 		munmap(ents, ents_len);
 		return -1;
 	}
-	format_writer_init(&w, fd, sv_buf, sizeof sv_buf, FORMAT_KIND_CPPROF);
+	format_writer_init(&w, o.fd, sv_buf, sizeof sv_buf, FORMAT_KIND_CPPROF);
 	put_info(&w);
 	if (modules_write_all(&w) < 0 && !w.error)
 		w.error = ENOMEM;
@@ -212,14 +144,5 @@ int sv_save(void)
 	put_threads(&w, ents, n);
 	rc = format_writer_finish(&w);
 	munmap(ents, ents_len);
-	if (close(fd) < 0 && rc == 0)
-		rc = -errno;
-	if (rc == 0 && rename(tmp, path) < 0)
-		rc = -errno;
-	if (rc < 0) {
-		unlink(tmp);
-		fail(path, -rc);
-		return -1;
-	}
-	return 0;
+	return outfile_close(&o, rc);
 }

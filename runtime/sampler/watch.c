@@ -40,7 +40,7 @@
 
 #include "perf.h"
 #include "state.h"
-#include "table.h"
+#include "sink.h"
 #include "thread.h"
 #include "unwind.h"
 #include "watch.h"
@@ -86,10 +86,15 @@ static void on_record(void *arg, uint32_t tid, uint64_t count, uint64_t ip, uint
 		hits++;
 		s->ring_next += cp_draw(&wt_rng, mean);
 	}
+	if (hits && cp_sink.here) {
+		/* A stackless collector: what the thread is doing now. */
+		cp_sink.here(tid, cp.col[RES_CONTEXT_SWITCHES], hits);
+		return;
+	}
 	if (!hits || !stack)
 		return;
 	n = unwind_capture_copy(ip, sp, bp, 1, stack, len, wt_frames, CP_MAX_DEPTH, &flags);
-	tab_add(wt_frames, n, flags, tid, cp.col[RES_CONTEXT_SWITCHES], hits);
+	cp_sink.stack(wt_frames, n, flags, tid, cp.col[RES_CONTEXT_SWITCHES], hits);
 }
 
 static void drain(struct cp_slot *s)
@@ -221,12 +226,19 @@ static void real_tick(struct cp_slot *s, uint64_t elapsed)
 	s->real_carry -= hits * mean;
 	if (!hits)
 		return;
+	if (cp_sink.here) {
+		/* A stackless collector: a blocked thread's current function
+		 * is the one it blocked in; its pending hits too. */
+		pend = __atomic_exchange_n(&s->real_pending, 0, __ATOMIC_ACQ_REL);
+		cp_sink.here((uint32_t)s->tid, cp.col[RES_REAL], hits + pend);
+		return;
+	}
 	n = sample_blocked(s, &flags);
 	if (n > 0) {
 		/* Its pending hits too: it ran up to here, then blocked before
 		 * its CPU clock fired again. */
 		pend = __atomic_exchange_n(&s->real_pending, 0, __ATOMIC_ACQ_REL);
-		tab_add(wt_frames, n, flags, (uint32_t)s->tid, cp.col[RES_REAL], hits + pend);
+		cp_sink.stack(wt_frames, n, flags, (uint32_t)s->tid, cp.col[RES_REAL], hits + pend);
 	} else {
 		__atomic_add_fetch(&s->real_pending, hits, __ATOMIC_ACQ_REL);
 	}
@@ -253,7 +265,7 @@ static void *loop(void *arg)
 	uint64_t last = cp_now(CLOCK_MONOTONIC), next = last;
 
 	(void)arg;
-	prctl(PR_SET_NAME, "cpprof-watch", 0, 0, 0);
+	prctl(PR_SET_NAME, cp_sink.watcher, 0, 0, 0);
 	wt_rng.rng = last | 1;
 	while (!__atomic_load_n(&wt_quit, __ATOMIC_ACQUIRE)) {
 		uint64_t iv = real ? cp_draw(&wt_rng, cp.interval[RES_REAL]) : 10000000, now, elapsed;

@@ -24,7 +24,7 @@
 
 #include "io.h"
 #include "state.h"
-#include "table.h"
+#include "sink.h"
 #include "unwind.h"
 
 /* Macros in <stdio.h> when optimizing; the functions are what we wrap. */
@@ -53,12 +53,18 @@ __attribute__((noinline)) static void io_done(uint64_t t0, int r, int64_t bytes,
 	if (t0)
 		thits = cp_credit(t, RES_IO_TIME,
 				  t->r[RES_IO_TIME].consumed + (cp_now(CLOCK_MONOTONIC) - t0));
-	if (hits || thits) {
+	if ((hits || thits) && cp_sink.here) {
+		if (hits)
+			cp_sink.here(0, cp.col[r], hits);
+		if (thits)
+			cp_sink.here(0, cp.col[RES_IO_TIME], thits);
+	} else if (hits || thits) {
 		n = unwind_capture_here(t->cframes, CP_MAX_DEPTH, ret, &flags);
 		if (hits)
-			tab_add(t->cframes, n, flags, (uint32_t)t->tid, cp.col[r], hits);
+			cp_sink.stack(t->cframes, n, flags, (uint32_t)t->tid, cp.col[r], hits);
 		if (thits)
-			tab_add(t->cframes, n, flags, (uint32_t)t->tid, cp.col[RES_IO_TIME], thits);
+			cp_sink.stack(t->cframes, n, flags, (uint32_t)t->tid, cp.col[RES_IO_TIME],
+				      thits);
 	}
 	t->busy = 0;
 	errno = e;

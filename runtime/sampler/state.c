@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sink.h"
 #include "state.h"
 
 struct cp_config cp;
@@ -27,9 +28,9 @@ void cp_warn(const char *a, const char *b, const char *c)
 {
 	char line[512];
 	size_t n = 0;
-	const char *part[4] = { "cpprof: ", a, b, c };
+	const char *part[5] = { cp_sink.name, ": ", a, b, c };
 
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		for (const char *p = part[i]; p && *p && n < sizeof line - 2; p++)
 			line[n++] = *p;
 	line[n++] = '\n';

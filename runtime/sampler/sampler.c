@@ -4,12 +4,13 @@
  * constructor, the overflow handler, the crediting of hits (paper 5.1),
  * fork and exit.
  *
- * Environment (set by `cpprof record`; doc/cpprof.1):
- *   CPPROF_EVENTS    NAME:INTERVAL,... (intervals in gticks); default cpu:1ms
- *   CPPROF_RANDOM    0: fixed intervals (default: uniform in mean +- 50%)
- *   CPPROF_OUT       the data file (default cpprof.data, made absolute)
- *   CPPROF_ROOT_PID  the process that writes FILE; others write FILE.PID
- *   CPPROF_NO_PERF   1: act as if perf_event_open were not permitted
+ * Environment (set by `cpprof record`, `cfprof record`; the prefix is the
+ * collector's, sink.h: CPPROF_, CFPROF_):
+ *   _EVENTS    NAME:INTERVAL,... (intervals in gticks); default cpu:1ms
+ *   _RANDOM    0: fixed intervals (default: uniform in mean +- 50%)
+ *   _OUT       the data file (default the collector's, made absolute)
+ *   _ROOT_PID  the process that writes FILE; others write FILE.PID
+ *   _NO_PERF   1: act as if perf_event_open were not permitted
  *
  * The handler is async-signal-safe: it reads a counter (read(2)), walks the
  * interrupted stack with unwind_capture_context (no loader lock, no malloc,
@@ -30,10 +31,9 @@
 #include "io.h"
 #include "perf.h"
 #include "resources.h"
-#include "save.h"
 #include "signals.h"
+#include "sink.h"
 #include "state.h"
-#include "table.h"
 #include "thread.h"
 #include "unwind.h"
 #include "watch.h"
@@ -92,9 +92,13 @@ struct caught {
 
 static void record(struct cp_thread *t, struct caught *c, int col, uint64_t hits)
 {
+	if (cp_sink.here) {
+		cp_sink.here(0, col, hits);
+		return;
+	}
 	if (c->n < 0)
 		c->n = unwind_capture_context(c->uc, t->frames, CP_MAX_DEPTH, &c->flags);
-	tab_add(t->frames, c->n, c->flags, (uint32_t)t->tid, col, hits);
+	cp_sink.stack(t->frames, c->n, c->flags, (uint32_t)t->tid, col, hits);
 }
 
 /* Read resource r's counter, credit its hits, re-arm it. */
@@ -197,13 +201,25 @@ static int parse_events(const char *spec)
 	return cp.nres ? 0 : -1;
 }
 
+/* The collector's variable NAME: CPPROF_NAME, CFPROF_NAME. */
+static const char *env(const char *name)
+{
+	char key[64];
+
+	if (strlen(cp_sink.env) + strlen(name) >= sizeof key)
+		return NULL;
+	strcpy(key, cp_sink.env);
+	strcat(key, name);
+	return getenv(key);
+}
+
 static void out_path(void)
 {
-	const char *o = getenv("CPPROF_OUT");
+	const char *o = env("OUT");
 	size_t n = 0;
 
 	if (!o || !*o)
-		o = "cpprof.data";
+		o = cp_sink.out;
 	if (o[0] != '/' && getcwd(cp.out, sizeof cp.out - 2)) {
 		n = strlen(cp.out);
 		cp.out[n++] = '/';
@@ -233,9 +249,10 @@ static void on_fork_child(void)
 	if (!cp.on)
 		return;
 	cp.start_ns = cp_now(CLOCK_REALTIME);
-	if (tab_reset() < 0) {
+	if (cp_sink.fork_child() < 0) {
 		cp.on = 0;
-		cp_warn("forked child: cannot map the stack table; profiling stopped", NULL, NULL);
+		cp_warn("forked child: cannot map the collector's memory; profiling stopped", NULL,
+			NULL);
 		return;
 	}
 	th_after_fork();
@@ -244,7 +261,7 @@ static void on_fork_child(void)
 
 __attribute__((constructor(101))) static void cp_start(void)
 {
-	const char *ev = getenv("CPPROF_EVENTS"), *s;
+	const char *ev = env("EVENTS"), *s;
 	char how[512], why[512];
 
 	/* Every real function the interposed ones call, before anything can
@@ -254,12 +271,12 @@ __attribute__((constructor(101))) static void cp_start(void)
 	sg_lookup();
 	for (int r = 0; r < RES_N; r++)
 		cp.col[r] = -1;
-	s = getenv("CPPROF_RANDOM");
+	s = env("RANDOM");
 	cp.random = !(s && s[0] == '0');
-	s = getenv("CPPROF_NO_PERF");
+	s = env("NO_PERF");
 	cp.no_perf = s && s[0] == '1';
 	if (parse_events(ev && *ev ? ev : "cpu") < 0) {
-		cp_warn("bad CPPROF_EVENTS '", ev, "'; nothing sampled");
+		cp_warn("bad events '", ev, "'; nothing sampled");
 		return;
 	}
 	for (int k = 0; k < cp.nres;) {
@@ -288,14 +305,14 @@ __attribute__((constructor(101))) static void cp_start(void)
 		cp.interval[RES_CPU] = cp.interval[RES_REAL];
 	cp.clock_interval = cp.interval[RES_CPU];
 	cp.clock_perf = !cp.no_perf;
-	s = getenv("CPPROF_ROOT_PID");
+	s = env("ROOT_PID");
 	cp.root_pid = s && *s ? (pid_t)atol(s) : getpid();
 	out_path();
 	if (!cp.out[0]) {
 		cp_warn("output file name too long; nothing sampled", NULL, NULL);
 		return;
 	}
-	if (tab_init(cp.nres) < 0 || unwind_modules_refresh() < 0 || th_init() < 0) {
+	if (cp_sink.start(cp.nres) < 0 || unwind_modules_refresh() < 0 || th_init() < 0) {
 		cp_warn("cannot map the sampler's memory; nothing sampled", NULL, NULL);
 		return;
 	}
@@ -322,5 +339,5 @@ __attribute__((destructor(101))) static void cp_finish(void)
 	__atomic_store_n(&cp.on, 0, __ATOMIC_SEQ_CST);
 	th_teardown();
 	wt_stop();
-	sv_save();
+	cp_sink.save();
 }

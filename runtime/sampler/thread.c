@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "perf.h"
+#include "sink.h"
 #include "state.h"
 #include "thread.h"
 #include "unwind.h"
@@ -267,6 +268,8 @@ void th_teardown(void)
 		}
 		t->slot = NULL;
 	}
+	if (cp_sink.thread_exit)
+		cp_sink.thread_exit();
 }
 
 void th_after_fork(void)

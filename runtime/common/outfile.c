@@ -1,0 +1,114 @@
+/*
+ * outfile.c - owns the writing of a collector's data file (outfile_*):
+ * its name for this process, the temporary file and the rename, and the
+ * facts every file's INFO starts with.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h> /* rename(2) */
+#include <string.h>
+#include <unistd.h>
+
+#include "outfile.h"
+
+static char of_cmdline[1 << 15];
+
+char *outfile_u64(char *buf, uint64_t v)
+{
+	char tmp[24];
+	int n = 0, i = 0;
+
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	while (n)
+		buf[i++] = tmp[--n];
+	buf[i] = 0;
+	return buf;
+}
+
+const char *outfile_cmdline(void)
+{
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	size_t n = 0;
+	ssize_t k;
+
+	of_cmdline[0] = 0;
+	if (fd < 0)
+		return of_cmdline;
+	while (n < sizeof of_cmdline - 1) {
+		k = read(fd, of_cmdline + n, sizeof of_cmdline - 1 - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+	}
+	close(fd);
+	while (n && of_cmdline[n - 1] == 0)
+		n--;
+	of_cmdline[n] = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!of_cmdline[i])
+			of_cmdline[i] = ' ';
+	return of_cmdline;
+}
+
+const char *outfile_exe(void)
+{
+	static char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+
+	exe[n > 0 ? n : 0] = 0;
+	return exe;
+}
+
+static void fail(struct outfile *o, const char *path, int err)
+{
+	char msg[128] = ": ";
+
+	strncat(msg, strerror(err), sizeof msg - 3);
+	o->warn("cannot write ", path, msg);
+}
+
+int outfile_open(struct outfile *o, const char *base, pid_t root,
+		 void (*warn)(const char *, const char *, const char *))
+{
+	char pid[24];
+
+	o->warn = warn;
+	o->fd = -1;
+	outfile_u64(pid, (uint64_t)getpid());
+	if (strlen(base) + 2 * strlen(pid) + 8 > sizeof o->path) {
+		fail(o, base, ENAMETOOLONG);
+		return -1;
+	}
+	strcpy(o->path, base);
+	if (getpid() != root) {
+		strcat(o->path, ".");
+		strcat(o->path, pid);
+	}
+	strcpy(o->tmp, o->path);
+	strcat(o->tmp, ".tmp.");
+	strcat(o->tmp, pid);
+	o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (o->fd < 0) {
+		fail(o, o->tmp, errno);
+		return -1;
+	}
+	return 0;
+}
+
+int outfile_close(struct outfile *o, int rc)
+{
+	if (close(o->fd) < 0 && rc == 0)
+		rc = -errno;
+	if (rc == 0 && rename(o->tmp, o->path) < 0)
+		rc = -errno;
+	if (rc < 0) {
+		unlink(o->tmp);
+		fail(o, o->path, -rc);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,24 @@
+/*
+ * collector.c - cpprof as the sampler's collector (sink.h): every sample's
+ * stack, walked by the sampler, is counted in the distinct-stack table
+ * (table.c) and written at exit (save.c).
+ */
+#include "save.h"
+#include "sink.h"
+#include "table.h"
+
+static int start(int nres)
+{
+	return tab_init(nres);
+}
+
+const struct cp_sink cp_sink = {
+	.name = "cpprof",
+	.env = "CPPROF_",
+	.out = "cpprof.data",
+	.watcher = "cpprof-watch",
+	.start = start,
+	.stack = tab_add,
+	.fork_child = tab_reset,
+	.save = sv_save,
+};

@@ -13,6 +13,7 @@
 #include "launch.h"
 #include "model.h"
 #include "reader.h"
+#include "record.h"
 #include "resources.h"
 #include "symbols.h"
 #include "util.h"
@@ -40,6 +41,7 @@ struct session {
 	struct model m;
 	struct resource *res;
 	size_t nres, cur;
+	uint64_t *calls; /* cfprof data: exact calls per stack, else NULL */
 	char *root;
 	double threshold;
 	int sites;
@@ -116,6 +118,15 @@ static void make_resources(struct session *s)
 			const char *iv;
 			struct resource *r;
 
+			/* cfprof's exact call counts are not a sampled
+			 * resource: every view shows them beside the hits. */
+			if (s->p.kind == FORMAT_KIND_CFPROF && !strcmp(s->p.counter_names[k], "calls")) {
+				s->calls = xcalloc(m->nstacks + 1, sizeof(uint64_t));
+				for (size_t i = 0; i < m->nstacks; i++)
+					s->calls[i] = m->stacks[i].c[k];
+				continue;
+			}
+
 			snprintf(key, sizeof(key), "interval.%s", s->p.counter_names[k]);
 			iv = reader_info(&s->p, key);
 			r = add_res(s, s->p.counter_names[k], iv ? strtoull(iv, NULL, 10) : 1);
@@ -180,6 +191,7 @@ static void input_of(const struct session *s, struct cp_input *in)
 	in->ctx = s;
 	in->maxn = s->m.maxn;
 	in->nids = nids(s);
+	in->calls = s->calls;
 	in->max_paths = s->m.nnodes + s->m.nstacks + (1u << 16);
 	if (in->max_paths < (64 * s->p.size + (16u << 20)) / 60)
 		in->max_paths = (64 * s->p.size + (16u << 20)) / 60;
@@ -227,7 +239,7 @@ static void header(const struct session *s, const char *what, const char *format
 
 	printf("%s for resource: %s\n", what, r->title);
 	printf("%" PRIu64 " samples, sampled every %" PRIu64 " gticks\n", r->total, r->interval);
-	printf("format: %s\n", format);
+	printf("format: %s%s\n", format, s->calls ? " {#calls}" : "");
 	printf("-----------------------------------------------------\n");
 }
 
@@ -236,6 +248,14 @@ static void footer(size_t hidden, double threshold)
 	printf("-----------------------------------------------------\n");
 	if (hidden)
 		printf("(%zu entries below the threshold %g not shown)\n", hidden, threshold);
+}
+
+/* The end of an entry's line: its exact calls, for cfprof data. */
+static void print_calls(const struct session *s, const struct cp_entry *e)
+{
+	if (s->calls)
+		printf(" {%" PRIu64 " calls}", e->calls);
+	putchar('\n');
 }
 
 static void print_paths(struct session *s, const struct cp_result *r, int tree)
@@ -254,14 +274,15 @@ static void print_paths(struct session *s, const struct cp_result *r, int tree)
 		}
 		callpath_path(r, e, path);
 		if (tree) {
-			printf("%*s%s (%.5f) [%" PRIu64 "]\n", 2 * (int)e->depth, "",
+			printf("%*s%s (%.5f) [%" PRIu64 "]", 2 * (int)e->depth, "",
 			       id_name(s, path[e->len - 1], buf, sizeof(buf)), frac, e->hits);
-			continue;
+		} else {
+			printf("%.5f (", frac);
+			for (uint32_t j = 0; j < e->len; j++)
+				printf("%s%s", j ? " " : "", id_name(s, path[j], buf, sizeof(buf)));
+			printf(") [%" PRIu64 "]", e->hits);
 		}
-		printf("%.5f (", frac);
-		for (uint32_t j = 0; j < e->len; j++)
-			printf("%s%s", j ? " " : "", id_name(s, path[j], buf, sizeof(buf)));
-		printf(") [%" PRIu64 "]\n", e->hits);
+		print_calls(s, e);
 	}
 	footer(hidden, s->threshold);
 	free(path);
@@ -278,8 +299,9 @@ static void print_flat(struct session *s, const struct cp_result *r)
 			hidden++;
 			continue;
 		}
-		printf("%.5f %s [%" PRIu64 "]\n", frac, id_name(s, r->e[i].node, buf, sizeof(buf)),
+		printf("%.5f %s [%" PRIu64 "]", frac, id_name(s, r->e[i].node, buf, sizeof(buf)),
 		       r->e[i].hits);
+		print_calls(s, &r->e[i]);
 	}
 	footer(hidden, s->threshold);
 }
@@ -608,83 +630,34 @@ static int cmd_list(int argc, char **argv)
 
 static int cmd_record(int argc, char **argv)
 {
-	const char *out = "cpprof.data";
-	char events[1024] = "", how[512], why[512];
-	uint64_t interval[RES_N];
-	int want[RES_N] = { 0 }, nwant = 0, random = 1, i, usable = 0;
+	struct record_opts o;
+	char events[1024];
+	int i;
 
+	record_init(&o, "cpprof.data");
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--")) {
 			i++;
 			break;
 		}
-		if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-			if (i + 1 >= argc)
-				die("record: -o needs a file name");
-			out = argv[++i];
-		} else if (!strcmp(a, "-e") || !strcmp(a, "--event")) {
-			char spec[256], *colon;
-			int r;
-
-			if (i + 1 >= argc)
-				die("record: -e needs a resource (cpprof list shows them)");
-			if (snprintf(spec, sizeof spec, "%s", argv[++i]) >= (int)sizeof spec)
-				die("record: -e '%s': too long", argv[i]);
-			colon = strchr(spec, ':');
-			if (colon)
-				*colon = 0;
-			r = res_find(spec);
-			if (r < 0)
-				die("record: unknown resource '%s' (cpprof list shows them)", spec);
-			interval[r] = res_table[r].interval;
-			if (colon && res_parse_interval(r, colon + 1, &interval[r]) < 0)
-				die("record: bad interval '%s' for %s (a positive count of %s%s)", colon + 1,
-				    spec, res_table[r].unit,
-				    !strcmp(res_table[r].unit, "ns") ? "; or with ns, us, ms, s"
-				    : !strcmp(res_table[r].unit, "bytes") ? "; or with k, m" : "");
-			if (!want[r])
-				nwant++;
-			want[r] = 1;
-		} else if (!strcmp(a, "--no-random")) {
-			random = 0;
-		} else if (a[0] == '-') {
+		if (record_option(&o, argc, argv, &i, RECORD_USAGE))
+			continue;
+		if (a[0] == '-')
 			die("record: unknown option '%s' (" RECORD_USAGE ")", a);
-		} else {
-			break;
-		}
+		break;
 	}
 	if (i >= argc)
 		die("record: no program given (" RECORD_USAGE ")");
-	if (!nwant) {
-		want[RES_CPU] = 1;
-		interval[RES_CPU] = res_table[RES_CPU].interval;
-	}
-	for (int r = 0; r < RES_N; r++) {
-		size_t n = strlen(events);
-		if (!want[r])
-			continue;
-		if (res_probe(r, no_perf(), how, sizeof how, why, sizeof why) < 0) {
-			fprintf(stderr, "cpprof: record: %s not sampled: %s\n", res_table[r].name, why);
-			continue;
-		}
-		if ((r == RES_CPU || r == RES_REAL) && strncmp(how, "perf", 4) &&
-		    strncmp(how, "on CPU: perf", 12))
-			fprintf(stderr, "cpprof: record: %s: %s\n", res_table[r].name, how);
-		snprintf(events + n, sizeof events - n, "%s%s:%" PRIu64, n ? "," : "",
-			 res_table[r].name, interval[r]);
-		usable++;
-	}
-	if (!usable)
-		die("record: none of the resources asked for can be sampled here");
+	record_events(&o, events, sizeof events);
 	{
 		const char *env[] = { "CPPROF_EVENTS", events, "CPPROF_RANDOM", "0", NULL };
-		struct launch l = { "record", "CPPROF_LIB", "libcpprof.so", out, "CPPROF_OUT",
+		struct launch l = { "record", "CPPROF_LIB", "libcpprof.so", o.out, "CPPROF_OUT",
 				    "CPPROF_ROOT_PID", env };
 		char err[512];
 		int st;
 
-		if (random)
+		if (o.random)
 			env[2] = NULL; /* CPPROF_RANDOM only with --no-random */
 		st = launch_run(&l, argv + i, err, sizeof(err));
 		if (st < 0)

@@ -31,6 +31,7 @@ struct node {
 	uint32_t depth;
 	uint32_t stamp;  /* last stack + 1 that credited it */
 	uint64_t hits;
+	uint64_t calls;
 };
 
 struct trie {
@@ -73,17 +74,23 @@ static uint32_t trie_get(struct trie *t, uint32_t parent, uint32_t id)
 		return NONE;
 	}
 	util_grow(&t->n, &t->cap, t->len + 1, sizeof(*t->n));
-	t->n[t->len] = (struct node){ parent, id, parent == NONE ? 0 : t->n[parent].depth + 1, 0, 0 };
+	t->n[t->len] = (struct node){ parent, id, parent == NONE ? 0 : t->n[parent].depth + 1, 0, 0, 0 };
 	t->slot[i] = (uint32_t)++t->len;
 	return (uint32_t)t->len - 1;
 }
 
-static void credit(struct trie *t, uint32_t x, uint64_t w, uint32_t stamp)
+static void credit(struct trie *t, uint32_t x, uint64_t w, uint64_t calls, uint32_t stamp)
 {
 	if (t->n[x].stamp != stamp) {
 		t->n[x].stamp = stamp;
 		t->n[x].hits += w;
+		t->n[x].calls += calls;
 	}
+}
+
+static uint64_t calls_of(const struct cp_input *in, size_t s)
+{
+	return in->calls ? in->calls[s] : 0;
 }
 
 static uint32_t path_of(const struct cp_input *in, size_t s, uint32_t *out)
@@ -126,6 +133,8 @@ static int child_cmp(const void *a, const void *b)
 
 	if (x->hits != y->hits)
 		return x->hits > y->hits ? -1 : 1;
+	if (x->calls != y->calls)
+		return x->calls > y->calls ? -1 : 1;
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
@@ -143,14 +152,14 @@ static void emit(struct trie *t, int reverse, uint64_t total, struct cp_result *
 	r->reverse = reverse;
 	free(t->slot); /* no more lookups: its room is the entries' */
 	t->slot = NULL;
-	/* CSR children lists of nodes with hits. */
+	/* CSR children lists of nodes with hits (or calls). */
 	for (size_t k = 0; k < t->len; k++)
-		if (t->n[k].hits && t->n[k].parent != NONE)
+		if ((t->n[k].hits || t->n[k].calls) && t->n[k].parent != NONE)
 			off[t->n[k].parent + 1]++;
 	for (size_t k = 0; k < t->len; k++)
 		off[k + 1] += off[k];
 	for (size_t k = 0; k < t->len; k++) {
-		if (!t->n[k].hits)
+		if (!t->n[k].hits && !t->n[k].calls)
 			continue;
 		if (t->n[k].parent == NONE)
 			roots[nroots++] = (uint32_t)k;
@@ -174,6 +183,7 @@ static void emit(struct trie *t, int reverse, uint64_t total, struct cp_result *
 		e->len = t->n[x].depth + 1;
 		e->depth = t->n[x].depth;
 		e->hits = t->n[x].hits;
+		e->calls = t->n[x].calls;
 		if (e->len > r->maxlen)
 			r->maxlen = e->len;
 		for (uint32_t k = off[x + 1]; k-- > off[x];)
@@ -249,9 +259,9 @@ static int directed(const struct cp_input *in, const uint8_t *is_root, int up, s
 	w.at = xcalloc(in->nids + 1, sizeof(uint32_t));
 	for (size_t s = 0; s < in->nstacks && !t.over; s++) {
 		uint32_t n, i;
-		uint64_t wt = in->weight[s];
+		uint64_t wt = in->weight[s], cl = calls_of(in, s), upcl;
 
-		if (!wt)
+		if (!wt && !cl)
 			continue;
 		n = path_of(in, s, f);
 		if (up) {
@@ -264,15 +274,20 @@ static int directed(const struct cp_input *in, const uint8_t *is_root, int up, s
 		}
 		for (i = 0; i < n && !is_root[f[i]]; i++)
 			;
+		/* Calls: up, the root's own, from every caller path; down,
+		 * the innermost function's, on the stack's whole path. */
+		upcl = up && i == 0 ? cl : 0;
 		w.len = 0;
 		for (; i < n; i++) {
 			uint32_t parent = w.len ? w.node[w.len - 1] : NONE;
 			uint32_t cp = trie_get(&t, parent, f[i]);
 			if (cp == NONE)
 				break;
-			credit(&t, cp, wt, (uint32_t)s + 1);
+			credit(&t, cp, wt, upcl, (uint32_t)s + 1);
 			walk_step(&w, &t, f[i], cp);
 		}
+		if (!up && i == n && w.len)
+			t.n[w.node[w.len - 1]].calls += cl;
 	}
 	free(f);
 	free(w.node);
@@ -296,12 +311,15 @@ static int entry_cmp(const void *a, const void *b)
 
 	if (x->hits != y->hits)
 		return x->hits > y->hits ? -1 : 1;
+	if (x->calls != y->calls)
+		return x->calls > y->calls ? -1 : 1;
 	return x->node < y->node ? -1 : x->node > y->node;
 }
 
 static void flat(const struct cp_input *in, int body, struct cp_result *r)
 {
 	uint64_t *hits = xcalloc(in->nids + 1, sizeof(uint64_t));
+	uint64_t *calls = xcalloc(in->nids + 1, sizeof(uint64_t));
 	uint64_t *stamp = xcalloc(in->nids + 1, sizeof(uint64_t));
 	uint32_t *f = xcalloc((size_t)in->maxn + 1, sizeof(uint32_t));
 	size_t cap = 0;
@@ -325,7 +343,7 @@ static void flat(const struct cp_input *in, int body, struct cp_result *r)
 	}
 	for (size_t id = 0; id < in->nids; id++) {
 		struct cp_entry *e;
-		if (!hits[id])
+		if (!hits[id] && !calls[id])
 			continue;
 		util_grow(&r->e, &cap, r->n + 1, sizeof(*r->e));
 		e = &r->e[r->n++];
@@ -333,11 +351,13 @@ static void flat(const struct cp_input *in, int body, struct cp_result *r)
 		e->len = 1;
 		e->depth = 0;
 		e->hits = hits[id];
+		e->calls = calls[id];
 	}
 	r->maxlen = 1;
 	if (r->n) /* no entry (no stack, or no hits): r->e is NULL */
 		qsort(r->e, r->n, sizeof(*r->e), entry_cmp);
 	free(hits);
+	free(calls);
 	free(stamp);
 	free(f);
 }
@@ -358,13 +378,15 @@ int callpath_tree(const struct cp_input *in, struct cp_result *r)
 	uint32_t *f = xcalloc((size_t)in->maxn + 1, sizeof(uint32_t));
 
 	for (size_t s = 0; s < in->nstacks && !t.over; s++) {
-		uint32_t parent = NONE, n = path_of(in, s, f);
-		for (uint32_t i = 0; i < n; i++) {
+		uint32_t parent = NONE, n = path_of(in, s, f), i;
+		for (i = 0; i < n; i++) {
 			parent = trie_get(&t, parent, f[i]);
 			if (parent == NONE)
 				break;
 			t.n[parent].hits += in->weight[s];
 		}
+		if (i == n && n)
+			t.n[parent].calls += calls_of(in, s);
 	}
 	free(f);
 	return finish(&t, 1, in, r);

@@ -38,6 +38,9 @@ struct cp_input {
 	size_t nids;
 	size_t max_paths;         /* a profile making more call paths than this
 				   * fails (0: no limit): see callpath.c */
+	const uint64_t *calls;    /* per stack, or NULL: the exact calls of its
+				   * innermost function along it (cfprof), which
+				   * each entry reports beside its hits */
 };
 
 /* One profile entry: a call path and its hits.  Paths are nodes of a trie
@@ -48,6 +51,10 @@ struct cp_entry {
 	uint32_t len;   /* ids on the path */
 	uint32_t depth; /* nesting for printing: 0 for the root path */
 	uint64_t hits;
+	uint64_t calls; /* with in->calls: calls of the path's last function
+			 * along it (down, tree: the stacks ending there; up:
+			 * of the root, from the callers on the path; flat:
+			 * of the function) */
 };
 
 struct cp_result {

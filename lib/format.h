@@ -43,6 +43,7 @@
 enum format_kind {
 	FORMAT_KIND_MPROF = 1,  /* allocation profile: mprof.data */
 	FORMAT_KIND_CPPROF = 2, /* sampled resource profile: cpprof.data */
+	FORMAT_KIND_CFPROF = 3, /* instrumented current-function profile: cfprof.data */
 };
 
 /*
@@ -84,6 +85,8 @@ enum format_section {
 /* Stack flags. */
 #define FORMAT_STACK_TRUNCATED 1u /* outer frames beyond depth were dropped */
 #define FORMAT_STACK_PC_FIRST 2u  /* frames[0] is a pc, not a return address */
+#define FORMAT_STACK_ENTRY 4u     /* every frame is a function's entry address (cfprof's
+				   * logical paths), not a return address */
 
 /* Largest values a reader accepts; a file beyond them is corrupt. */
 #define FORMAT_MAX_DEPTH 4096

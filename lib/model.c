@@ -259,7 +259,8 @@ static int own_frames(struct model *m, struct addrcache *ac, struct symbols *sy,
 	/* Symbolized innermost first, as stacks are read: function and site
 	 * ids, which order ties in every view, come in that order. */
 	for (uint32_t d = 0; d < nown; d++) {
-		int ret = !(d == 0 && (ps->flags & FORMAT_STACK_PC_FIRST));
+		int ret = !((d == 0 && (ps->flags & FORMAT_STACK_PC_FIRST)) ||
+			    (ps->flags & FORMAT_STACK_ENTRY));
 		const uint32_t *e = expand(m, ac, sy, ps->frames[d], ret, &cnt[d]);
 		if (!e)
 			return -2;

@@ -563,7 +563,8 @@ int reader_parse(const unsigned char *buf, size_t len, struct profile *p, char *
 		       p->version, FORMAT_VERSION_MIN, FORMAT_VERSION);
 		return -1;
 	}
-	if (p->kind != FORMAT_KIND_MPROF && p->kind != FORMAT_KIND_CPPROF) {
+	if (p->kind != FORMAT_KIND_MPROF && p->kind != FORMAT_KIND_CPPROF &&
+	    p->kind != FORMAT_KIND_CFPROF) {
 		seterr(err, errlen, "unknown kind of profile (%u)", p->kind);
 		return -1;
 	}

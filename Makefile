@@ -59,21 +59,23 @@ COMMON_SRC := $(wildcard runtime/common/*.c)
 RT_SRC := $(wildcard runtime/mprof/*.c) $(COMMON_SRC) lib/format.c
 RT_OBJ := $(patsubst %.c,$(B)/rt/%.o,$(RT_SRC))
 # The sampler (runtime/sampler: resources, threads, signals, the watcher)
-# is shared by the collectors (sink.h): cpprof counts stacks.  Each
-# library is its collector, the
+# is shared by two collectors: cpprof (stacks) and cfprof (the
+# -finstrument-functions hooks).  Each library is its collector, the
 # sampler, the unwinder, module list and mmap helpers of runtime/common
 # and the encoder; not the monitor's locks.
 SAMPLER_SRC := $(wildcard runtime/sampler/*.c)
 SAMPLER_COMMON := $(SAMPLER_SRC) $(filter-out runtime/common/lock.c,$(COMMON_SRC)) lib/format.c
 CP_SRC := $(wildcard runtime/cpprof/*.c)
 CP_OBJ := $(patsubst %.c,$(B)/rt/%.o,$(CP_SRC) $(SAMPLER_COMMON))
+CF_SRC := $(wildcard runtime/cfprof/*.c)
+CF_OBJ := $(patsubst %.c,$(B)/rt/%.o,$(CF_SRC) $(SAMPLER_COMMON))
 LIB_SRC := $(wildcard lib/*.c)
 LIB_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 
-RUNTIME := $(B)/lib/libmprof.so $(B)/lib/libmprof.a $(B)/lib/libcpprof.so
-TOOLS := $(B)/bin/mprof $(B)/bin/cpprof
+RUNTIME := $(B)/lib/libmprof.so $(B)/lib/libmprof.a $(B)/lib/libcpprof.so $(B)/lib/libcfprof.so
+TOOLS := $(B)/bin/mprof $(B)/bin/cpprof $(B)/bin/cfprof
 FUZZ := $(B)/fuzz/fuzz_tools
 
 .PHONY: all demo check test install clean deps fuzz bench
@@ -101,11 +103,16 @@ $(B)/lib/libmprof.so: $(RT_OBJ)
 
 $(patsubst %.c,$(B)/rt/%.o,$(SAMPLER_SRC)): $(wildcard runtime/sampler/*.h)
 $(patsubst %.c,$(B)/rt/%.o,$(CP_SRC)): $(wildcard runtime/cpprof/*.h runtime/sampler/*.h)
-$(patsubst %.c,$(B)/rt/%.o,$(SAMPLER_SRC) $(CP_SRC)): RT_CFLAGS += -iquote runtime/sampler
+$(patsubst %.c,$(B)/rt/%.o,$(CF_SRC)): $(wildcard runtime/cfprof/*.h runtime/sampler/*.h)
+$(patsubst %.c,$(B)/rt/%.o,$(SAMPLER_SRC) $(CP_SRC) $(CF_SRC)): RT_CFLAGS += -iquote runtime/sampler
 
 $(B)/lib/libcpprof.so: $(CP_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_CFLAGS) -shared -Wl,-z,nodelete -Wl,-soname,libcpprof.so -o $@ $^ -ldl
+
+$(B)/lib/libcfprof.so: $(CF_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(RT_CFLAGS) -shared -Wl,-z,nodelete -Wl,-soname,libcfprof.so -o $@ $^ -ldl
 
 # For tests: a runtime whose remembered walks all share one memo set, so
 # chains meet in a set whatever their stack addresses (tests/e2e/20).
@@ -134,12 +141,16 @@ $(B)/bin/mprof: $(B)/obj/cmd/mprof.o $(B)/lib/libtools.a
 
 # The commands that record know the sampler's resources (resources.c).
 $(B)/obj/runtime/sampler/resources.o: runtime/sampler/resources.h
-$(B)/obj/cmd/cpprof.o $(B)/obj/lib/record.o: TOOL_CFLAGS += -Iruntime/sampler
-$(B)/obj/cmd/cpprof.o $(B)/obj/lib/record.o: runtime/sampler/resources.h
+$(B)/obj/cmd/cpprof.o $(B)/obj/cmd/cfprof.o $(B)/obj/lib/record.o: TOOL_CFLAGS += -Iruntime/sampler
+$(B)/obj/cmd/cpprof.o $(B)/obj/cmd/cfprof.o $(B)/obj/lib/record.o: runtime/sampler/resources.h
 
 $(B)/bin/cpprof: $(B)/obj/cmd/cpprof.o $(B)/obj/runtime/sampler/resources.o $(B)/lib/libtools.a
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOL_LDFLAGS) -o $@ $^ $(TOOL_LDLIBS) -ledit
+
+$(B)/bin/cfprof: $(B)/obj/cmd/cfprof.o $(B)/obj/runtime/sampler/resources.o $(B)/lib/libtools.a
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOL_LDFLAGS) -o $@ $^ $(TOOL_LDLIBS)
 
 $(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/lib/libtools.a
 	@mkdir -p $(dir $@)
@@ -172,12 +183,15 @@ install: all
 		$(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(B)/bin/mprof $(DESTDIR)$(PREFIX)/bin/mprof
 	install -m 755 $(B)/bin/cpprof $(DESTDIR)$(PREFIX)/bin/cpprof
+	install -m 755 $(B)/bin/cfprof $(DESTDIR)$(PREFIX)/bin/cfprof
 	install -m 755 $(B)/lib/libmprof.so $(DESTDIR)$(PREFIX)/lib/libmprof.so
 	install -m 755 $(B)/lib/libcpprof.so $(DESTDIR)$(PREFIX)/lib/libcpprof.so
+	install -m 755 $(B)/lib/libcfprof.so $(DESTDIR)$(PREFIX)/lib/libcfprof.so
 	install -m 644 $(B)/lib/libmprof.a $(DESTDIR)$(PREFIX)/lib/libmprof.a
 	install -m 644 include/mprof.h $(DESTDIR)$(PREFIX)/include/mprof.h
 	install -m 644 doc/mprof.1 $(DESTDIR)$(PREFIX)/share/man/man1/mprof.1
 	install -m 644 doc/cpprof.1 $(DESTDIR)$(PREFIX)/share/man/man1/cpprof.1
+	install -m 644 doc/cfprof.1 $(DESTDIR)$(PREFIX)/share/man/man1/cfprof.1
 
 # The fuzz target (tests/fuzz/fuzz_tools.c): the reader, the symbolizer and
 # every view on each input, under clang's libFuzzer, ASan and UBSan.  Built

@@ -1,0 +1,290 @@
+/*
+ * tree.c - owns cfprof's per-thread records (tree_*): the logical stack's
+ * memory, the calling context tree's nodes and the (parent, function) ->
+ * node table, the registry the save walks, and what fork and thread exit
+ * do to them.
+ *
+ * Everything comes from mmap(2): a hook may run inside the program's own
+ * allocator (an instrumented malloc), so nothing here calls it.  Memory
+ * follows what the program does: nodes per distinct path (CF_MAX_TREE
+ * deep at most), stack entries per logical depth (grown by mremap).
+ */
+#include <stddef.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "bounds.h"
+#include "tree.h"
+
+#define CF_CHUNK (256u << 10)
+/* Logical depth: 1M entries, 24 MiB of address space a thread, touched as
+ * used; deeper calls are counted as lost (tree.h: lost). */
+#define CF_MAX_FRAMES (1u << 20)
+#define CF_FRAMES_LEN ((size_t)CF_MAX_FRAMES * sizeof(struct cf_frame))
+
+/* The stacks of exited threads, for new threads to reuse: a list linked
+ * through base[0].node, taken and given under a spin flag held for a few
+ * instructions (never across a call). */
+static struct cf_frame *cf_spare;
+static int cf_spare_lock;
+
+static void spare_lock(void)
+{
+	while (__atomic_exchange_n(&cf_spare_lock, 1, __ATOMIC_ACQUIRE))
+		;
+}
+
+static void spare_unlock(void)
+{
+	__atomic_store_n(&cf_spare_lock, 0, __ATOMIC_RELEASE);
+}
+
+static struct cf_frame *frames_get(void)
+{
+	struct cf_frame *f;
+
+	spare_lock();
+	f = cf_spare;
+	if (f)
+		cf_spare = (struct cf_frame *)f[0].node;
+	spare_unlock();
+	return f;
+}
+
+static void frames_put(struct cf_frame *f)
+{
+	/* The pages go back to the system; the range stays mapped (the
+	 * watcher may still read a dead thread's stack: it reads zeros). */
+	madvise(f, CF_FRAMES_LEN, MADV_DONTNEED);
+	spare_lock();
+	f[0].node = (struct cf_node *)cf_spare;
+	cf_spare = f;
+	spare_unlock();
+}
+
+int cf_on;
+uint64_t cf_failed;
+int cf_nres;
+struct cf_thread *cf_threads;
+__thread struct cf_thread *cf_me __attribute__((tls_model("initial-exec")));
+__thread struct cf_thread *cf_fast __attribute__((tls_model("initial-exec")));
+struct cf_node cf_none;
+/* The record of a thread that hooks must leave alone: exited, or out of
+ * memory. */
+struct cf_thread cf_dead = { .state = CF_DEAD };
+
+static uintptr_t cf_unprof[CF_MAX_UNPROFILED];
+static int cf_nunprof;
+
+static void *map(size_t n)
+{
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		       -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void tree_set_unprofiled(const uintptr_t *fn, int n)
+{
+	if (n > CF_MAX_UNPROFILED)
+		n = CF_MAX_UNPROFILED;
+	memcpy(cf_unprof, fn, (size_t)n * sizeof(*fn));
+	cf_nunprof = n;
+}
+
+static int unprofiled(uintptr_t fn)
+{
+	int lo = 0, hi = cf_nunprof;
+
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (cf_unprof[mid] == fn)
+			return 1;
+		if (cf_unprof[mid] < fn)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+static struct cf_node *node_new(struct cf_thread *t)
+{
+	uint64_t size = tree_node_size();
+	struct cf_chunk *c = t->chunk;
+	struct cf_node *n;
+
+	if (!c || c->used + size > c->size) {
+		struct cf_chunk *x = map(CF_CHUNK);
+		if (!x)
+			return NULL;
+		x->size = CF_CHUNK - offsetof(struct cf_chunk, mem);
+		if (c)
+			c->next = x;
+		else
+			t->chunks = x;
+		t->chunk = c = x;
+	}
+	n = (struct cf_node *)(c->mem + c->used);
+	return n; /* zeroed by mmap; published by node_publish */
+}
+
+static void node_publish(struct cf_thread *t)
+{
+	struct cf_chunk *c = t->chunk;
+	__atomic_store_n(&c->used, c->used + tree_node_size(), __ATOMIC_RELEASE);
+}
+
+static uint64_t hash(const struct cf_node *parent, uintptr_t fn)
+{
+	uint64_t h = ((uint64_t)(uintptr_t)parent ^ (uint64_t)fn * 0x9e3779b97f4a7c15ull) *
+		     0xff51afd7ed558ccdull;
+	return h ^ h >> 29;
+}
+
+static int table_grow(struct cf_thread *t)
+{
+	uint64_t n = t->slot ? 2 * (t->mask + 1) : 1024;
+	struct cf_node **s = map(n * sizeof(*s));
+
+	if (!s)
+		return -1;
+	for (uint64_t i = 0; t->slot && i <= t->mask; i++) {
+		struct cf_node *x = t->slot[i];
+		uint64_t k;
+		if (!x)
+			continue;
+		for (k = hash(x->parent, x->fn) & (n - 1); s[k]; k = (k + 1) & (n - 1))
+			;
+		s[k] = x;
+	}
+	if (t->slot)
+		munmap(t->slot, (t->mask + 1) * sizeof(*s));
+	t->slot = s;
+	t->mask = n - 1;
+	return 0;
+}
+
+struct cf_node *tree_child(struct cf_thread *t, struct cf_node *cur, uintptr_t fn)
+{
+	/* At the depth limit, calls go to the node beside cur: the path
+	 * stops growing, the counts stay exact. */
+	struct cf_node *parent = cur->depth >= CF_MAX_TREE - 1 && cur->parent ? cur->parent : cur;
+	struct cf_node *n;
+	uint64_t k;
+
+	if (2 * (t->used + 1) > t->mask + 1 && table_grow(t) < 0)
+		return NULL;
+	for (k = hash(parent, fn) & t->mask; (n = t->slot[k]); k = (k + 1) & t->mask)
+		if (n->parent == parent && n->fn == fn)
+			goto found;
+	n = node_new(t);
+	if (!n)
+		return NULL;
+	n->fn = fn;
+	n->parent = parent;
+	n->depth = parent->depth + 1;
+	n->target = n;
+	n->last = &cf_none;
+	n->out = UINT32_MAX;
+	if (unprofiled(fn)) {
+		n->flags = CF_UNPROFILED;
+		n->target = parent;
+	} else {
+		/* A recursive call: fn is on the path already. */
+		for (struct cf_node *a = parent; a && a->parent; a = a->parent)
+			if (a->fn == fn) {
+				n->flags = CF_RECURSIVE;
+				n->target = a;
+				break;
+			}
+	}
+	node_publish(t);
+	t->slot[k] = n;
+	t->used++;
+found:
+	cur->last = n;
+	return n;
+}
+
+struct cf_thread *tree_thread(uintptr_t sp)
+{
+	struct cf_thread *t;
+
+	if (!__atomic_load_n(&cf_on, __ATOMIC_ACQUIRE))
+		return NULL;
+	t = map(sizeof(*t));
+	if (t && !(t->base = frames_get()))
+		t->base = map(CF_FRAMES_LEN);
+	if (!t || !t->base || table_grow(t) < 0 || !(t->root = node_new(t))) {
+		/* Out of memory: this thread is not profiled (the save says
+		 * how many were not). */
+		__atomic_fetch_add(&cf_failed, 1, __ATOMIC_RELAXED);
+		cf_me = &cf_dead;
+		return NULL;
+	}
+	t->root->out = UINT32_MAX;
+	t->root->target = t->root;
+	t->root->last = &cf_none;
+	node_publish(t);
+	t->limit = t->base + CF_MAX_FRAMES - 1;
+	t->base[0].sp = UINTPTR_MAX; /* the sentinel: never popped */
+	t->base[0].node = t->root;
+	t->base[0].fn = 0;
+	t->top = t->base;
+	t->tid = (uint32_t)syscall(SYS_gettid);
+	if (bounds_thread(sp, &t->stack_lo, &t->stack_hi) < 0) {
+		t->stack_lo = 0;
+		t->stack_hi = UINTPTR_MAX;
+	}
+	t->next = __atomic_load_n(&cf_threads, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&cf_threads, &t->next, t, 1, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED))
+		;
+	t->state = CF_READY;
+	cf_me = t;
+	cf_fast = t;
+	return t;
+}
+
+void tree_zero(void)
+{
+	uint64_t size = tree_node_size();
+
+	for (struct cf_thread *t = cf_threads; t; t = t->next)
+		for (struct cf_chunk *c = t->chunks; c; c = c->next)
+			for (uint64_t off = 0; off + size <= c->used; off += size) {
+				struct cf_node *n = (struct cf_node *)(c->mem + off);
+				n->calls = 0;
+				memset(n->hits, 0, (size_t)cf_nres * 8);
+			}
+}
+
+void tree_thread_exit(void)
+{
+	struct cf_thread *t = cf_me;
+
+	if (!t)
+		return;
+	if (t == &cf_dead)
+		return;
+	t->state = CF_DEAD;
+	cf_fast = NULL;
+	cf_me = &cf_dead;
+	/* The stack goes to the next thread; the tree stays for the save. */
+	__atomic_store_n(&t->top, NULL, __ATOMIC_RELEASE);
+	frames_put(t->base);
+	t->base = t->limit = NULL;
+	munmap(t->slot, (t->mask + 1) * sizeof(*t->slot));
+	t->slot = NULL;
+}
+
+uint64_t tree_nodes(void)
+{
+	uint64_t n = 0;
+
+	for (struct cf_thread *t = cf_threads; t; t = t->next)
+		n += t->used + 1;
+	return n;
+}

@@ -7,6 +7,8 @@
  * One "name value" per line (tests/e2e/72-cf-robust.t):
  *
  *   down 200002  down_from_run 2  leaf 1000  max_depth 100000  sum S
+ *
+ * and exits with status 3, which `cfprof record` must pass through.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -61,5 +63,5 @@ int main(void)
 		return 1;
 	printf("down %ld\ndown_from_run %ld\nleaf %ld\nmax_depth %ld\nsum %ld\n", n_down,
 	       n_down_from_run, n_leaf, max_depth, (long)r + sink);
-	return 0;
+	return 3;
 }

@@ -1,0 +1,119 @@
+# cfprof: time charged to the logical current function is right, against
+# CPU shares the test programs measure themselves
+# (CLOCK_THREAD_CPUTIME_ID): three phases inlined into one caller at -O2
+# (within 0.03; a program-counter profiler gives them all to the caller);
+# the paper's f/g example (sec. 4), where `--unprofiled isPrime` charges f
+# and g what they really caused (within 0.03) and the call graph's caller
+# lines carry isPrime's time by real per-path samples, not apportioned by
+# call counts as gprof does; four threads with known work (within 0.05).
+. "$(dirname "$0")/../lib.sh"
+plan 33
+CFPROF=$B/bin/cfprof
+CPPROF=$B/bin/cpprof
+cd "$T" || exit 1
+
+# cf_build OUT SRC [FLAGS...]: a test program as users build one.
+cf_build() {
+	c_o=$1 c_s=$2; shift 2
+	case $c_s in *.cc) c_c=${CXX:-g++} ;; *) c_c=${CC:-cc} ;; esac
+	$c_c -O2 -g -finstrument-functions -o "$T/$c_o" "$TOP/tests/progs/$c_s" "$@"
+}
+# truth FILE NAME: the program's own figure NAME from its output.
+truth() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
+# Names are compared without a C++ parameter list: thrower(int) is thrower.
+CF_AWK='function base(s,  i) { i = index(s, "("); return i > 1 ? substr(s, 1, i - 1) : s }'
+# flat TEXT NAME FIELD: a field of NAME's line of the flat profile.
+flat() { printf '%s\n' "$1" | awk -v n="$2" -v f="$3" "$CF_AWK"' base($NF) == n { print $f; exit }'; }
+# graph TEXT FN WHICH: in FN's block of the call graph, "called name" of
+# each caller (WHICH=callers), of each callee (callees), the called field
+# of the primary line (primary), or "name self children" of each caller
+# (times).
+graph() {
+	printf '%s\n' "$1" | awk -v fn="$2" -v which="$3" "$CF_AWK"'
+	function flush(  i, p) {
+		for (i = 1; i <= n; i++) if (pri[i]) { p = i; break }
+		if (p && nm[p] == fn)
+			for (i = 1; i <= n; i++)
+				if (which == "primary" ? i == p : which == "callees" ? i > p : i < p)
+					print which == "primary" ? cl[i] : which == "times" ? nm[i] " " se[i] " " ch[i] : cl[i] " " nm[i]
+		n = 0
+	}
+	/^ *-+ *$/ { flush(); next }
+	NF < 2 || $1 == "index" { next }
+	{
+		n++; pri[n] = $1 ~ /^\[[0-9]+\]$/; se[n] = $1; ch[n] = $2
+		if ($NF ~ /^\[[0-9]+\]$/) { nm[n] = base($(NF - 1)); cl[n] = $(NF - 2) }
+		else { nm[n] = base($NF); cl[n] = $(NF - 1) }
+	}
+	END { flush() }'
+}
+# near GOT WANT TOL: |GOT - WANT| < TOL, GOT missing is a failure.
+near() { awk -v a="${1:-x}" -v b="$2" -v t="$3" 'BEGIN { if (a !~ /^[0-9.]+$/) exit 1; d = a - b; exit !(d < t && d > -t) }'; }
+# share FLAT NAME: NAME's %time as a fraction (0.523 for 52.3).
+share() { flat "$1" "$2" 1 | awk '{ printf "%.4f\n", $1 / 100 }'; }
+
+# --- cf_phases: three static inline phases, inlined into run_rounds
+cf_build cf_phases cf_phases.c || exit 1
+is "$(objdump -d cf_phases | grep -cE 'call.*<(parse_input|transform|write_output)>')" 0 \
+	"phases: the three phases are inlined into run_rounds (no call instruction to them)"
+"$CFPROF" record -o ph.data ./cf_phases 1200 > ph.out 2> ph.err
+is "$?/$(cat ph.err)/$(awk '{ print $1 }' ph.out | tr '\n' ' ')" \
+	"0//parse_input transform write_output calls_parse_input calls_transform calls_write_output " \
+	"phases: record exits 0, nothing on stderr, the program's own output"
+flat=$("$CFPROF" -p ./cf_phases ph.data)
+secs=$(printf '%s\n' "$flat" | awk '$2 ~ /^[0-9.]+$/ && $2 > m { m = $2 } END { print m + 0 }')
+ok $(awk -v s="$secs" 'BEGIN { exit !(s >= 1.0) }'; echo $?) "phases: at least 1000 samples of 1 ms (cumsecs $secs)"
+for f in parse_input transform write_output; do
+	want=$(truth ph.out $f) got=$(share "$flat" $f)
+	ok $(near "$got" "$want" 0.03; echo $?) "phases: $f's %time ${got:-nothing}, true share $want (within 0.03)"
+	want=$(truth ph.out calls_$f)
+	is "$(flat "$flat" $f 3)" "${want:-missing}" "phases: $f, inlined, called $want times"
+done
+rr=$(share "$flat" run_rounds)
+ok $(near "$rr" 0 0.03; echo $?) "phases: run_rounds, the phases' caller, has almost no time of its own (${rr:-nothing})"
+
+# --- cf_fg: the paper's f and g (sec. 4)
+cf_build cf_fg cf_fg.c || exit 1
+"$CFPROF" record --unprofiled isPrime -o fgu.data ./cf_fg > fgu.out 2> fgu.err
+is "$?/$(cat fgu.err)/$(truth fgu.out isPrime)" "0//32000" "fg --unprofiled isPrime: exit 0, nothing on stderr, the program's own output"
+flat=$("$CFPROF" -p ./cf_fg fgu.data)
+for f in f g; do
+	want=$(truth fgu.out ${f}_share) got=$(share "$flat" $f)
+	ok $(near "$got" "$want" 0.03; echo $?) "fg --unprofiled isPrime: $f is charged what it caused: ${got:-nothing}, true share $want (within 0.03)"
+	is "$(flat "$flat" $f 3)" "$(truth fgu.out $f)" "fg --unprofiled isPrime: $f called $(truth fgu.out $f) times"
+done
+is "$(flat "$flat" isPrime 3)" "" "fg --unprofiled isPrime: isPrime is not in the flat profile"
+unlike "$("$CFPROF" -q ./cf_fg fgu.data)" 'isPrime' "fg --unprofiled isPrime: nor in the call graph"
+
+"$CFPROF" record -o fg.data ./cf_fg > fg.out 2> fg.err
+is "$?/$(cat fg.err)/$(truth fg.out isPrime)" "0//32000" "fg: exit 0, nothing on stderr, the program's own output"
+flat=$("$CFPROF" -p ./cf_fg fg.data)
+is "$(flat "$flat" isPrime 3)" "$(truth fg.out isPrime)" "fg: isPrime called $(truth fg.out isPrime) times"
+want=$(truth fg.out isPrime_share) got=$(share "$flat" isPrime)
+ok $(near "$got" "$want" 0.03; echo $?) "fg: isPrime's %time ${got:-nothing}, true share $want (within 0.03)"
+g=$("$CFPROF" -q ./cf_fg fg.data)
+is "$(graph "$g" isPrime callers | sort | tr '\n' ' ')" "16000/32000 f 16000/32000 g " "fg: isPrime's callers f and g, 16000 calls each"
+# gprof would split isPrime's time 1:1 by those counts; the per-path
+# samples say f caused ~10/11 of it.
+fs=$(graph "$g" isPrime times | awk '$1 == "f" { print $2 + $3 }')
+gs=$(graph "$g" isPrime times | awk '$1 == "g" { print $2 + $3 }')
+got=$(awk -v f="${fs:-0}" -v g="${gs:-0}" 'BEGIN { if (f + g > 0) printf "%.4f\n", f / (f + g) }')
+want=$(awk -v f="$(truth fg.out isPrime_f_share)" -v g="$(truth fg.out isPrime_g_share)" 'BEGIN { printf "%.4f\n", f / (f + g) }')
+ok $(near "$got" "$want" 0.05; echo $?) \
+	"fg: the call graph gives f ${got:-nothing} of isPrime's time (f ${fs:-?} s, g ${gs:-?} s), by samples: true $want, not 0.5 (within 0.05)"
+
+# --- cf_threads: four threads, thread k calls work_k k x 2000 times
+cf_build cf_threads cf_threads.c -pthread || exit 1
+"$CFPROF" record -o th.data ./cf_threads > th.out 2> th.err
+is "$?/$(cat th.err)/$(truth th.out worker)" "0//4" "threads: exit 0, nothing on stderr, the program's own output"
+flat=$("$CFPROF" -p ./cf_threads th.data)
+for k in 1 2 3 4; do
+	is "$(flat "$flat" work_$k 3)" "$((k * 2000))" "threads: work_$k called $((k * 2000)) times"
+	want=$(truth th.out work_${k}_share) got=$(share "$flat" work_$k)
+	ok $(near "$got" "$want" 0.05; echo $?) "threads: work_$k's %time ${got:-nothing}, its thread's share $want (within 0.05)"
+done
+is "$(flat "$flat" worker 3)" 4 "threads: worker called 4 times, once per thread"
+thr=$("$CPPROF" -c 'threshold 0; threads' ./cf_threads th.data 2>&1)
+n=$(printf '%s\n' "$thr" | grep -cE '^[0-9.]+ [0-9]+ .*\[[0-9]+\]')
+ok $([ "$n" -ge 4 ]; echo $?) "threads: cpprof's threads view shows the worker threads ($n threads)"
+done_testing

@@ -1,0 +1,112 @@
+# cfprof record never changes what the program does and stays exact where
+# the hooks' logical stack is hard to keep: a forked child writes FILE.PID
+# with its own calls only; recursion 100000 deep (twice, in a thread with
+# a 64 MB stack) keeps exact counts, passes the exit status through (3),
+# and the file stays bounded (the logical tree is capped, counts are not);
+# signal handlers run instrumented code while the main path does (a timer
+# every 100 us, and raise): no crash, the output unchanged, the main
+# path's counts exact.
+. "$(dirname "$0")/../lib.sh"
+plan 20
+CFPROF=$B/bin/cfprof
+CPPROF=$B/bin/cpprof
+cd "$T" || exit 1
+
+# cf_build OUT SRC [FLAGS...]: a test program as users build one.
+cf_build() {
+	c_o=$1 c_s=$2; shift 2
+	case $c_s in *.cc) c_c=${CXX:-g++} ;; *) c_c=${CC:-cc} ;; esac
+	$c_c -O2 -g -finstrument-functions -o "$T/$c_o" "$TOP/tests/progs/$c_s" "$@"
+}
+# truth FILE NAME: the program's own figure NAME from its output.
+truth() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
+# Names are compared without a C++ parameter list: thrower(int) is thrower.
+CF_AWK='function base(s,  i) { i = index(s, "("); return i > 1 ? substr(s, 1, i - 1) : s }'
+# flat TEXT NAME FIELD: a field of NAME's line of the flat profile.
+flat() { printf '%s\n' "$1" | awk -v n="$2" -v f="$3" "$CF_AWK"' base($NF) == n { print $f; exit }'; }
+# graph TEXT FN WHICH: in FN's block of the call graph, "called name" of
+# each caller (WHICH=callers), of each callee (callees), the called field
+# of the primary line (primary), or "name self children" of each caller
+# (times).
+graph() {
+	printf '%s\n' "$1" | awk -v fn="$2" -v which="$3" "$CF_AWK"'
+	function flush(  i, p) {
+		for (i = 1; i <= n; i++) if (pri[i]) { p = i; break }
+		if (p && nm[p] == fn)
+			for (i = 1; i <= n; i++)
+				if (which == "primary" ? i == p : which == "callees" ? i > p : i < p)
+					print which == "primary" ? cl[i] : which == "times" ? nm[i] " " se[i] " " ch[i] : cl[i] " " nm[i]
+		n = 0
+	}
+	/^ *-+ *$/ { flush(); next }
+	NF < 2 || $1 == "index" { next }
+	{
+		n++; pri[n] = $1 ~ /^\[[0-9]+\]$/; se[n] = $1; ch[n] = $2
+		if ($NF ~ /^\[[0-9]+\]$/) { nm[n] = base($(NF - 1)); cl[n] = $(NF - 2) }
+		else { nm[n] = base($NF); cl[n] = $(NF - 1) }
+	}
+	END { flush() }'
+}
+# record NAME PROG [ARGS...]: bare run, then under cfprof record (NAME.data);
+# checks that stdout and exit status are the bare run's (one assertion).
+record() {
+	c_n=$1; shift
+	"$@" > "$c_n.bare" 2> "$c_n.bare.err"
+	c_bst=$?
+	"$CFPROF" record -o "$c_n.data" "$@" > "$c_n.out" 2> "$c_n.err"
+	c_st=$?
+	is "$c_st/$(cat "$c_n.out")" "$c_bst/$(cat "$c_n.bare")" "$c_n: stdout and exit status ($c_bst) as in a bare run"
+}
+
+# --- cf_fork: the child calls child_work 2000 times, the parent parent_work 1500
+cf_build cf_fork cf_fork.c || exit 1
+./cf_fork > fk.bare 2>&1
+"$CFPROF" record -o fk.data ./cf_fork > fk.out 2> fk.err
+st=$?
+child=$(truth fk.out child_pid)
+is "$st/$(grep -v child_pid fk.out)/$(cat fk.err)" "0/$(grep -v child_pid fk.bare)/" \
+	"fork: exit 0, the program's output, nothing on stderr"
+is "$(ls fk.data*)" "$(printf 'fk.data\nfk.data.%s' "$child")" "fork: the child writes FILE.PID"
+p=$(info fk.data pid)
+is "$(info fk.data.$child pid)/$([ -n "$p" ] && [ "$p" != "$child" ] && echo parent)" "$child/parent" \
+	"fork: mprof dump reads both files: FILE.PID is the child's, FILE the parent's"
+flat=$("$CFPROF" -p ./cf_fork fk.data.$child)
+is "$(flat "$flat" child_work 3)" 2000 "fork: child's file: child_work called 2000 times"
+is "$(flat "$flat" parent_work 3)" "" "fork: child's file: none of the parent's calls"
+g=$("$CFPROF" -q ./cf_fork fk.data.$child)
+is "$(graph "$g" child_work callers)" "2000/2000 spawn" "fork: child's file: called from spawn, where fork returned"
+flat=$("$CFPROF" -p ./cf_fork fk.data)
+is "$(flat "$flat" parent_work 3)/$(flat "$flat" spawn 3)" "1500/1" "fork: parent's file: parent_work called 1500 times, spawn once"
+is "$(flat "$flat" child_work 3)" "" "fork: parent's file: none of the child's calls"
+
+# --- cf_deep: recursion 100000 deep, twice, then 1000 calls of leaf
+cf_build cf_deep cf_deep.c -pthread || exit 1
+record deep ./cf_deep
+is "$(cat deep.err)" "" "deep: nothing on stderr"
+flat=$("$CFPROF" -p ./cf_deep deep.data)
+is "$(flat "$flat" down 3)/$(flat "$flat" leaf 3)/$(flat "$flat" run 3)" \
+	"$(truth deep.bare down)/$(truth deep.bare leaf)/1" "deep: down, leaf, run called 200002, 1000 and 1 times"
+g=$("$CFPROF" -q ./cf_deep deep.data)
+is "$(graph "$g" down primary)" "2+200000" "deep: down called 2+200000"
+is "$(graph "$g" leaf callers)" "1000/1000 run" "deep: once the recursion returned, leaf is called from run (1000/1000)"
+sz=$(wc -c < deep.data)
+ok $([ "$sz" -lt 1048576 ]; echo $?) "deep: the file is bounded by the capped tree, not the depth ($sz bytes)"
+"$CPPROF" -c 'threshold 0; body; down run' ./cf_deep deep.data > deep.cp 2>&1
+ok $? "deep: cpprof reads the file (body, down run)"
+
+# --- cf_sig: SIGALRM every 100 us and raise(SIGUSR1), both handlers instrumented
+cf_build cf_sig cf_sig.c || exit 1
+./cf_sig > sig.bare 2> sig.bare.err
+"$CFPROF" record -o sig.data ./cf_sig > sig.out 2> sig.err
+st=$?
+is "$st/$(grep -v async_work sig.out)/$(cat sig.err)" "0/$(grep -v async_work sig.bare)/" \
+	"sig: exit 0, the program's output (but for the count of timer signals), nothing on stderr"
+flat=$("$CFPROF" -p ./cf_sig sig.data)
+is "$(flat "$flat" main_work 3)" "$(truth sig.bare main_work)" "sig: main_work called $(truth sig.bare main_work) times"
+is "$(flat "$flat" sync_work 3)" "$(truth sig.bare sync_work)" \
+	"sig: sync_work (from raise, never inside a hook) called $(truth sig.bare sync_work) times"
+n=$(flat "$flat" async_work 3) want=$(truth sig.out async_work)
+ok $([ "${n:-0}" -le "${want:-0}" ]; echo $?) "sig: async_work counted at most as often as it ran (${n:-0} <= ${want:-?})"
+g=$("$CFPROF" -q ./cf_sig sig.data)
+is "$(graph "$g" main_work callers)" "500000/500000 main" "sig: main_work's caller is main, 500000/500000"
+done_testing

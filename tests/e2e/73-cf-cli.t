@@ -1,0 +1,152 @@
+# cfprof's command line: record refuses a program without
+# -finstrument-functions (one line suggesting cpprof record, exit 2, the
+# program not run) and bad arguments; the display's -p, -q and -e; the
+# (unprofiled) line; `cfprof` alone reads ./cfprof.data and the program
+# it names; cpprof and mprof dump read cfprof.data; every bad input file
+# (missing, empty, truncated, garbage, mprof's or cpprof's data) is one
+# line on stderr naming the file, exit status 2, nothing on stdout.
+. "$(dirname "$0")/../lib.sh"
+plan 51
+CFPROF=$B/bin/cfprof
+CPPROF=$B/bin/cpprof
+cd "$T" || exit 1
+
+# cf_build OUT SRC [FLAGS...]: a test program as users build one.
+cf_build() {
+	c_o=$1 c_s=$2; shift 2
+	case $c_s in *.cc) c_c=${CXX:-g++} ;; *) c_c=${CC:-cc} ;; esac
+	$c_c -O2 -g -finstrument-functions -o "$T/$c_o" "$TOP/tests/progs/$c_s" "$@"
+}
+# truth FILE NAME: the program's own figure NAME from its output.
+truth() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
+# Names are compared without a C++ parameter list: thrower(int) is thrower.
+CF_AWK='function base(s,  i) { i = index(s, "("); return i > 1 ? substr(s, 1, i - 1) : s }'
+# flat TEXT NAME FIELD: a field of NAME's line of the flat profile.
+flat() { printf '%s\n' "$1" | awk -v n="$2" -v f="$3" "$CF_AWK"' base($NF) == n { print $f; exit }'; }
+# graph TEXT FN WHICH: in FN's block of the call graph, "called name" of
+# each caller (WHICH=callers), of each callee (callees), the called field
+# of the primary line (primary), or "name self children" of each caller
+# (times).
+graph() {
+	printf '%s\n' "$1" | awk -v fn="$2" -v which="$3" "$CF_AWK"'
+	function flush(  i, p) {
+		for (i = 1; i <= n; i++) if (pri[i]) { p = i; break }
+		if (p && nm[p] == fn)
+			for (i = 1; i <= n; i++)
+				if (which == "primary" ? i == p : which == "callees" ? i > p : i < p)
+					print which == "primary" ? cl[i] : which == "times" ? nm[i] " " se[i] " " ch[i] : cl[i] " " nm[i]
+		n = 0
+	}
+	/^ *-+ *$/ { flush(); next }
+	NF < 2 || $1 == "index" { next }
+	{
+		n++; pri[n] = $1 ~ /^\[[0-9]+\]$/; se[n] = $1; ch[n] = $2
+		if ($NF ~ /^\[[0-9]+\]$/) { nm[n] = base($(NF - 1)); cl[n] = $(NF - 2) }
+		else { nm[n] = base($NF); cl[n] = $(NF - 1) }
+	}
+	END { flush() }'
+}
+
+# --- refusals of record: exit 2, exactly one line on stderr, nothing run
+cc -O2 -g -o cf_noinst "$TOP/tests/progs/cf_noinst.c" || exit 1
+"$CFPROF" record -o ni.data ./cf_noinst > ni.out 2> ni.err
+is "$?/$(wc -l < ni.err)/$(cat ni.out)/$([ -e ni.data ] && echo data)" "2/1//" \
+	"no instrumentation: exit 2, one line, the program not run, no data file"
+like "$(cat ni.err)" '^cfprof: record: .*cf_noinst.*-finstrument-functions.*cpprof record' \
+	"no instrumentation: the line names the program, -finstrument-functions and cpprof record"
+cf_build cf_fg cf_fg.c || exit 1
+bad() { # NAME ARGS...: cfprof record ARGS... ./cf_fg is refused
+	c_n=$1; shift
+	"$CFPROF" record "$@" ./cf_fg > bad.out 2> bad.err
+	is "$?/$(wc -l < bad.err)/$(wc -c < bad.out)" "2/1/0" "record $c_n: exit 2, one line, nothing run"
+}
+bad "-e nosuch" -e nosuch -o bad.data
+like "$(cat bad.err)" "nosuch" "record -e nosuch: names the resource"
+bad "--frobnicate" --frobnicate -o bad.data
+"$CFPROF" record > bad.out 2> bad.err
+is "$?/$(wc -l < bad.err)" "2/1" "record with no program: exit 2, one line"
+like "$(cat bad.err)" 'usage: cfprof record' "record with no program: the usage"
+
+# --- the display's options, on the paper's f/g program
+"$CFPROF" record --no-random -e cpu -e real -o fg.data ./cf_fg 500 > fg.out 2> fg.err
+is "$?/$(cat fg.err)/$(truth fg.out f)" "0//500" "record --no-random -e cpu -e real: exit 0, the program's output"
+all=$("$CFPROF" ./cf_fg fg.data)
+ok $? "cfprof a.out FILE: exit 0"
+p=$("$CFPROF" -p ./cf_fg fg.data)
+q=$("$CFPROF" --graph ./cf_fg fg.data)
+like "$p" '^ *%time +cumsecs +#call +ms/call +name$' "-p: the flat profile's header (prof's)"
+unlike "$p" '\[[0-9]+\]$' "-p: no call graph"
+like "$q" '^\[[0-9]+\] .* isPrime \[[0-9]+\]$' "--graph: the call graph"
+unlike "$q" 'cumsecs' "--graph: no flat profile"
+is "$("$CFPROF" --flat ./cf_fg fg.data)" "$p" "--flat is -p"
+is "$("$CFPROF" -q ./cf_fg fg.data)" "$q" "-q is --graph"
+fl=$(printf '%s\n' "$all" | grep -nE '^ *%time +cumsecs' | head -1 | cut -d: -f1)
+gl=$(printf '%s\n' "$all" | grep -nE '^\[[0-9]+\] ' | head -1 | cut -d: -f1)
+ok $([ "${fl:-0}" -gt 0 ] && [ "${gl:-0}" -gt "${fl:-0}" ]; echo $?) "no option: the flat profile, then the call graph"
+ok $(printf '%s\n' "$p" | awk '$1 ~ /^[0-9]+\.[0-9]$/ { if (n++ && $1 > last) bad = 1; last = $1 } END { exit bad || !n }'; echo $?) \
+	"-p: lines by decreasing %time, one decimal"
+ok $(printf '%s\n' "$p" | awk '$1 ~ /^[0-9.]+$/ { if ($2 + 0 < c - 0.0001) bad = 1; c = $2 } END { exit bad }'; echo $?) \
+	"-p: cumsecs accumulates"
+ms=$(flat "$p" isPrime 4) s=$(printf '%s\n' "$p" | awk '$NF == "isPrime" { print $2 - prev } { if ($2 ~ /^[0-9.]+$/) prev = $2 }')
+ok $(awk -v m="${ms:-x}" -v s="${s:-0}" 'BEGIN { if (m !~ /^[0-9.]+$/) exit 1; w = s * 1000 / 8000; d = m - w; t = 0.002 + w / 20; exit !(d < t && d > -t) }'; echo $?) \
+	"-p: isPrime's ms/call is its seconds over its 8000 calls (${ms:-?} ms, ${s:-?} s)"
+pr=$("$CFPROF" -e real -p ./cf_fg fg.data)
+ok $? "-e real: exit 0"
+want=$(truth fg.out isPrime_share) got=$(flat "$pr" isPrime 1)
+ok $(awk -v a="${got:-x}" -v b="$want" 'BEGIN { if (a !~ /^[0-9.]+$/) exit 1; d = a / 100 - b; exit !(d < 0.05 && d > -0.05) }'; echo $?) \
+	"-e real: isPrime's %time of real time ${got:-nothing}%, its CPU share $want (within 0.05)"
+is "$(flat "$pr" isPrime 3)" 8000 "-e real: the same exact call counts"
+"$CFPROF" -e page-faults -p ./cf_fg fg.data > /dev/null 2> bad.err
+is "$?/$(wc -l < bad.err)" "2/1" "-e of a resource not recorded: exit 2, one line"
+
+# --- (unprofiled): with every function of the program unprofiled
+"$CFPROF" record --unprofiled main,f --unprofiled g,isPrime -o un.data ./cf_fg 500 > un.out
+ok $? "record --unprofiled F,F --unprofiled F,F: exit 0"
+p=$("$CFPROF" -p ./cf_fg un.data)
+u=$(flat "$p" "(unprofiled)" 1)
+ok $(awk -v u="${u:-0}" 'BEGIN { exit !(u >= 95) }'; echo $?) "all unprofiled: the time is on the (unprofiled) line (${u:-nothing}%)"
+is "$(flat "$p" "(unprofiled)" 3)" 0 "the (unprofiled) line: #call 0"
+like "$p" '^ *[0-9]+\.[0-9] +[0-9.]+ +0 +\(unprofiled\)$' "the (unprofiled) line: no ms/call"
+is "$(printf '%s\n' "$p" | awk '$NF ~ /^(main|f|g|isPrime)$/')" "" "all unprofiled: none of main, f, g, isPrime"
+
+# --- defaults: ./cfprof.data, and cfprof with no argument
+"$CFPROF" record ./cf_fg 200 > /dev/null
+is "$?/$(ls cfprof.data* 2>/dev/null)" "0/cfprof.data" "record with no -o: writes ./cfprof.data"
+p=$("$CFPROF" -p)
+is "$?/$(flat "$p" isPrime 3)" "0/3200" "cfprof with no argument: ./cfprof.data and the program it names"
+
+# --- cpprof and mprof dump read cfprof.data
+cp=$("$CPPROF" -c 'threshold 0; body' ./cf_fg fg.data)
+like "$cp" '^[0-9]\.[0-9]+ isPrime \[[0-9]+\] \{8000 calls\}$' "cpprof body: isPrime with its exact call count"
+like "$cp" '^[0-9]\.[0-9]+ f \[[0-9]+\] \{500 calls\}$' "cpprof body: f with its"
+cp=$("$CPPROF" -c 'threshold 0; up isPrime' ./cf_fg fg.data)
+like "$cp" '\(f isPrime\)' "cpprof up isPrime: through f"
+like "$cp" '\(g isPrime\)' "cpprof up isPrime: through g"
+cp=$("$CPPROF" -c 'threshold 0; function; down main; tree; threads' ./cf_fg fg.data 2>&1)
+ok $? "cpprof function, down, tree, threads: exit 0"
+is "$(info fg.data exe)" "$T/cf_fg" "mprof dump: info exe is the program"
+"$MPROF" dump fg.data > /dev/null
+ok $? "mprof dump reads cfprof.data"
+
+# --- bad input: one line naming the file, exit 2, nothing on stdout
+expect_bad() { # NAME FILE ARGS...
+	c_n=$1 c_f=$2; shift 2
+	"$CFPROF" "$@" > bad.out 2> bad.err
+	is "$?/$(wc -l < bad.err)/$(wc -c < bad.out)" "2/1/0" "$c_n: exit 2, one line, nothing on stdout"
+	like "$(cat bad.err)" "^cfprof: .*$c_f" "$c_n: the line names $c_f"
+}
+expect_bad "a missing program" "$T/nonexistent" "$T/nonexistent"
+expect_bad "a missing data file" "$T/nonexistent.data" ./cf_fg "$T/nonexistent.data"
+: > empty.data
+expect_bad "an empty file" empty.data ./cf_fg empty.data
+size=$(wc -c < fg.data)
+head -c $((size / 2)) fg.data > trunc.data
+expect_bad "a truncated cfprof.data" trunc.data ./cf_fg trunc.data
+head -c 5000 /dev/urandom > garbage.data
+expect_bad "garbage" garbage.data ./cf_fg garbage.data
+cc -O2 -g -o plain "$TOP/tests/progs/cf_noinst.c" &&
+	"$MPROF" run -o m.data ./plain > /dev/null &&
+	"$CPPROF" record -o c.data ./plain > /dev/null
+expect_bad "mprof's data" m.data ./plain m.data
+expect_bad "cpprof's data" c.data ./plain c.data
+done_testing

@@ -14,7 +14,10 @@ set -eu
 # heaptrack and valgrind are the tools compared, jq is a real workload.
 # bench/cpprof/run compares cpprof record with perf record (linux-perf) and
 # the gperftools CPU profiler (libprofiler, google-pprof); no test needs them.
-PKGS="gcc g++ make libc6-dev libc6-dbg libdw-dev libelf-dev valgrind perl clang libclang-rt-14-dev python3 time heaptrack jq libedit-dev libiberty-dev linux-perf google-perftools libgoogle-perftools-dev"
+# bench/run's primes section compares cfprof record with gcc -pg + gprof
+# (binutils, already there with gcc) and uftrace record (uftrace); no test
+# needs uftrace either.
+PKGS="gcc g++ make libc6-dev libc6-dbg libdw-dev libelf-dev valgrind perl clang libclang-rt-14-dev python3 time heaptrack jq libedit-dev libiberty-dev linux-perf google-perftools libgoogle-perftools-dev uftrace"
 
 # The corpus test (tests/e2e/60-corpus.t) runs programs of other runtimes
 # (and perl, python3, bash, gcc from the list above: it takes the python3

@@ -41,7 +41,7 @@ struct cell {
 typedef int (*pred_fn)(long);
 
 static long calls, tests; /* tests: test's calls; calls: the others' */
-static pred_fn pred; /* subset's argument: the closure f sees */
+static pred_fn pred;	  /* subset's argument: the closure f sees */
 
 /* fun natlist i = if i > n then nil else i :: natlist (i + 1) */
 __attribute__((noinline)) struct cell *natlist(long i, long n)

@@ -58,8 +58,8 @@ int main(void)
 	void *r;
 
 	pthread_attr_init(&a);
-	if (pthread_attr_setstacksize(&a, 64 << 20) != 0 || pthread_create(&t, &a, run, NULL) != 0 ||
-	    pthread_join(t, &r) != 0)
+	if (pthread_attr_setstacksize(&a, 64 << 20) != 0 ||
+	    pthread_create(&t, &a, run, NULL) != 0 || pthread_join(t, &r) != 0)
 		return 1;
 	printf("down %ld\ndown_from_run %ld\nleaf %ld\nmax_depth %ld\nsum %ld\n", n_down,
 	       n_down_from_run, n_leaf, max_depth, (long)r + sink);

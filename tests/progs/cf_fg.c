@@ -33,8 +33,8 @@
 
 #define PER_CALL 8 /* isPrime calls per call of f or g */
 
-static const unsigned large[PER_CALL] = { 30011, 30013, 30029, 30047, 30059, 30071, 30089, 30091 };
-static const unsigned small[PER_CALL] = { 3001, 3011, 3019, 3023, 3037, 3041, 3049, 3061 };
+static const unsigned large[PER_CALL] = {30011, 30013, 30029, 30047, 30059, 30071, 30089, 30091};
+static const unsigned small[PER_CALL] = {3001, 3011, 3019, 3023, 3037, 3041, 3049, 3061};
 static long n_f, n_g, n_isprime, n_from_f, n_from_g, n_primes;
 static uint64_t t_isprime_f, t_isprime_g;
 
@@ -102,7 +102,8 @@ int main(int argc, char **argv)
 	printf("isPrime_f_share %.4f\nisPrime_g_share %.4f\nisPrime_share %.4f\n",
 	       (double)t_isprime_f / total, (double)t_isprime_g / total,
 	       (double)(t_isprime_f + t_isprime_g) / total);
-	printf("f %ld\ng %ld\nisPrime %ld\nisPrime_from_f %ld\nisPrime_from_g %ld\nmain 1\nprimes %ld\n",
+	printf("f %ld\ng %ld\nisPrime %ld\nisPrime_from_f %ld\nisPrime_from_g %ld\nmain 1\nprimes "
+	       "%ld\n",
 	       n_f, n_g, n_isprime, n_from_f, n_from_g, n_primes);
 	return 0;
 }

@@ -57,6 +57,7 @@ int main(void)
 		parent_work(i);
 	if (waitpid(pid, &st, 0) != pid)
 		return 1;
-	printf("parent_work %ld\nchild_status %d\n", n_parent_work, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	printf("parent_work %ld\nchild_status %d\n", n_parent_work,
+	       WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 	return 0;
 }

@@ -92,7 +92,7 @@ __attribute__((noinline)) static void run_rounds(long rounds, uint64_t spent[3])
 int main(int argc, char **argv)
 {
 	long ms = argc > 1 ? atol(argv[1]) : 1200;
-	uint64_t spent[3] = { 0, 0, 0 }, total;
+	uint64_t spent[3] = {0, 0, 0}, total;
 	long rounds = ms / 10 > 0 ? ms / 10 : 1;
 
 	run_rounds(rounds, spent);

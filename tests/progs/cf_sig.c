@@ -61,7 +61,7 @@ int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 500000;
 	struct sigaction sa;
-	struct itimerval it = { { 0, 100 }, { 0, 100 } }, off = { { 0, 0 }, { 0, 0 } };
+	struct itimerval it = {{0, 100}, {0, 100}}, off = {{0, 0}, {0, 0}};
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_flags = SA_RESTART;

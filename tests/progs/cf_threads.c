@@ -35,13 +35,13 @@ __attribute__((no_instrument_function)) static uint64_t cpu_ns(void)
 }
 
 /* The same work under four names (the hooks' this_fn keeps them apart). */
-#define WORK(k)                                                                       \
-	__attribute__((noinline)) static uint64_t work_##k(uint64_t x)              \
-	{                                                                             \
-		n_work[k]++;                                                          \
-		for (int i = 0; i < ITERS; i++)                                       \
-			x = x * 6364136223846793005ull + 1442695040888963407ull + k; \
-		return x;                                                             \
+#define WORK(k)                                                                                    \
+	__attribute__((noinline)) static uint64_t work_##k(uint64_t x)                             \
+	{                                                                                          \
+		n_work[k]++;                                                                       \
+		for (int i = 0; i < ITERS; i++)                                                    \
+			x = x * 6364136223846793005ull + 1442695040888963407ull + k;               \
+		return x;                                                                          \
 	}
 WORK(1)
 WORK(2)
@@ -58,10 +58,18 @@ static void *worker(void *arg)
 	pthread_mutex_unlock(&lock);
 	for (long i = 0; i < k * n_per; i++) {
 		switch (k) {
-		case 1: x = work_1(x); break;
-		case 2: x = work_2(x); break;
-		case 3: x = work_3(x); break;
-		default: x = work_4(x); break;
+		case 1:
+			x = work_1(x);
+			break;
+		case 2:
+			x = work_2(x);
+			break;
+		case 3:
+			x = work_3(x);
+			break;
+		default:
+			x = work_4(x);
+			break;
 		}
 	}
 	sums[k] = x;

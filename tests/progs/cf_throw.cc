@@ -29,7 +29,7 @@ __attribute__((noinline)) int thrower(int depth)
 {
 	n_thrower++;
 	if (depth == 0)
-		throw Boom{ depth };
+		throw Boom{depth};
 	int r = thrower(depth - 1) + 1;
 	sink = sink + r;
 	return r;

@@ -67,8 +67,8 @@ static void unprofiled_env(const char *exe, const char *list, char *out, size_t 
 static int cmd_record(int argc, char **argv)
 {
 	struct record_opts o;
-	char events[1024], unprof[4096] = "", exe[PATH_MAX];
-	const char *unlist = NULL, *why;
+	char events[1024], unprof[4096] = "", exe[PATH_MAX], unlist[4096] = "";
+	const char *why;
 	int i, found;
 
 	record_init(&o, "cfprof.data");
@@ -80,12 +80,17 @@ static int cmd_record(int argc, char **argv)
 		}
 		if (record_option(&o, argc, argv, &i, RECORD_USAGE))
 			continue;
-		if (!strcmp(a, "--unprofiled")) {
-			if (i + 1 >= argc)
+		if (!strcmp(a, "--unprofiled") || !strncmp(a, "--unprofiled=", 13)) {
+			const char *names = a[12] == '=' ? a + 13 : NULL;
+			size_t n = strlen(unlist);
+
+			if (!names && i + 1 >= argc)
 				die("record: --unprofiled needs function names");
-			unlist = argv[++i];
-		} else if (!strncmp(a, "--unprofiled=", 13)) {
-			unlist = a + 13;
+			if (!names)
+				names = argv[++i];
+			if (n + strlen(names) + 2 > sizeof unlist)
+				die("record: --unprofiled: too many names");
+			snprintf(unlist + n, sizeof unlist - n, "%s%s", n ? "," : "", names);
 		} else if (a[0] == '-') {
 			die("record: unknown option '%s' (" RECORD_USAGE ")", a);
 		} else {
@@ -101,7 +106,7 @@ static int cmd_record(int argc, char **argv)
 		die("record: %s is not built with -finstrument-functions (it never calls "
 		    "__cyg_profile_func_enter): rebuild it so, or sample it with cpprof record",
 		    argv[i]);
-	if (unlist) {
+	if (unlist[0]) {
 		if (!found || !launch_is_elf(exe))
 			die("record: --unprofiled: %s is not an ELF program whose functions can be "
 			    "named", argv[i]);
@@ -228,11 +233,12 @@ static void graph(struct view *v)
 {
 	const struct cfg *g = &v->g;
 
-	printf("Call graph of %s (time from the samples of each call path, not apportioned by "
-	       "call counts)\n\n",
+	printf("Call graph of %s: self and children from the samples of each call path, not\n"
+	       "apportioned by call counts\n\n",
 	       v->res);
-	printf("%-6s %6s %8s %9s %13s        %s\n", "index", "%time", v->time ? "self" : "self",
-	       "children", "called", "name");
+	printf("%-6s %6s %8s %9s %13s        %s\n", "index", "%time", "self", "children", "called",
+	       "name");
+	printf("-----------------------------------------------\n");
 	for (size_t k = 0; k < g->norder; k++) {
 		uint32_t id = g->order[k];
 		const struct cfg_fn *f = &g->fn[id];

@@ -328,9 +328,11 @@ static void flat(const struct cp_input *in, int body, struct cp_result *r)
 	r->total = total_of(in);
 	for (size_t s = 0; s < in->nstacks; s++) {
 		uint32_t n;
+		uint64_t cl = calls_of(in, s);
 
-		if (!in->weight[s] || !(n = path_of(in, s, f)))
+		if ((!in->weight[s] && !cl) || !(n = path_of(in, s, f)))
 			continue;
+		calls[f[n - 1]] += cl;
 		if (body) {
 			hits[f[n - 1]] += in->weight[s];
 			continue;

@@ -11,12 +11,15 @@
  * a hook costs a few loads and stores when the cache hits.
  *
  * Calls the hooks do not see are healed by stack address (the frame the
- * hook was called from, its CFA): a live caller's frame is above its
- * callees', so a logical frame below the frame now calling is dead (its
- * function left without an exit hook: longjmp, a C++ throw compiled by
- * clang).  longjmp, _longjmp, siglongjmp and __longjmp_chk are interposed
- * and pop exactly to the target's stack pointer; an exit hook whose entry
- * is not on top pops what lies below its own.  A function entered on
+ * hook was called from, its CFA) and return address (the hooks' call_site,
+ * the instrumented frame's own): a live caller's frame is above its
+ * callees', so a logical frame below the frame now entering, or in that
+ * frame with another return address (a sibling: a function inlined here
+ * would share the frame's return address), is dead: its function left
+ * without an exit hook (longjmp; a C++ throw compiled by clang, which runs
+ * no exit hooks on that path).  longjmp, _longjmp, siglongjmp and
+ * __longjmp_chk are interposed and pop exactly to the target's stack
+ * pointer; an exit hook whose entry is not on top pops down to it.  A function entered on
  * another stack (a sigaltstack handler, a coroutine) pops nothing: its
  * frames nest under what was current.
  *
@@ -64,8 +67,21 @@ CF_IN static inline int same_stack(const struct cf_thread *t, uintptr_t a, uintp
 	       (b - t->stack_lo < t->stack_hi - t->stack_lo);
 }
 
-/* Pop the logical frames below sp (dead: sp's frame is above them). */
-CF_IN static void pop_below(struct cf_thread *t, uintptr_t sp)
+/* Pop the logical frames that a hook in the frame (sp, site) proves dead:
+ * those below it, and one in the same frame with another return address
+ * (a sibling called from the same caller, not a function inlined here). */
+CF_IN static void pop_below(struct cf_thread *t, uintptr_t sp, uintptr_t site)
+{
+	struct cf_frame *top = t->top;
+
+	while (top > t->base && (top->sp < sp || (top->sp == sp && top->site != site)) &&
+	       same_stack(t, top->sp, sp))
+		top--;
+	t->top = top;
+}
+
+/* Pop the logical frames below sp only (longjmp's target frame stays). */
+CF_IN static void pop_to(struct cf_thread *t, uintptr_t sp)
 {
 	struct cf_frame *top = t->top;
 
@@ -90,7 +106,7 @@ CF_IN static inline void ready(struct cf_thread *t)
 }
 
 CF_IN __attribute__((noinline)) static void enter_slow(struct cf_thread *t, uintptr_t fn,
-						       uintptr_t sp)
+						       uintptr_t sp, uintptr_t site)
 {
 	struct cf_node *cur, *c;
 	struct cf_frame *top;
@@ -101,8 +117,7 @@ CF_IN __attribute__((noinline)) static void enter_slow(struct cf_thread *t, uint
 	if (t->state != CF_READY)
 		goto done; /* a handler inside a hook, or an exited thread */
 	busy(t);
-	if (sp > t->top->sp)
-		pop_below(t, sp);
+	pop_below(t, sp, site);
 	top = t->top;
 	cur = top->node;
 	if (top >= t->limit) {
@@ -121,6 +136,7 @@ CF_IN __attribute__((noinline)) static void enter_slow(struct cf_thread *t, uint
 	top[1].sp = sp;
 	top[1].node = c->target;
 	top[1].fn = fn;
+	top[1].site = site;
 	t->top = top + 1;
 out:
 	ready(t);
@@ -132,31 +148,49 @@ CF_VIS void __cyg_profile_func_enter(void *this_fn, void *call_site)
 {
 	struct cf_thread *t = cf_fast;
 	uintptr_t sp = (uintptr_t)__builtin_dwarf_cfa(), fn = (uintptr_t)this_fn;
+	uintptr_t site = (uintptr_t)call_site;
 
-	(void)call_site;
 	if (__builtin_expect(t != NULL, 1)) {
 		struct cf_frame *top = t->top;
 		struct cf_node *c = top->node->last;
 
 		/* The cache hit, the frame below the caller's (or the
-		 * caller's own: inlined), room on the stack.  No busy mark:
-		 * a handler's hooks interrupting these stores leave at worst
-		 * an entry of theirs in ours, which the next hook pops as
-		 * dead (see above). */
-		if (__builtin_expect(c->fn == fn && sp <= top->sp && top < t->limit, 1)) {
+		 * caller's own: inlined into it), room on the stack.  No
+		 * busy mark: a handler's hooks interrupting these stores
+		 * leave at worst an entry of theirs in ours, which the next
+		 * hook pops as dead (see above). */
+		if (__builtin_expect(c->fn == fn &&
+					     (sp < top->sp || (sp == top->sp && site == top->site)) &&
+					     top < t->limit,
+				     1)) {
 			c->calls++;
 			top[1].sp = sp;
 			top[1].node = c->target;
 			top[1].fn = fn;
+			top[1].site = site;
 			t->top = top + 1;
 			return;
 		}
 	}
-	enter_slow(cf_me, fn, sp);
+	enter_slow(cf_me, fn, sp, site);
+}
+
+/*
+ * Is f the entry of the frame leaving?  Its function and return address
+ * (a function's hooks both pass its own), and sp: the frame's own (gcc
+ * calls the exit hook before the epilogue), or its caller's (clang, in a
+ * function that needs no frame after the call, jumps to the exit hook
+ * after its epilogue).  A deeper entry of the same recursive function
+ * left without its exit has the same function and site, but neither sp.
+ */
+CF_IN static inline int leaving(const struct cf_frame *f, uintptr_t fn, uintptr_t sp,
+				uintptr_t site)
+{
+	return f->fn == fn && f->site == site && (f->sp == sp || f[-1].sp == sp);
 }
 
 CF_IN __attribute__((noinline)) static void exit_slow(struct cf_thread *t, uintptr_t fn,
-						      uintptr_t sp)
+						      uintptr_t sp, uintptr_t site)
 {
 	struct cf_frame *f;
 
@@ -165,19 +199,21 @@ CF_IN __attribute__((noinline)) static void exit_slow(struct cf_thread *t, uintp
 		t->lost--; /* the exit of a frame there was no room for */
 		goto out;
 	}
-	/* The entries below this frame are dead.  Then the nearest entry of
-	 * fn at or above it (its frame shrank by alloca: above).  An entry
-	 * above the frame for another function ends the search: fn's entry
-	 * was never seen (entered before profiling began). */
-	pop_below(t, sp);
-	for (f = t->top; f > t->base; f--) {
-		if (f->fn == fn && f->sp >= sp) {
+	/* Its entry under dead ones (left without their exits). */
+	for (f = t->top; f > t->base; f--)
+		if (leaving(f, fn, sp, site)) {
 			t->top = f - 1;
+			goto out;
+		}
+	/* Its frame shrank (alloca): its entry is the first above sp, the
+	 * ones below being its dead callees.  Else fn's entry was never seen
+	 * (entered before profiling began): nothing to pop. */
+	for (f = t->top; f > t->base; f--)
+		if (f->sp > sp && same_stack(t, f->sp, sp)) {
+			if (f->fn == fn && f->site == site)
+				t->top = f - 1;
 			break;
 		}
-		if (f->sp > sp && same_stack(t, f->sp, sp))
-			break;
-	}
 out:
 	ready(t);
 }
@@ -186,16 +222,16 @@ CF_VIS void __cyg_profile_func_exit(void *this_fn, void *call_site)
 {
 	struct cf_thread *t = cf_fast;
 	uintptr_t sp = (uintptr_t)__builtin_dwarf_cfa(), fn = (uintptr_t)this_fn;
+	uintptr_t site = (uintptr_t)call_site;
 
-	(void)call_site;
 	if (__builtin_expect(t != NULL, 1)) {
 		struct cf_frame *top = t->top;
 
-		if (__builtin_expect(top->fn == fn && top->sp == sp, 1)) {
+		if (__builtin_expect(leaving(top, fn, sp, site), 1)) { /* never the sentinel: fn 0 */
 			t->top = top - 1;
 			return;
 		}
-		exit_slow(t, fn, sp);
+		exit_slow(t, fn, sp, site);
 	}
 }
 
@@ -223,7 +259,7 @@ CF_IN static void jumping(const void *env)
 		return;
 	busy(t);
 	/* The frame that called setjmp stays: its entries have its sp. */
-	pop_below(t, jump_sp(env));
+	pop_to(t, jump_sp(env));
 	ready(t);
 }
 

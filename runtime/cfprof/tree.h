@@ -50,13 +50,17 @@ struct cf_node {
 
 /* One entry of the logical stack.  sp is the caller's stack pointer at the
  * hook (the instrumented function's frame): a live caller's is above
- * (greater than) its callees'.  node is `current` while the entry is on
- * top: the paper's pointer is the top entry's node, so leaving a function
- * is popping its entry. */
+ * (greater than) its callees'.  site is the hook's call_site, the return
+ * address of that frame: a function inlined into its caller shares the
+ * caller's frame and its return address, so an entry with this frame's
+ * sp and another site is a dead sibling.  node is `current` while the
+ * entry is on top: the paper's pointer is the top entry's node, so
+ * leaving a function is popping its entry. */
 struct cf_frame {
 	uintptr_t sp;
 	struct cf_node *node;
 	uintptr_t fn;
+	uintptr_t site;
 };
 
 enum { CF_IDLE, CF_READY, CF_BUSY, CF_DEAD };

@@ -1,7 +1,7 @@
 """bench/cfbench.py - bench/run's cfprof sections (issue 13), kept out of
 bench/run's mprof driver; bench/run imports it and passes its helpers.
 
-primes: the paper's Figure 1 program (bench/primes.c, ~64M calls), built
+primes: the paper's Figure 1 program (examples/primes.c, ~64M calls), built
   -O2 -finstrument-functions and run bare: glibc's no-op hooks are the
   reference (cfprof's goal: at most 1.3x of it).  Beside it, round-robin,
   medians: the same source without instrumentation (for information: what
@@ -34,11 +34,11 @@ class Ctx:
 
 def build(c):
     """The primes binaries and the f/g binaries (in c.OUT)."""
-    src = os.path.join(c.ROOT, "bench", "primes.c")
+    src = os.path.join(c.ROOT, "examples", "primes.c")
     fg = os.path.join(c.ROOT, "tests", "progs", "cf_fg.c")
     # Without -finstrument-functions gcc would inline test and turn its
     # tail recursion into a loop: -fno-optimize-sibling-calls keeps the
-    # 64M calls (bench/primes.c says why).
+    # 64M calls (examples/primes.c says why).
     c.cc([src, "-finstrument-functions", "-o", os.path.join(c.OUT, "primes-inst")])
     c.cc([src, "-fno-optimize-sibling-calls", "-o", os.path.join(c.OUT, "primes-plain")])
     c.cc([src, "-pg", "-fno-optimize-sibling-calls", "-o", os.path.join(c.OUT, "primes-pg")])
@@ -136,7 +136,7 @@ def ncalls(s):
 def primes(c, reps, quick):
     c.say()
     n = "5000" if quick else "35700"
-    c.say("### primes: the paper's Figure 1 program (bench/primes.c), N = %s%s"
+    c.say("### primes: the paper's Figure 1 program (examples/primes.c), N = %s%s"
           % (n, "" if quick else ": ~64M calls, recursion ~71000 frames deep"))
     c.say()
     inst, plain, pg = (os.path.join(c.OUT, b) for b in ("primes-inst", "primes-plain", "primes-pg"))

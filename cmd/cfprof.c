@@ -210,9 +210,13 @@ static void flat(struct view *v)
 		char per[32] = "";
 
 		cum += amount(v, self);
-		if (c)
-			snprintf(per, sizeof per, "%.3f",
-				 v->time ? amount(v, self) * 1000 / (double)c : amount(v, self) / (double)c);
+		/* prof's three decimals; a smaller figure in four digits
+		 * rather than 0.000 (test's 5.8e-06 ms a call). */
+		if (c) {
+			double x = v->time ? amount(v, self) * 1000 / (double)c
+					   : amount(v, self) / (double)c;
+			snprintf(per, sizeof per, x >= 0.001 || x == 0 ? "%.3f" : "%.3g", x);
+		}
 		printf("%6.1f %8.2f %9" PRIu64 " %8s  %s\n", pct, cum, c, per,
 		       id == v->g.nids ? "(unprofiled)" : name_of(v, id));
 	}

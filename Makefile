@@ -10,8 +10,10 @@
 #
 # Layout: runtime/ runs inside the profiled program: runtime/common/ (the
 # unwinder, module list, arena, stack bounds, locks) is shared by the
-# collectors, runtime/mprof/ is the monitor (libmprof.so/.a) and
-# runtime/cpprof/ the sampler (libcpprof.so); lib/ is shared by the tools
+# collectors, runtime/mprof/ is the monitor (libmprof.so/.a),
+# runtime/sampler/ the resource sampler, with its collectors
+# runtime/cpprof/ (libcpprof.so) and runtime/cfprof/ (the
+# -finstrument-functions hooks, libcfprof.so); lib/ is shared by the tools
 # (reader, symbols, call graph, tables); lib/format.c, the file encoder, is
 # compiled into both.
 

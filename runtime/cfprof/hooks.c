@@ -119,7 +119,7 @@ CF_IN __attribute__((noinline)) static void enter_slow(struct cf_thread *t, uint
 	busy(t);
 	pop_below(t, sp, site);
 	top = t->top;
-	cur = top->node;
+	cur = top->node->target;
 	if (top >= t->limit) {
 		t->lost++; /* beyond CF_MAX_FRAMES: its exit is expected */
 		goto out;
@@ -134,8 +134,7 @@ CF_IN __attribute__((noinline)) static void enter_slow(struct cf_thread *t, uint
 	 * written; its entry is on the stack only to match its exit. */
 	c->calls++;
 	top[1].sp = sp;
-	top[1].node = c->target;
-	top[1].fn = fn;
+	top[1].node = c;
 	top[1].site = site;
 	t->top = top + 1;
 out:
@@ -152,21 +151,31 @@ CF_VIS void __cyg_profile_func_enter(void *this_fn, void *call_site)
 
 	if (__builtin_expect(t != NULL, 1)) {
 		struct cf_frame *top = t->top;
-		struct cf_node *c = top->node->last;
+		struct cf_node *c = top->node;
 
+		/* Direct recursion, made once here already: a copy of the
+		 * top entry. */
+		if (c->fn == fn && (c->flags & CF_SELF) && sp < top->sp && top < t->limit) {
+			c->calls++;
+			top[1].sp = sp;
+			top[1].node = c;
+			top[1].site = site;
+			t->top = top + 1;
+			return;
+		}
 		/* The cache hit, the frame below the caller's (or the
 		 * caller's own: inlined into it), room on the stack.  No
 		 * busy mark: a handler's hooks interrupting these stores
 		 * leave at worst an entry of theirs in ours, which the next
 		 * hook pops as dead (see above). */
+		c = c->target->last;
 		if (__builtin_expect(c->fn == fn &&
 					     (sp < top->sp || (sp == top->sp && site == top->site)) &&
 					     top < t->limit,
 				     1)) {
 			c->calls++;
 			top[1].sp = sp;
-			top[1].node = c->target;
-			top[1].fn = fn;
+			top[1].node = c;
 			top[1].site = site;
 			t->top = top + 1;
 			return;
@@ -186,7 +195,7 @@ CF_VIS void __cyg_profile_func_enter(void *this_fn, void *call_site)
 CF_IN static inline int leaving(const struct cf_frame *f, uintptr_t fn, uintptr_t sp,
 				uintptr_t site)
 {
-	return f->fn == fn && f->site == site && (f->sp == sp || f[-1].sp == sp);
+	return f->node->fn == fn && f->site == site && (f->sp == sp || f[-1].sp == sp);
 }
 
 CF_IN __attribute__((noinline)) static void exit_slow(struct cf_thread *t, uintptr_t fn,
@@ -210,7 +219,7 @@ CF_IN __attribute__((noinline)) static void exit_slow(struct cf_thread *t, uintp
 	 * (entered before profiling began): nothing to pop. */
 	for (f = t->top; f > t->base; f--)
 		if (f->sp > sp && same_stack(t, f->sp, sp)) {
-			if (f->fn == fn && f->site == site)
+			if (f->node->fn == fn && f->site == site)
 				t->top = f - 1;
 			break;
 		}

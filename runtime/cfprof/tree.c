@@ -195,7 +195,7 @@ struct cf_node *tree_child(struct cf_thread *t, struct cf_node *cur, uintptr_t f
 		/* A recursive call: fn is on the path already. */
 		for (struct cf_node *a = parent; a && a->parent; a = a->parent)
 			if (a->fn == fn) {
-				n->flags = CF_RECURSIVE;
+				n->flags = a == parent ? CF_RECURSIVE | CF_SELF : CF_RECURSIVE;
 				n->target = a;
 				break;
 			}
@@ -230,8 +230,8 @@ struct cf_thread *tree_thread(uintptr_t sp)
 	node_publish(t);
 	t->limit = t->base + CF_MAX_FRAMES - 1;
 	t->base[0].sp = UINTPTR_MAX; /* the sentinel: never popped */
-	t->base[0].node = t->root;
-	t->base[0].fn = 0;
+	t->base[0].node = t->root; /* fn 0: no exit matches it */
+	t->base[0].site = 0;
 	t->top = t->base;
 	t->tid = (uint32_t)syscall(SYS_gettid);
 	if (bounds_thread(sp, &t->stack_lo, &t->stack_hi) < 0) {

@@ -110,6 +110,10 @@ static void drain(struct cp_slot *s)
 
 /* ---- real time of blocked threads ---- */
 
+/* sample_blocked: the stack of thread s if it is blocked in the kernel
+ * (its depth, in wt_frames), else 0.  For a stackless collector, 1 when
+ * it is blocked (nothing copied). */
+
 static int open_proc(int tid, const char *what)
 {
 	char path[64];
@@ -193,6 +197,14 @@ static int sample_blocked(struct cp_slot *s, uint32_t *flags)
 	if (reread(s->sched_fd, st1, sizeof st1) <= 0 || reread(s->proc_fd, sys1, sizeof sys1) <= 0 ||
 	    !parse_syscall(sys1, &sp, &pc))
 		return 0;
+	if (cp_sink.here) {
+		/* A stackless collector needs no copy: only that the thread
+		 * stayed blocked while we looked. */
+		if (reread(s->proc_fd, sys2, sizeof sys2) <= 0 || strcmp(sys1, sys2) ||
+		    reread(s->sched_fd, st2, sizeof st2) <= 0 || strcmp(st1, st2))
+			return 0;
+		return 1;
+	}
 	if (sp < s->stack_lo || sp >= s->stack_hi)
 		return 0;
 	len = s->stack_hi - sp < WT_COPY ? s->stack_hi - sp : WT_COPY;
@@ -226,19 +238,17 @@ static void real_tick(struct cp_slot *s, uint64_t elapsed)
 	s->real_carry -= hits * mean;
 	if (!hits)
 		return;
-	if (cp_sink.here) {
-		/* A stackless collector: a blocked thread's current function
-		 * is the one it blocked in; its pending hits too. */
-		pend = __atomic_exchange_n(&s->real_pending, 0, __ATOMIC_ACQ_REL);
-		cp_sink.here((uint32_t)s->tid, cp.col[RES_REAL], hits + pend);
-		return;
-	}
 	n = sample_blocked(s, &flags);
 	if (n > 0) {
 		/* Its pending hits too: it ran up to here, then blocked before
-		 * its CPU clock fired again. */
+		 * its CPU clock fired again.  A stackless collector charges
+		 * what the blocked thread has current. */
 		pend = __atomic_exchange_n(&s->real_pending, 0, __ATOMIC_ACQ_REL);
-		cp_sink.stack(wt_frames, n, flags, (uint32_t)s->tid, cp.col[RES_REAL], hits + pend);
+		if (cp_sink.here)
+			cp_sink.here((uint32_t)s->tid, cp.col[RES_REAL], hits + pend);
+		else
+			cp_sink.stack(wt_frames, n, flags, (uint32_t)s->tid, cp.col[RES_REAL],
+				      hits + pend);
 	} else {
 		__atomic_add_fetch(&s->real_pending, hits, __ATOMIC_ACQ_REL);
 	}

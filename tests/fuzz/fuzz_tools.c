@@ -3,9 +3,10 @@
  * through: the reader, then, for a file it accepts, what `mprof dump`
  * walks, the symbolizer (module paths are input: /proc/self/exe names this
  * program, whose DWARF is then read), the model, mprof's call graph and
- * four tables, and every cpprof view (function, body, tree, down and up
+ * four tables, every cpprof view (function, body, tree, down and up
  * from main and from the innermost function, by function and by call
- * site).  Any input must be accepted or rejected with a reason, and
+ * site), and for cfprof data (its calls counter) the views with calls and
+ * cfprof's flat profile and call graph figures.  Any input must be accepted or rejected with a reason, and
  * never crash, leak, read out of bounds or trip UBSan; and the model,
  * which keeps shared frames shared, must give each stack the path the
  * same stacks written out whole give (oracle()).
@@ -16,6 +17,7 @@
  */
 #include "callgraph.h"
 #include "callpath.h"
+#include "cfgraph.h"
 #include "format.h"
 #include "model.h"
 #include "reader.h"
@@ -78,15 +80,43 @@ static void rooted(const struct model *m, struct cp_input *in, uint32_t fn)
 	free(set);
 }
 
+/* cfprof's figures, read as cmd/cfprof.c prints them. */
+static void graph(const struct cp_input *in)
+{
+	struct cfg g;
+	uint64_t sum = 0;
+
+	if (cfg_build(in, &g) < 0)
+		return;
+	for (size_t k = 0; k < g.norder; k++) {
+		size_t first, n = cfg_callers(&g, g.order[k], &first);
+		for (size_t j = 0; j < n; j++)
+			sum += g.edge[g.into[first + j]].incl - g.edge[g.into[first + j]].self;
+		n = cfg_callees(&g, g.order[k], &first);
+		for (size_t j = 0; j < n; j++)
+			sum += g.edge[first + j].calls;
+	}
+	(void)sum;
+	cfg_free(&g);
+}
+
 static void views(const struct profile *p, const struct model *m)
 {
 	uint64_t *w = calloc(m->nstacks + 1, sizeof(uint64_t));
+	uint64_t *calls = NULL;
 	struct cp_input in = { 0 };
 	struct cp_result r;
+	int cf = p->kind == FORMAT_KIND_CFPROF && m->nc >= 2;
 
-	for (size_t i = 0; i < m->nstacks; i++)
+	if (cf)
+		calls = calloc(m->nstacks + 1, sizeof(uint64_t));
+	for (size_t i = 0; i < m->nstacks; i++) {
 		w[i] = p->kind == FORMAT_KIND_MPROF ? model_bytes(m->stacks[i].c)
-			: m->nc ? m->stacks[i].c[0] : 0;
+			: cf ? m->stacks[i].c[1] : m->nc ? m->stacks[i].c[0] : 0;
+		if (cf)
+			calls[i] = m->stacks[i].c[0];
+	}
+	in.calls = calls;
 	in.nstacks = m->nstacks;
 	in.weight = w;
 	in.path = stack_ids;
@@ -112,8 +142,11 @@ static void views(const struct profile *p, const struct model *m)
 			rooted(m, &in, m->sites[f[m->stacks[0].n - 1]].fn);
 			free(f);
 		}
+		if (cf)
+			graph(&in);
 	}
 	free(w);
+	free(calls);
 }
 
 /* What `mprof dump` prints: every frame of every stack. */

@@ -7,7 +7,7 @@
 # lines carry isPrime's time by real per-path samples, not apportioned by
 # call counts as gprof does; four threads with known work (within 0.05).
 . "$(dirname "$0")/../lib.sh"
-plan 33
+plan 37
 CFPROF=$B/bin/cfprof
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
@@ -116,4 +116,19 @@ is "$(flat "$flat" worker 3)" 4 "threads: worker called 4 times, once per thread
 thr=$("$CPPROF" -c 'threshold 0; threads' ./cf_threads th.data 2>&1)
 n=$(printf '%s\n' "$thr" | grep -cE '^[0-9.]+ [0-9]+ .*\[[0-9]+\]')
 ok $([ "$n" -ge 4 ]; echo $?) "threads: cpprof's threads view shows the worker threads ($n threads)"
+
+# --- cf_nap: real time where the thread is blocked (the watcher charges
+# the blocked thread's current function; nothing of its stack is copied)
+cf_build cf_nap cf_nap.c || exit 1
+"$CFPROF" record -e real -e cpu -o nap.data ./cf_nap 100 > nap.out 2> nap.err
+is "$?/$(cat nap.err)" "0/" "nap: exit 0, nothing on stderr"
+real=$("$CFPROF" -p -e real ./cf_nap nap.data)
+cpu=$("$CFPROF" -p -e cpu ./cf_nap nap.data)
+for f in spin nap; do
+	got=$(share "$real" $f) want=$(truth nap.out $f)
+	ok $(near "$got" "$want" 0.05; echo $?) "nap: real: $f's %time $got, its measured share $want (within 0.05)"
+done
+got=$(share "$cpu" nap)
+ok $(near "$got" 0 0.02; echo $?) "nap: cpu: nap, asleep, has no CPU time ($got)"
+
 done_testing

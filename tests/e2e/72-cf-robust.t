@@ -5,9 +5,11 @@
 # and the file stays bounded (the logical tree is capped, counts are not);
 # signal handlers run instrumented code while the main path does (a timer
 # every 100 us, and raise): no crash, the output unchanged, the main
-# path's counts exact.
+# path's counts exact; instrumented functions on a coroutine's stack
+# (swapcontext, gcc and clang): counts exact; a program linked with
+# -lcfprof instead of preloaded.
 . "$(dirname "$0")/../lib.sh"
-plan 20
+plan 28
 CFPROF=$B/bin/cfprof
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
@@ -109,4 +111,25 @@ n=$(flat "$flat" async_work 3) want=$(truth sig.out async_work)
 ok $([ "${n:-0}" -le "${want:-0}" ]; echo $?) "sig: async_work counted at most as often as it ran (${n:-0} <= ${want:-?})"
 g=$("$CFPROF" -q ./cf_sig sig.data)
 is "$(graph "$g" main_work callers)" "500000/500000 main" "sig: main_work's caller is main, 500000/500000"
+# --- cf_coro: a generator on its own stack (makecontext/swapcontext)
+for cc in cc clang; do
+	command -v $cc > /dev/null || { pass "# SKIP coro-$cc: no $cc"; pass "# SKIP"; pass "# SKIP"; continue; }
+	CC=$cc cf_build cf_coro_$cc cf_coro.c || exit 1
+	record coro-$cc ./cf_coro_$cc 20000
+	is "$(cat coro-$cc.err)" "" "coro-$cc: nothing on stderr"
+	flat=$("$CFPROF" -p ./cf_coro_$cc coro-$cc.data)
+	is "$(flat "$flat" generator 3)/$(flat "$flat" produce 3)/$(flat "$flat" step 3)/$(flat "$flat" consume 3)" \
+		"1/20000/20000/20000" "coro-$cc: generator, produce, step, consume called 1, 20000, 20000, 20000 times"
+done
+
+# --- linked with -lcfprof, not preloaded: CFPROF_OUT names the file
+${CC:-cc} -O2 -g -finstrument-functions -o cf_linked "$TOP/tests/progs/cf_calls.c" -L"$B/lib" \
+	-lcfprof -Wl,-rpath,"$B/lib" || exit 1
+./cf_linked > linked.out 2> linked.err
+st=$?
+is "$st/$(cat linked.err)/$(ls cfprof.data 2> /dev/null)" "0//cfprof.data" \
+	"-lcfprof: exit 0, nothing on stderr, ./cfprof.data written without cfprof record"
+flat=$("$CFPROF" -p ./cf_linked cfprof.data)
+is "$(flat "$flat" square 3)/$(flat "$flat" cmp 3)" "$(truth linked.out square)/$(truth linked.out cmp)" \
+	"-lcfprof: square and cmp counted as the program counted them"
 done_testing

@@ -20,14 +20,13 @@
 #include "format.h"
 #include "lock.h"
 #include "modules.h"
+#include "outfile.h"
 #include "stacks.h"
 #include "unwind.h"
 #include "writer.h"
 
 static struct lock writer_mutex = LOCK_INIT;
 static unsigned char writer_buf[1 << 16];
-static char writer_cmdline[1 << 15];
-static char writer_exe[PATH_MAX];
 static char writer_path[PATH_MAX + 32];
 static char writer_tmp[PATH_MAX + 64];
 static uint64_t writer_bins[FORMAT_NBINS][4];
@@ -87,41 +86,6 @@ static int join(char *dst, size_t cap, const char *a, const char *b, const char 
 	return 0;
 }
 
-/* /proc/self/cmdline, arguments joined by single spaces. */
-static const char *read_cmdline(void)
-{
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	size_t n = 0;
-	ssize_t k;
-
-	writer_cmdline[0] = 0;
-	if (fd < 0)
-		return writer_cmdline;
-	while (n < sizeof writer_cmdline - 1) {
-		k = read(fd, writer_cmdline + n, sizeof writer_cmdline - 1 - n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			break;
-		n += (size_t)k;
-	}
-	close(fd);
-	while (n && writer_cmdline[n - 1] == 0)
-		n--;
-	writer_cmdline[n] = 0;
-	for (k = 0; (size_t)k < n; k++)
-		if (writer_cmdline[k] == 0)
-			writer_cmdline[k] = ' ';
-	return writer_cmdline;
-}
-
-static const char *read_exe(void)
-{
-	ssize_t n = readlink("/proc/self/exe", writer_exe, sizeof writer_exe - 1);
-	writer_exe[n > 0 ? n : 0] = 0;
-	return writer_exe;
-}
-
 static void put_info(struct format_writer *w, const char *reason, const struct writer_source *src)
 {
 	struct writer_totals t;
@@ -130,8 +94,8 @@ static void put_info(struct format_writer *w, const char *reason, const struct w
 
 	src->read_totals(&t);
 	const char *kv[][2] = {
-		{ "cmdline", read_cmdline() },
-		{ "exe", read_exe() },
+		{ "cmdline", outfile_cmdline() },
+		{ "exe", outfile_exe() },
 		{ "pid", fmt_u64(pid, (uint64_t)getpid()) },
 		{ "start_ns", fmt_u64(start, src->start_ns) },
 		{ "end_ns", fmt_u64(end, src->now_ns()) },

@@ -11,41 +11,7 @@ CFPROF=$B/bin/cfprof
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
 
-# cf_build OUT SRC [FLAGS...]: a test program as users build one.
-cf_build() {
-	c_o=$1 c_s=$2; shift 2
-	case $c_s in *.cc) c_c=${CXX:-g++} ;; *) c_c=${CC:-cc} ;; esac
-	$c_c -O2 -g -finstrument-functions -o "$T/$c_o" "$TOP/tests/progs/$c_s" "$@"
-}
-# truth FILE NAME: the program's own figure NAME from its output.
-truth() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
-# Names are compared without a C++ parameter list: thrower(int) is thrower.
-CF_AWK='function base(s,  i) { i = index(s, "("); return i > 1 ? substr(s, 1, i - 1) : s }'
-# flat TEXT NAME FIELD: a field of NAME's line of the flat profile.
-flat() { printf '%s\n' "$1" | awk -v n="$2" -v f="$3" "$CF_AWK"' base($NF) == n { print $f; exit }'; }
-# graph TEXT FN WHICH: in FN's block of the call graph, "called name" of
-# each caller (WHICH=callers), of each callee (callees), the called field
-# of the primary line (primary), or "name self children" of each caller
-# (times).
-graph() {
-	printf '%s\n' "$1" | awk -v fn="$2" -v which="$3" "$CF_AWK"'
-	function flush(  i, p) {
-		for (i = 1; i <= n; i++) if (pri[i]) { p = i; break }
-		if (p && nm[p] == fn)
-			for (i = 1; i <= n; i++)
-				if (which == "primary" ? i == p : which == "callees" ? i > p : i < p)
-					print which == "primary" ? cl[i] : which == "times" ? nm[i] " " se[i] " " ch[i] : cl[i] " " nm[i]
-		n = 0
-	}
-	/^ *-+ *$/ { flush(); next }
-	NF < 2 || $1 == "index" { next }
-	{
-		n++; pri[n] = $1 ~ /^\[[0-9]+\]$/; se[n] = $1; ch[n] = $2
-		if ($NF ~ /^\[[0-9]+\]$/) { nm[n] = base($(NF - 1)); cl[n] = $(NF - 2) }
-		else { nm[n] = base($NF); cl[n] = $(NF - 1) }
-	}
-	END { flush() }'
-}
+. "$TOP/tests/cf.sh"
 
 # --- refusals of record: exit 2, exactly one line on stderr, nothing run
 cc -O2 -g -o cf_noinst "$TOP/tests/progs/cf_noinst.c" || exit 1

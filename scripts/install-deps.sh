@@ -17,7 +17,7 @@ set -eu
 # bench/run's primes section compares cfprof record with gcc -pg + gprof
 # (binutils, already there with gcc) and uftrace record (uftrace); no test
 # needs uftrace either.
-PKGS="gcc g++ make libc6-dev libc6-dbg libdw-dev libelf-dev valgrind perl clang libclang-rt-14-dev python3 time heaptrack jq libedit-dev libiberty-dev linux-perf google-perftools libgoogle-perftools-dev uftrace"
+PKGS="gcc g++ make libc6-dev libc6-dbg libdw-dev libelf-dev valgrind perl clang libclang-rt-14-dev python3 time heaptrack jq libedit-dev libiberty-dev linux-perf google-perftools libgoogle-perftools-dev uftrace curl"
 
 # The corpus test (tests/e2e/60-corpus.t) runs programs of other runtimes
 # (and perl, python3, bash, gcc from the list above: it takes the python3
@@ -25,6 +25,28 @@ PKGS="gcc g++ make libc6-dev libc6-dbg libdw-dev libelf-dev valgrind perl clang 
 # when the command is missing, so a runtime installed another way (node
 # from nodesource, rustc from rustup) is used as it is, never doubled.
 CMDS="rustc:rustc java:openjdk-17-jre-headless javac:openjdk-17-jdk-headless ecl:ecl guile:guile-3.0 node:nodejs sqlite3:sqlite3 git:git"
+
+# Sources of real programs that tests build with -finstrument-functions
+# (tests/e2e/74-cf-lua.t): Debian's own source tarballs, checked by
+# SHA-256, kept in CORPUS_SRC.  A failed download is a warning: the test
+# then says it skipped, and why.
+CORPUS_SRC=${CORPUS_SRC:-${HOME:-/root}/.cache/profiler-corpus}
+SOURCES="lua5.4_5.4.4.orig.tar.gz:pool/main/l/lua5.4:164c7849653b80ae67bec4b7473b884bf5cc8d2dca05653475ec2ed27b9ebf61"
+fetch_sources() {
+	for s in $SOURCES; do
+		f=${s%%:*} rest=${s#*:}
+		dir=${rest%%:*} sum=${rest#*:}
+		[ -f "$CORPUS_SRC/$f" ] && continue
+		mkdir -p "$CORPUS_SRC" || return 0
+		if curl -fsS -o "$CORPUS_SRC/$f.tmp" "http://deb.debian.org/debian/$dir/$f" 2>/dev/null &&
+			echo "$sum  $CORPUS_SRC/$f.tmp" | sha256sum -c --status; then
+			mv "$CORPUS_SRC/$f.tmp" "$CORPUS_SRC/$f"
+		else
+			rm -f "$CORPUS_SRC/$f.tmp"
+			echo "install-deps: warning: could not fetch $f from deb.debian.org" >&2
+		fi
+	done
+}
 
 missing=""
 for p in $PKGS; do
@@ -39,7 +61,10 @@ for cp in $CMDS; do
 		missing="$missing ${cp#*:}"
 	fi
 done
-[ -z "$missing" ] && exit 0
+if [ -z "$missing" ]; then
+	fetch_sources
+	exit 0
+fi
 
 echo "install-deps: installing:$missing"
 if [ "$(id -u)" -eq 0 ]; then
@@ -54,3 +79,4 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 # shellcheck disable=SC2086
 $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fetch_sources

@@ -236,8 +236,15 @@ CF_VIS void __cyg_profile_func_exit(void *this_fn, void *call_site)
 	if (__builtin_expect(t != NULL, 1)) {
 		struct cf_frame *top = t->top;
 
-		if (__builtin_expect(leaving(top, fn, sp, site), 1)) { /* never the sentinel: fn 0 */
-			t->top = top - 1;
+		/* The frame's own sp and return address: its entry (or that of
+		 * a function inlined into it, which shares both and leaves
+		 * first); no load of the node, which the next entry's lookup
+		 * waits on.  Else as leaving() says (clang's exits after the
+		 * epilogue), or the slow path. */
+		if (__builtin_expect((top->sp == sp && top->site == site) ||
+					     leaving(top, fn, sp, site),
+				     1)) {
+			t->top = top - 1; /* never the sentinel: its sp is the top of memory */
 			return;
 		}
 		exit_slow(t, fn, sp, site);

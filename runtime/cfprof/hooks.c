@@ -24,15 +24,12 @@
  * frames nest under what was current.
  *
  * Signals: a handler running instrumented code may interrupt a hook.  The
- * slow paths (a new node, a bigger stack, a resync) mark their thread busy
- * (cf_fast NULL), and hooks that find it busy do nothing: the handler's
- * calls made in that window are not counted, and the table and the stack
- * stay whole.  The fast paths mark nothing: a handler interrupting an
- * exit hook finds a consistent stack (its two stores in either order); one
- * interrupting an entry hook between its entry's stores and their
- * publication overwrites that entry with its own (same `prev`, a lower
- * sp), which the next hook above it pops as dead: the path heals within
- * a call.
+ * slow paths (a new node, a resync) mark their thread busy (cf_fast NULL),
+ * and hooks that find it busy do nothing: the handler's calls made in that
+ * window are not counted, and the table and the stack stay whole.  The
+ * fast paths mark nothing: an exit's one store leaves a consistent stack;
+ * an entry checks, once its entry is published, that no handler used the
+ * slot meanwhile (push()).
  *
  * Everything here is no_instrument_function (the runtime is not built with
  * -finstrument-functions, and must never be) and preserves errno.
@@ -90,11 +87,42 @@ CF_IN static void pop_to(struct cf_thread *t, uintptr_t sp)
 	t->top = top;
 }
 
+/*
+ * Push an entry above top, in a fast path (no busy mark).  A handler
+ * running instrumented code may land between the entry's stores and its
+ * publication, and use the same slot for its own entry: the sp it leaves
+ * there is not this frame's (the handler's frames are below it, or on
+ * another stack), and the entry is written again.  Once published, a
+ * handler's entries go above it.  Each store on its own (barriers): gcc
+ * merges them into vector stores otherwise, at the cost of a spill.
+ */
+CF_IN static inline void push(struct cf_thread *t, struct cf_frame *top, struct cf_node *node,
+			      uintptr_t sp, uintptr_t site)
+{
+	top[1].sp = sp;
+	barrier();
+	top[1].node = node;
+	barrier();
+	top[1].site = site;
+	barrier();
+	t->top = top + 1;
+	barrier();
+	if (__builtin_expect(top[1].sp != sp, 0)) {
+		top[1].node = node;
+		top[1].site = site;
+		barrier();
+		top[1].sp = sp;
+	}
+}
+
 /* Mark t busy: hooks that run meanwhile (a signal handler's) do nothing. */
 CF_IN static inline void busy(struct cf_thread *t)
 {
-	t->state = CF_BUSY;
+	/* cf_fast first: a handler landing between the two stores must find
+	 * the thread busy already, not run a slow path of its own. */
 	cf_fast = NULL;
+	barrier();
+	t->state = CF_BUSY;
 	barrier();
 }
 
@@ -157,10 +185,7 @@ CF_VIS void __cyg_profile_func_enter(void *this_fn, void *call_site)
 		 * top entry. */
 		if (c->fn == fn && (c->flags & CF_SELF) && sp < top->sp && top < t->limit) {
 			c->calls++;
-			top[1].sp = sp;
-			top[1].node = c;
-			top[1].site = site;
-			t->top = top + 1;
+			push(t, top, c, sp, site);
 			return;
 		}
 		/* The cache hit, the frame below the caller's (or the
@@ -174,30 +199,41 @@ CF_VIS void __cyg_profile_func_enter(void *this_fn, void *call_site)
 					     top < t->limit,
 				     1)) {
 			c->calls++;
-			top[1].sp = sp;
-			top[1].node = c;
-			top[1].site = site;
-			t->top = top + 1;
+			push(t, top, c, sp, site);
 			return;
 		}
 	}
 	enter_slow(cf_me, fn, sp, site);
 }
 
-/*
- * Is f the entry of the frame leaving?  Its function and return address
- * (a function's hooks both pass its own), and sp: the frame's own (gcc
- * calls the exit hook before the epilogue), or its caller's (clang, in a
- * function that needs no frame after the call, jumps to the exit hook
- * after its epilogue).  A deeper entry of the same recursive function
- * left without its exit has the same function and site, but neither sp.
- */
-CF_IN static inline int leaving(const struct cf_frame *f, uintptr_t fn, uintptr_t sp,
-				uintptr_t site)
+/* Is f, of fn's function and return address, the entry of a frame that
+ * leaves with its hook's frame at sp above f's: a function whose exit
+ * hook is jumped to after its epilogue (clang, and gcc for a function that
+ * restores saved registers first: sp is then its own CFA, or its caller's
+ * frame), so sp lies above f's entry and not above its caller's (or the
+ * caller is on another stack: a signal handler's, a thread's start)? */
+CF_IN static inline int after_epilogue(const struct cf_thread *t, const struct cf_frame *f,
+				       uintptr_t sp)
 {
-	return f->node->fn == fn && f->site == site && (f->sp == sp || f[-1].sp == sp);
+	return sp > f->sp && (sp <= f[-1].sp || !same_stack(t, f->sp, f[-1].sp));
 }
 
+CF_IN static inline int is(const struct cf_frame *f, uintptr_t fn, uintptr_t site)
+{
+	return f->node->fn == fn && f->site == site;
+}
+
+/*
+ * An exit whose entry is not on top, or not at its frame's sp.  Only the
+ * entries at or below the leaving frame are candidates (the ones between
+ * are its dead callees, left without their exits): the search never goes
+ * further than the frame's own, so an exit costs what it pops.  First an
+ * entry at exactly the frame's sp (a deeper one of the same recursive
+ * function and site may sit above it: it is dead); then one it left after
+ * its epilogue; then, its frame shrunk by alloca, the first entry above
+ * sp.  Else fn's entry was never seen (entered before profiling began, or
+ * lost): nothing is popped.
+ */
 CF_IN __attribute__((noinline)) static void exit_slow(struct cf_thread *t, uintptr_t fn,
 						      uintptr_t sp, uintptr_t site)
 {
@@ -208,21 +244,17 @@ CF_IN __attribute__((noinline)) static void exit_slow(struct cf_thread *t, uintp
 		t->lost--; /* the exit of a frame there was no room for */
 		goto out;
 	}
-	/* Its entry under dead ones (left without their exits). */
-	for (f = t->top; f > t->base; f--)
-		if (leaving(f, fn, sp, site)) {
-			t->top = f - 1;
-			goto out;
-		}
-	/* Its frame shrank (alloca): its entry is the first above sp, the
-	 * ones below being its dead callees.  Else fn's entry was never seen
-	 * (entered before profiling began): nothing to pop. */
-	for (f = t->top; f > t->base; f--)
-		if (f->sp > sp && same_stack(t, f->sp, sp)) {
-			if (f->node->fn == fn && f->site == site)
-				t->top = f - 1;
-			break;
-		}
+	for (f = t->top; f > t->base && (f->sp <= sp || !same_stack(t, f->sp, sp)); f--)
+		if (f->sp == sp && is(f, fn, site))
+			goto pop;
+	for (f = t->top; f > t->base && f->sp < sp && same_stack(t, f->sp, sp); f--)
+		if (is(f, fn, site) && after_epilogue(t, f, sp))
+			goto pop;
+	if (f > t->base && f->sp > sp && is(f, fn, site))
+		goto pop;
+	goto out;
+pop:
+	t->top = f - 1;
 out:
 	ready(t);
 }
@@ -239,10 +271,10 @@ CF_VIS void __cyg_profile_func_exit(void *this_fn, void *call_site)
 		/* The frame's own sp and return address: its entry (or that of
 		 * a function inlined into it, which shares both and leaves
 		 * first); no load of the node, which the next entry's lookup
-		 * waits on.  Else as leaving() says (clang's exits after the
-		 * epilogue), or the slow path. */
+		 * waits on.  Else an exit after the epilogue, or the slow
+		 * path. */
 		if (__builtin_expect((top->sp == sp && top->site == site) ||
-					     leaving(top, fn, sp, site),
+					     (is(top, fn, site) && after_epilogue(t, top, sp)),
 				     1)) {
 			t->top = top - 1; /* never the sentinel: its sp is the top of memory */
 			return;

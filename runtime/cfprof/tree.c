@@ -252,6 +252,10 @@ void tree_zero(void)
 {
 	uint64_t size = tree_node_size();
 
+	/* The child's only thread: a flag another thread of the parent held
+	 * at the fork is nobody's now. */
+	__atomic_store_n(&cf_spare_lock, 0, __ATOMIC_RELEASE);
+
 	for (struct cf_thread *t = cf_threads; t; t = t->next)
 		for (struct cf_chunk *c = t->chunks; c; c = c->next)
 			for (uint64_t off = 0; off + size <= c->used; off += size) {

@@ -1,0 +1,29 @@
+# cfprof record and signal handlers: a void handler whose exit hook is
+# reached by a jump after its epilogue (sp: the handler's own CFA) must
+# be popped, or its caller's time is charged to it.  A handler landing
+# inside an entry hook's stores must not cost the live frame its entry
+# (every exit below it would then scan the whole stack: a hang).
+. "$(dirname "$0")/../lib.sh"
+plan 5
+CFPROF=$B/bin/cfprof
+cd "$T" || exit 1
+# pct TEXT NAME: %time of NAME in a flat profile, as an integer.
+pct() { printf '%s\n' "$1" | awk -v n="$2" '$NF == n { printf "%d\n", $1; exit }'; }
+
+${CC:-cc} -O2 -g -finstrument-functions -o sv "$TOP/tests/progs/cf_sigvoid.c" || exit 1
+./sv > sv.bare
+"$CFPROF" record -o sv.data ./sv > sv.out 2> sv.err
+is "$?/$(cat sv.out)" "0/$(cat sv.bare)" "sigvoid: exit status and output as in a bare run"
+flat=$("$CFPROF" -p ./sv sv.data)
+d=$(pct "$flat" deep) h=$(pct "$flat" on_usr1)
+ok $([ "${d:-0}" -ge 80 ]; echo $?) "sigvoid: deep's loop after raise is deep's time (${d:-none}%)"
+ok $([ "${h:-0}" -le 5 ]; echo $?) "sigvoid: the handler, returned, is charged nothing (${h:-none}%)"
+
+${CC:-cc} -O2 -g -finstrument-functions -o sr "$TOP/tests/progs/cf_sigrace.c" || exit 1
+./sr > sr.bare
+timeout 20 "$CFPROF" record -o sr.data ./sr > sr.out 2> sr.err
+is "$?/$(cat sr.out)" "0/$(cat sr.bare)" "sigrace: done within 20 s (bare: about 1 s), exit status and output as in a bare run"
+flat=$("$CFPROF" -p ./sr sr.data)
+is "$(printf '%s\n' "$flat" | awk '$NF == "rec" { print $3 }')" "$(awk '$1 == "rec" { print $2 }' sr.bare)" \
+	"sigrace: rec's calls exact"
+done_testing

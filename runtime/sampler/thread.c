@@ -13,6 +13,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <signal.h>
@@ -44,9 +45,24 @@ void th_lookup(void)
 		real_create = (create_fn *)dlsym(RTLD_NEXT, "pthread_create");
 }
 
+/*
+ * The key's destructor.  Created first, the key's destructor runs first in
+ * each of glibc's rounds, before those of the program's keys, which may
+ * still run instrumented code: it sets its value again (one more round)
+ * until the last round, and tears down then.
+ */
+static void th_key_exit(void *v)
+{
+	uintptr_t round = (uintptr_t)v;
+
+	if (round < PTHREAD_DESTRUCTOR_ITERATIONS && pthread_setspecific(th_key, (void *)(round + 1)) == 0)
+		return;
+	th_teardown();
+}
+
 int th_init(void)
 {
-	return pthread_key_create(&th_key, (void (*)(void *))th_teardown) == 0 ? 0 : -1;
+	return pthread_key_create(&th_key, th_key_exit) == 0 ? 0 : -1;
 }
 
 static struct cp_slot *claim(int tid)

@@ -148,10 +148,6 @@ CF_IN __attribute__((noinline)) static void enter_slow(struct cf_thread *t, uint
 	pop_below(t, sp, site);
 	top = t->top;
 	cur = top->node->target;
-	if (top >= t->limit) {
-		t->lost++; /* beyond CF_MAX_FRAMES: its exit is expected */
-		goto out;
-	}
 	c = cur->last->fn == fn ? cur->last : tree_child(t, cur, fn);
 	if (!c) {
 		t->lost++;
@@ -161,6 +157,13 @@ CF_IN __attribute__((noinline)) static void enter_slow(struct cf_thread *t, uint
 	 * target is its caller): its time is its caller's, its count is not
 	 * written; its entry is on the stack only to match its exit. */
 	c->calls++;
+	if (top >= t->limit) {
+		/* Beyond CF_MAX_FRAMES: counted on the deepest path the stack
+		 * holds (a recursion's own node: exact), not pushed; its exit
+		 * is expected. */
+		t->lost++;
+		goto out;
+	}
 	top[1].sp = sp;
 	top[1].node = c;
 	top[1].site = site;

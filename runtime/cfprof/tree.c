@@ -20,7 +20,8 @@
 
 #define CF_CHUNK (256u << 10)
 /* Logical depth: 1M entries, 24 MiB of address space a thread, touched as
- * used; deeper calls are counted as lost (tree.h: lost). */
+ * used; deeper calls are counted on the deepest path held, not pushed
+ * (tree.h: lost). */
 #define CF_MAX_FRAMES (1u << 20)
 #define CF_FRAMES_LEN ((size_t)CF_MAX_FRAMES * sizeof(struct cf_frame))
 

@@ -177,7 +177,8 @@ int modules_write(struct format_writer *w)
  * the save; modules_write would no longer list it and its frames would stay
  * addresses.  modules_remember keeps every object it sees (outside signal
  * context: at start and before each dlclose), modules_write_all lists the
- * remembered ones that nothing mapped now overlaps, after the live ones.
+ * remembered ones that nothing mapped now overlaps, after the live ones
+ * (of remembered ones that overlap each other, the first).
  */
 static struct modules_scratch remembered = { .first = 1 };
 
@@ -223,19 +224,21 @@ int modules_remember(void)
 int modules_write_all(struct format_writer *w)
 {
 	struct modules_scratch m = { .first = 1 };
-	size_t i, live;
+	size_t i;
 
 	m.vdso = getauxval(AT_SYSINFO_EHDR);
 	dl_iterate_phdr(one, &m);
-	live = m.nents;
 	for (i = 0; i < remembered.nents && !m.failed; i++) {
 		const struct modules_ent *r = &remembered.ents[i];
 		size_t k;
 
-		for (k = 0; k < live; k++)
+		/* Nor an earlier remembered one: an object dlclose'd, then
+		 * another mapped at its address and dlclose'd too (a reader
+		 * rejects a file whose modules overlap). */
+		for (k = 0; k < m.nents; k++)
 			if (r->start < m.ents[k].end && m.ents[k].start < r->end)
 				break;
-		if (k == live && add_ent(&m, &remembered, r) < 0)
+		if (k == m.nents && add_ent(&m, &remembered, r) < 0)
 			m.failed = 1;
 	}
 	format_begin_section(w, FORMAT_SEC_MODULES);

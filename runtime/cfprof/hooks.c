@@ -48,6 +48,8 @@
 
 typedef void jump_fn(void *env, int val);
 static jump_fn *real_longjmp, *real__longjmp, *real_siglongjmp, *real_longjmp_chk;
+typedef void *begin_catch_fn(void *);
+static begin_catch_fn *real_begin_catch;
 
 CF_IN void hooks_init(void)
 {
@@ -328,3 +330,28 @@ JUMP(longjmp, real_longjmp)
 JUMP(_longjmp, real__longjmp)
 JUMP(siglongjmp, real_siglongjmp)
 JUMP(__longjmp_chk, real_longjmp_chk)
+
+/* ---- C++ catch: the handler's frame is the top ---- */
+
+/*
+ * A catch handler begins with __cxa_begin_catch, called from the catching
+ * frame: the frames the exception left are dead.  clang runs no exit hooks
+ * on the way, so without this the time of the handler and what follows,
+ * until the next hook, went to the function that threw.
+ */
+CF_VIS void *__cxa_begin_catch(void *exc)
+{
+	struct cf_thread *t = cf_fast;
+
+	if (t) {
+		busy(t);
+		pop_to(t, (uintptr_t)__builtin_dwarf_cfa());
+		ready(t);
+	}
+	/* Looked up at the first catch (libstdc++ is there), not at start: in a
+	 * C program dlsym would fail, and dlerror's buffer is malloc'd (the
+	 * program's malloc, which may be instrumented and count itself). */
+	if (!real_begin_catch)
+		real_begin_catch = (begin_catch_fn *)dlsym(RTLD_NEXT, "__cxa_begin_catch");
+	return real_begin_catch(exc);
+}

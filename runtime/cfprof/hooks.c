@@ -36,7 +36,9 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <stdint.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "hooks.h"
@@ -51,12 +53,28 @@ static jump_fn *real_longjmp, *real__longjmp, *real_siglongjmp, *real_longjmp_ch
 typedef void *begin_catch_fn(void *);
 static begin_catch_fn *real_begin_catch;
 
+/* Is a C++ runtime (libstdc++, libc++abi) loaded? */
+CF_IN static int cxx_runtime(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	return info->dlpi_name &&
+	       (strstr(info->dlpi_name, "libstdc++") || strstr(info->dlpi_name, "libc++abi"));
+}
+
 CF_IN void hooks_init(void)
 {
 	real_longjmp = (jump_fn *)dlsym(RTLD_NEXT, "longjmp");
 	real__longjmp = (jump_fn *)dlsym(RTLD_NEXT, "_longjmp");
 	real_siglongjmp = (jump_fn *)dlsym(RTLD_NEXT, "siglongjmp");
 	real_longjmp_chk = (jump_fn *)dlsym(RTLD_NEXT, "__longjmp_chk");
+	/* __cxa_begin_catch now if a C++ runtime is there: later, dlsym takes
+	 * the loader's lock, which another thread may hold while it waits for
+	 * the one catching.  Not when there is none: a failed dlsym malloc's
+	 * its message, and the program's malloc may count itself.  A C++
+	 * runtime dlopen'd later is looked up at its first catch. */
+	if (dl_iterate_phdr(cxx_runtime, NULL))
+		real_begin_catch = (begin_catch_fn *)dlsym(RTLD_NEXT, "__cxa_begin_catch");
 }
 
 /* Are a and b on the same stack (the thread's own, or both elsewhere)? */

@@ -51,21 +51,6 @@ void writer_lock_reinit(void)
 	lock_reinit(&writer_mutex);
 }
 
-/* Decimal digits of v into buf[24], NUL-terminated; returns buf. */
-static char *fmt_u64(char *buf, uint64_t v)
-{
-	char tmp[24];
-	int n = 0, i = 0;
-
-	do
-		tmp[n++] = (char)('0' + v % 10);
-	while ((v /= 10));
-	while (n)
-		buf[i++] = tmp[--n];
-	buf[i] = 0;
-	return buf;
-}
-
 /* dst = a b c (each may be NULL); -1 if it does not fit in cap. */
 static int join(char *dst, size_t cap, const char *a, const char *b, const char *c)
 {
@@ -96,15 +81,15 @@ static void put_info(struct format_writer *w, const char *reason, const struct w
 	const char *kv[][2] = {
 		{ "cmdline", outfile_cmdline() },
 		{ "exe", outfile_exe() },
-		{ "pid", fmt_u64(pid, (uint64_t)getpid()) },
-		{ "start_ns", fmt_u64(start, src->start_ns) },
-		{ "end_ns", fmt_u64(end, src->now_ns()) },
-		{ "allocs", fmt_u64(allocs, t.allocs) },
-		{ "frees", fmt_u64(frees, t.frees) },
-		{ "bytes", fmt_u64(bytes, t.bytes) },
-		{ "bytes_freed", fmt_u64(freed, t.freed) },
-		{ "unknown_frees", fmt_u64(unknown, t.unknown_frees) },
-		{ "dropped", fmt_u64(dropped, t.dropped) },
+		{ "pid", outfile_u64(pid, (uint64_t)getpid()) },
+		{ "start_ns", outfile_u64(start, src->start_ns) },
+		{ "end_ns", outfile_u64(end, src->now_ns()) },
+		{ "allocs", outfile_u64(allocs, t.allocs) },
+		{ "frees", outfile_u64(frees, t.frees) },
+		{ "bytes", outfile_u64(bytes, t.bytes) },
+		{ "bytes_freed", outfile_u64(freed, t.freed) },
+		{ "unknown_frees", outfile_u64(unknown, t.unknown_frees) },
+		{ "dropped", outfile_u64(dropped, t.dropped) },
 		{ "reason", reason },
 		{ "monitor", "mprof-runtime 1" },
 		{ "unwinder", unwind_name },
@@ -197,7 +182,7 @@ int writer_save(const char *reason, const struct writer_source *src)
 	char pid[24];
 	int fd, rc, e = errno;
 
-	fmt_u64(pid, (uint64_t)getpid());
+	outfile_u64(pid, (uint64_t)getpid());
 	/* A forked child (or a process the launcher did not start) must not
 	 * clobber the root's file. */
 	if (join(writer_path, sizeof writer_path, src->out,

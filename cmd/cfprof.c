@@ -12,6 +12,7 @@
 #include "callpath.h"
 #include "cfgraph.h"
 #include "elfsyms.h"
+#include "export/export.h"
 #include "format.h"
 #include "launch.h"
 #include "model.h"
@@ -31,7 +32,8 @@
 #define USAGE                                                                                  \
 	"usage: cfprof [-p | -q] [-e RESOURCE] [a.out] [cfprof.data]\n"                      \
 	"       cfprof record [-e RESOURCE[:INTERVAL]]... [--unprofiled FUNC[,FUNC]...]\n"  \
-	"                     [--no-random] [-o FILE] [--] PROG [ARGS...]\n"
+	"                     [--no-random] [-o FILE] [--] PROG [ARGS...]\n"                    \
+	"       cfprof export --format folded [--counter NAME] [-o OUT] [a.out] [cfprof.data]\n"
 #define RECORD_USAGE                                                                           \
 	"usage: cfprof record [-e RESOURCE[:INTERVAL]]... [--unprofiled FUNC[,FUNC]...] "     \
 	"[--no-random] [-o FILE] [--] PROG [ARGS...]"
@@ -296,6 +298,8 @@ int main(int argc, char **argv)
 	util_progname = "cfprof";
 	if (argc > 1 && strcmp(argv[1], "record") == 0)
 		return cmd_record(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "export") == 0)
+		return export_main(argc - 1, argv + 1, "cfprof.data");
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-p") || !strcmp(argv[i], "--flat")) {
 			show_graph = 0;

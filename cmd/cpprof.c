@@ -9,6 +9,7 @@
  * tab completion of commands and function names.
  */
 #include "callpath.h"
+#include "export/export.h"
 #include "format.h"
 #include "launch.h"
 #include "model.h"
@@ -575,6 +576,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: cpprof [-c 'CMD; CMD...'] [a.out] [cpprof.data]\n"
 		   "       cpprof record [-e RESOURCE[:INTERVAL]]... [-o FILE] [--no-random] [--] PROG [ARGS...]\n"
 		   "       cpprof list\n"
+		   "       cpprof export --format folded [--counter NAME] [-o OUT] [a.out] [DATA]\n"
 		   "Reads cpprof.data or mprof.data and answers the call path profile commands\n"
 		   "('help' lists them) from -c, from standard input, or interactively.\n"
 		   "record runs PROG with the sampler preloaded and writes cpprof.data (or FILE);\n"
@@ -679,6 +681,9 @@ int main(int argc, char **argv)
 		return cmd_record(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "list") == 0)
 		return cmd_list(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "export") == 0)
+		return export_main(argc - 1, argv + 1,
+				   access("cpprof.data", F_OK) == 0 ? "cpprof.data" : "mprof.data");
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-c")) {
 			if (i + 1 >= argc)

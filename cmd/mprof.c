@@ -4,6 +4,7 @@
  * parse options, call lib/, print.  See doc/mprof.1.
  */
 #include "callgraph.h"
+#include "export/export.h"
 #include "format.h"
 #include "launch.h"
 #include "model.h"
@@ -28,6 +29,8 @@ static void usage(FILE *f)
 		"usage: mprof [options] [a.out [mprof.data]]   print the four tables\n"
 		"       mprof run [-o FILE] [--] PROG [ARGS...]  run PROG under the monitor\n"
 		"       mprof dump [--shared] [mprof.data]      print the data file raw\n"
+		"       mprof export --format folded [--counter NAME] [-o OUT] [a.out] [mprof.data]\n"
+		"                                               the profile as folded stacks\n"
 		"\n"
 		"Display options (one dash or two):\n"
 		"  -verbose       every bin, every leak chain\n"
@@ -244,6 +247,8 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "dump") == 0)
 		return cmd_dump(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "export") == 0)
+		return export_main(argc - 1, argv + 1, "mprof.data");
 	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0)) {
 		usage(stdout);
 		return 0;

@@ -1,0 +1,177 @@
+/*
+ * export.c - owns the export verb and the counters it offers (export_*).
+ * One file per format beside it: folded.c.
+ */
+#include "export/export.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format.h"
+#include "launch.h"
+#include "model.h"
+#include "reader.h"
+#include "symbols.h"
+#include "util.h"
+
+enum { MP_ALLOC_OBJECTS, MP_ALLOC_SPACE, MP_INUSE_OBJECTS, MP_INUSE_SPACE };
+
+static void add(struct export_data *d, const char *name, const char *unit, int col, uint64_t scale)
+{
+	struct export_counter *c;
+
+	if (d->n == EXPORT_MAX_COUNTERS)
+		return;
+	c = &d->c[d->n++];
+	snprintf(c->name, sizeof c->name, "%s", name);
+	snprintf(c->unit, sizeof c->unit, "%s", unit);
+	c->col = col;
+	c->scale = scale ? scale : 1;
+}
+
+/* A resource's unit as pprof names it. */
+static const char *unit_of(const char *res, const char *file_unit)
+{
+	if (!strcmp(res, "cpu") || !strcmp(res, "real") || !strcmp(res, "io-time"))
+		return "nanoseconds";
+	if (!strcmp(res, "read-bytes") || !strcmp(res, "write-bytes"))
+		return "bytes";
+	if (!strcmp(file_unit, "calls"))
+		return "count";
+	return "count";
+}
+
+int export_prepare(struct export_data *d, const struct profile *p, const struct model *m,
+		   char *err, size_t errlen)
+{
+	memset(d, 0, sizeof(*d));
+	d->p = p;
+	d->m = m;
+	if (p->kind == FORMAT_KIND_MPROF) {
+		/* pprof's heap profile order; inuse_space is its default. */
+		add(d, "alloc_objects", "count", -1, 1);
+		add(d, "alloc_space", "bytes", -1, 1);
+		add(d, "inuse_objects", "count", -1, 1);
+		add(d, "inuse_space", "bytes", -1, 1);
+		d->dflt = MP_INUSE_SPACE;
+		return 0;
+	}
+	for (size_t k = 0; k < m->nc && k < p->ncounters; k++) {
+		char key[300];
+		const char *iv, *name = p->counter_names[k];
+		uint64_t scale = 1;
+
+		if (strcmp(name, "calls")) {
+			snprintf(key, sizeof key, "interval.%s", name);
+			iv = reader_info(p, key);
+			scale = iv ? strtoull(iv, NULL, 10) : 1;
+		}
+		add(d, name, unit_of(name, p->counter_units[k]), (int)k, scale);
+	}
+	if (!d->n) {
+		snprintf(err, errlen, "no counters to export");
+		return -1;
+	}
+	/* cfprof: the first sampled resource, not the calls. */
+	d->dflt = d->n > 1 && !strcmp(d->c[0].name, "calls") ? 1 : 0;
+	return 0;
+}
+
+uint64_t export_value(const struct export_data *d, size_t i, size_t k)
+{
+	const uint64_t *c = d->m->stacks[i].c;
+
+	if (d->c[k].col >= 0)
+		return c[d->c[k].col] * d->c[k].scale;
+	switch (k) {
+	case MP_ALLOC_OBJECTS:
+		return model_allocs(c);
+	case MP_ALLOC_SPACE:
+		return model_bytes(c);
+	case MP_INUSE_OBJECTS:
+		return model_allocs(c) - model_frees(c);
+	default:
+		return model_bytes(c) - model_freed(c);
+	}
+}
+
+int export_find(const struct export_data *d, const char *name)
+{
+	for (size_t k = 0; k < d->n; k++)
+		if (!strcmp(d->c[k].name, name))
+			return (int)k;
+	return -1;
+}
+
+#define EXPORT_USAGE "export --format folded [--counter NAME] [-o OUT] [a.out] [DATA]"
+
+int export_main(int argc, char **argv, const char *default_data)
+{
+	const char *format = NULL, *counter = NULL, *out = NULL, *exe = NULL, *data = NULL;
+	const char *args[2], *why;
+	char err[256], exebuf[PATH_MAX];
+	int nargs = 0, rc, k;
+	struct profile p;
+	struct symbols *sy;
+	struct model m;
+	struct export_data d;
+	FILE *f = stdout;
+
+	for (int i = 1; i < argc; i++) {
+		if ((!strcmp(argv[i], "--format") || !strcmp(argv[i], "-f")) && i + 1 < argc)
+			format = argv[++i];
+		else if (!strncmp(argv[i], "--format=", 9))
+			format = argv[i] + 9;
+		else if (!strcmp(argv[i], "--counter") && i + 1 < argc)
+			counter = argv[++i];
+		else if (!strcmp(argv[i], "-o") && i + 1 < argc)
+			out = argv[++i];
+		else if (argv[i][0] == '-' && argv[i][1])
+			die("export: unknown option '%s' (usage: %s %s)", argv[i], util_progname,
+			    EXPORT_USAGE);
+		else if (nargs == 2)
+			die("export: too many arguments (usage: %s %s)", util_progname, EXPORT_USAGE);
+		else
+			args[nargs++] = argv[i];
+	}
+	if (!format)
+		die("export: --format is needed (usage: %s %s)", util_progname, EXPORT_USAGE);
+	if (strcmp(format, "folded"))
+		die("export: unknown format '%s' (folded)", format);
+	launch_operands(args, nargs, &exe, &data);
+	if (!data)
+		data = default_data;
+	if (reader_load(data, &p, err, sizeof(err)) < 0)
+		die("%s: %s", data, err);
+	if (exe) {
+		if (launch_find_exe(exe, reader_info(&p, "exe"), exebuf, sizeof(exebuf), &why) < 0)
+			die("%s: %s", exe, why);
+		exe = exebuf;
+	}
+	sy = symbols_open(&p, exe);
+	if (!sy)
+		die("out of memory opening symbols");
+	model_init(&m);
+	if (model_from_profile(&m, &p, sy, 0, err, sizeof(err)) < 0 ||
+	    export_prepare(&d, &p, &m, err, sizeof(err)) < 0)
+		die("%s: %s", data, err);
+	k = counter ? export_find(&d, counter) : (int)d.dflt;
+	if (k < 0) {
+		char names[1024] = "";
+		for (size_t j = 0; j < d.n; j++)
+			snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", j ? ", " : "",
+				 d.c[j].name);
+		die("%s: no counter '%s' (it has %s)", data, counter, names);
+	}
+	if (out && !(f = fopen(out, "w")))
+		die("export: cannot write %s: %s", out, strerror(errno));
+	rc = export_folded(&d, (size_t)k, f);
+	if (rc < 0 || fflush(f) != 0 || ferror(f) || (out && fclose(f) != 0))
+		die("export: write error on %s: %s", out ? out : "standard output", strerror(errno));
+	model_release(&m);
+	symbols_free(sy);
+	reader_release(&p);
+	return 0;
+}

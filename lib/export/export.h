@@ -1,0 +1,58 @@
+/*
+ * export.h - profiles out of the terminal (issue 14): the counters every
+ * kind of profile offers under the names other tools expect, and the
+ * `export` verb the three commands share.
+ *
+ * Counters: mprof data gives pprof's heap sample types, alloc_objects,
+ * alloc_space, inuse_objects, inuse_space (kept at exit); cpprof and cfprof
+ * data one per sampled resource (its hits times its interval, in the
+ * resource's unit: cpu in nanoseconds), and cfprof's exact calls.
+ */
+#ifndef EXPORT_H
+#define EXPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct model;
+struct profile;
+
+#define EXPORT_MAX_COUNTERS 64
+
+struct export_counter {
+	char name[64];  /* alloc_space, cpu, calls, ... */
+	char unit[32];  /* bytes, count, nanoseconds, ... */
+	int col;        /* the model's counter column, -1: derived (mprof) */
+	uint64_t scale; /* a hit is worth this many units (the interval) */
+};
+
+struct export_data {
+	const struct profile *p;
+	const struct model *m;
+	size_t n;
+	struct export_counter c[EXPORT_MAX_COUNTERS];
+	size_t dflt; /* the counter a tool shows first (pprof's default) */
+};
+
+/* The counters of p (modelled in m).  0, or -1 with a reason in err. */
+int export_prepare(struct export_data *d, const struct profile *p, const struct model *m,
+		   char *err, size_t errlen);
+/* Counter k's value for model stack i. */
+uint64_t export_value(const struct export_data *d, size_t i, size_t k);
+/* The index of a counter by name, or -1. */
+int export_find(const struct export_data *d, const char *name);
+
+/* Folded stacks (FlameGraph's format): "main;f;g N" per distinct stack of
+ * function names, outermost first, for counter k; stacks worth 0 left out.
+ * 0, or -1 on a write error. */
+int export_folded(const struct export_data *d, size_t k, FILE *out);
+
+/*
+ * `TOOL export --format F [--counter NAME] [-o OUT] [a.out] [DATA]`: the
+ * verb as each command runs it (argv[0] is "export"); default_data is the
+ * tool's data file.  Returns the exit status.
+ */
+int export_main(int argc, char **argv, const char *default_data);
+
+#endif

@@ -1,0 +1,59 @@
+# export --format folded (issue 14, the first format): every kind of
+# profile as FlameGraph's folded stacks, "a;b;c N", one line per distinct
+# stack of names.  Each counter's lines must add up to the profile's own
+# totals: mprof's allocations, bytes and bytes kept; cpprof's samples times
+# the interval (nanoseconds); cfprof's exact calls, the program's own count.
+. "$(dirname "$0")/../lib.sh"
+plan 14
+CPPROF=$B/bin/cpprof
+CFPROF=$B/bin/cfprof
+cd "$T" || exit 1
+# total: the sum of the counts of folded lines on stdin.
+total() { awk '{ s += $NF } END { printf "%d\n", s }'; }
+
+# --- mprof: the paper's widgets (10000 allocations, 5093 frees)
+cc -g -O0 -o widgets "$TOP/examples/widgets.c" || exit 1
+"$MPROF" run -o m.data ./widgets > /dev/null 2>&1
+head=$("$MPROF" ./widgets m.data | head -1)
+allocs=$(printf '%s\n' "$head" | sed -n 's/.*: \([0-9]*\) allocations of \([0-9]*\) bytes, .*, \([0-9]*\) bytes kept$/\1/p')
+bytes=$(printf '%s\n' "$head" | sed -n 's/.*: \([0-9]*\) allocations of \([0-9]*\) bytes, .*, \([0-9]*\) bytes kept$/\2/p')
+kept=$(printf '%s\n' "$head" | sed -n 's/.*: \([0-9]*\) allocations of \([0-9]*\) bytes, .*, \([0-9]*\) bytes kept$/\3/p')
+is "$("$MPROF" export --format folded ./widgets m.data | total)" "$kept" "mprof: inuse_space (the default) adds up to the bytes kept ($kept)"
+is "$("$MPROF" export --format folded --counter alloc_space ./widgets m.data | total)" "$bytes" "mprof: alloc_space adds up to the bytes allocated"
+is "$("$MPROF" export --format folded --counter alloc_objects ./widgets m.data | total)" "$allocs" "mprof: alloc_objects adds up to the allocations"
+f=$("$MPROF" export --format folded --counter alloc_objects ./widgets m.data)
+like "$f" '^main;simulate;make_red_widget;make_widget [0-9]+$' "mprof: stacks spelled outermost first, ';' between names"
+is "$(printf '%s\n' "$f" | awk '{ print $1 }' | sort | uniq -d)" "" "mprof: one line per distinct stack"
+"$MPROF" export --format folded -o out.folded ./widgets m.data
+is "$?/$(total < out.folded)" "0/$kept" "mprof: -o writes the file"
+
+# --- cpprof: the phases example, every sample worth its interval
+cc -O2 -g -o phases "$TOP/examples/phases.c" || exit 1
+"$CPPROF" record -o c.data ./phases 300 > /dev/null
+n=$("$CPPROF" -c resources ./phases c.data | sed -n 's/.* cpu .* \([0-9]*\) samples, .*/\1/p')
+is "$("$CPPROF" export --format folded ./phases c.data | total)" "$((n * 1000000))" \
+	"cpprof: cpu adds up to its $n samples x 1 ms, in nanoseconds"
+like "$("$CPPROF" export --format folded ./phases c.data)" '^main;parse_input [0-9]+$' "cpprof: main;parse_input"
+
+# --- cfprof: the paper's primes, exact calls
+cc -O2 -g -finstrument-functions -o primes "$TOP/examples/primes.c" || exit 1
+"$CFPROF" record -o f.data ./primes 3000 > primes.out
+calls=$(awk '$1 == "calls" { print $2 }' primes.out)
+is "$("$CFPROF" export --format folded --counter calls ./primes f.data | total)" "$calls" \
+	"cfprof: calls adds up to the program's own count ($calls)"
+like "$("$CFPROF" export --format folded --counter calls ./primes f.data)" \
+	"^main;subset;f;isPrime;test;test $(awk '$1 == "test" { print $2 }' primes.out | awk -v n=3000 '{ print $1 - n }')\$" \
+	"cfprof: test's recursive calls on their own edge (test;test)"
+
+# --- refusals: one line, exit 2
+"$MPROF" export --format nosuch m.data > o 2> e
+is "$?/$(wc -l < e)/$(wc -c < o)" "2/1/0" "unknown format: exit 2, one line, nothing written"
+"$MPROF" export --format folded --counter nosuch m.data > o 2> e
+like "$?/$(cat e)" '^2/mprof: m.data: no counter .nosuch. \(it has alloc_objects, alloc_space, inuse_objects, inuse_space\)$' \
+	"unknown counter: exit 2, the counters named"
+head -c 100 m.data > cut.data
+"$MPROF" export --format folded cut.data > o 2> e
+is "$?/$(wc -l < e)/$(wc -c < o)" "2/1/0" "a truncated file: exit 2, one line, nothing written"
+"$CFPROF" export m.data > o 2> e
+is "$?/$(wc -l < e)" "2/1" "no --format: exit 2, one line"
+done_testing

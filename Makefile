@@ -49,7 +49,7 @@ TOOL_CFLAGS := $(BASE_CFLAGS) $(CFLAGS)
 # tools' own demangler: a static archive (Debian's libiberty-dev), so no
 # libstdc++.so to load (loading and relocating it was two thirds of a
 # tool's start-up, 1.2 ms of every `mprof run`).
-TOOL_LDLIBS := -ldw -lelf -lm -liberty
+TOOL_LDLIBS := -ldw -lelf -lm -liberty -lz
 ifneq ($(SANITIZE),)
 TOOL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 TOOL_LDFLAGS += -fsanitize=$(SANITIZE)
@@ -166,7 +166,15 @@ $(B)/tests/hostile: tests/fuzz/hostile.c lib/format.c $(wildcard lib/*.h)
 # Every test: unit tests (TAP from C) and end-to-end scripts (TAP from sh),
 # summarised by prove; the fuzz target too (clang: scripts/install-deps.sh).
 # The last line is prove's "Result: PASS/FAIL".
-check: deps all $(FUZZ)
+# The real pprof, to check the pprof export with (tests/e2e/81): Debian's
+# sources of it, built offline in a few seconds.
+PPROF := $(B)/tools/pprof
+$(PPROF):
+	@mkdir -p $(dir $@)
+	GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE=$(CURDIR)/$(B)/tools/gocache \
+		go build -o $@ github.com/google/pprof
+
+check: deps all $(FUZZ) $(PPROF)
 	MPROF_BUILD=$(CURDIR)/$(B) prove -j2 --exec sh tests/run-unit.t tests/e2e/*.t
 
 test: check
@@ -205,7 +213,7 @@ $(FUZZ): tests/fuzz/fuzz_tools.c $(LIB_SRC) $(wildcard lib/*.h)
 	@mkdir -p $(dir $@)
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		$(BASE_CFLAGS) -o $@ tests/fuzz/fuzz_tools.c $(filter-out lib/record.c,$(LIB_SRC)) \
-		-ldw -lelf -lm -liberty
+		-ldw -lelf -lm -liberty -lz
 
 fuzz: all $(FUZZ)
 	@mkdir -p $(B)/fuzz/corpus

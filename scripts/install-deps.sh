@@ -16,8 +16,10 @@ set -eu
 # the gperftools CPU profiler (libprofiler, google-pprof); no test needs them.
 # bench/run's primes section compares cfprof record with gcc -pg + gprof
 # (binutils, already there with gcc) and uftrace record (uftrace); no test
-# needs uftrace either.
-PKGS="gcc g++ make libc6-dev libc6-dbg libdw-dev libelf-dev valgrind perl clang libclang-rt-14-dev python3 time heaptrack jq libedit-dev libiberty-dev linux-perf google-perftools libgoogle-perftools-dev uftrace curl"
+# needs uftrace either.  golang-go and golang-github-google-pprof-dev: make
+# check builds the real pprof from Debian's sources to read what `export
+# --format pprof` writes (zlib1g-dev: that export is gzip'd).
+PKGS="gcc g++ make libc6-dev libc6-dbg libdw-dev libelf-dev valgrind perl clang libclang-rt-14-dev python3 time heaptrack jq libedit-dev libiberty-dev linux-perf google-perftools libgoogle-perftools-dev uftrace curl golang-go golang-github-google-pprof-dev zlib1g-dev"
 
 # The corpus test (tests/e2e/60-corpus.t) runs programs of other runtimes
 # (and perl, python3, bash, gcc from the list above: it takes the python3

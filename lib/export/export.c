@@ -1,6 +1,6 @@
 /*
  * export.c - owns the export verb and the counters it offers (export_*).
- * One file per format beside it: folded.c.
+ * One file per format beside it: folded.c, pprof.c.
  */
 #include "export/export.h"
 
@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "format.h"
 #include "launch.h"
@@ -105,7 +106,7 @@ int export_find(const struct export_data *d, const char *name)
 	return -1;
 }
 
-#define EXPORT_USAGE "export --format folded [--counter NAME] [-o OUT] [a.out] [DATA]"
+#define EXPORT_USAGE "export --format folded|pprof [--counter NAME] [-o OUT] [a.out] [DATA]"
 
 int export_main(int argc, char **argv, const char *default_data)
 {
@@ -138,8 +139,8 @@ int export_main(int argc, char **argv, const char *default_data)
 	}
 	if (!format)
 		die("export: --format is needed (usage: %s %s)", util_progname, EXPORT_USAGE);
-	if (strcmp(format, "folded"))
-		die("export: unknown format '%s' (folded)", format);
+	if (strcmp(format, "folded") && strcmp(format, "pprof"))
+		die("export: unknown format '%s' (folded, pprof)", format);
 	launch_operands(args, nargs, &exe, &data);
 	if (!data)
 		data = default_data;
@@ -167,7 +168,9 @@ int export_main(int argc, char **argv, const char *default_data)
 	}
 	if (out && !(f = fopen(out, "w")))
 		die("export: cannot write %s: %s", out, strerror(errno));
-	rc = export_folded(&d, (size_t)k, f);
+	if (!out && !strcmp(format, "pprof") && isatty(fileno(f)))
+		die("export: pprof's format is binary: give -o FILE, or redirect");
+	rc = !strcmp(format, "pprof") ? export_pprof(&d, (size_t)k, f) : export_folded(&d, (size_t)k, f);
 	if (rc < 0 || fflush(f) != 0 || ferror(f) || (out && fclose(f) != 0))
 		die("export: write error on %s: %s", out ? out : "standard output", strerror(errno));
 	model_release(&m);

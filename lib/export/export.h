@@ -48,8 +48,12 @@ int export_find(const struct export_data *d, const char *name);
  * 0, or -1 on a write error. */
 int export_folded(const struct export_data *d, size_t k, FILE *out);
 
+/* pprof's profile.proto, gzip-compressed: every counter a sample type,
+ * dflt the default one.  0, or -1 on a write error. */
+int export_pprof(const struct export_data *d, size_t dflt, FILE *out);
+
 /*
- * `TOOL export --format F [--counter NAME] [-o OUT] [a.out] [DATA]`: the
+ * `TOOL export --format folded|pprof [--counter NAME] [-o OUT] [a.out] [DATA]`: the
  * verb as each command runs it (argv[0] is "export"); default_data is the
  * tool's data file.  Returns the exit status.
  */

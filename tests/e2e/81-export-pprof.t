@@ -1,0 +1,58 @@
+# export --format pprof, checked by the real client: pprof built from
+# Debian's golang-github-google-pprof-dev (make check builds it) reads the
+# gzip'd profile.proto of each kind, and its raw samples add up, per sample
+# type, to the profile's own totals; -top names the functions; the
+# default sample type is pprof's (inuse_space for heap data) or --counter.
+. "$(dirname "$0")/../lib.sh"
+plan 13
+CPPROF=$B/bin/cpprof
+CFPROF=$B/bin/cfprof
+PPROF=$B/tools/pprof
+cd "$T" || exit 1
+# col FILE N: the sum of sample value N (1-based) in `pprof -raw FILE`.
+col() {
+	"$PPROF" -raw "$1" 2> /dev/null | awk -v n="$2" '
+		/^Samples:/ { s = 1; getline; next }
+		/^Locations/ { s = 0 }
+		s && /:/ { split($0, a, ":"); split(a[1], v, " "); t += v[n] }
+		END { printf "%d\n", t }'
+}
+types() { "$PPROF" -raw "$1" 2> /dev/null | awk '/^Samples:/ { getline; print; exit }'; }
+
+# --- mprof: widgets, 10000 allocations of 2040000 bytes, 1001028 kept
+cc -g -O0 -o widgets "$TOP/examples/widgets.c" || exit 1
+"$MPROF" run -o m.data ./widgets > /dev/null 2>&1
+"$MPROF" export --format pprof -o m.pb.gz ./widgets m.data
+ok $? "mprof: export --format pprof"
+is "$(od -An -tx1 -N2 m.pb.gz | tr -d ' ')" "1f8b" "mprof: the file is gzip'd"
+is "$(types m.pb.gz)" "alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes[dflt]" \
+	"mprof: pprof's heap sample types, in its order, inuse_space the default"
+is "$(col m.pb.gz 1)/$(col m.pb.gz 2)/$(col m.pb.gz 4)" "10000/2040000/1001028" \
+	"mprof: pprof reads 10000 allocations, 2040000 bytes, 1001028 kept"
+like "$("$PPROF" -top -sample_index=alloc_space m.pb.gz 2> /dev/null)" ' make_widget$' "mprof: pprof -top names make_widget"
+like "$("$PPROF" -traces m.pb.gz 2> /dev/null)" 'make_widget' "mprof: pprof -traces reads the stacks"
+
+# --- cpprof: samples x 1 ms in nanoseconds
+cc -O2 -g -o phases "$TOP/examples/phases.c" || exit 1
+"$CPPROF" record -o c.data ./phases 300 > /dev/null
+n=$("$CPPROF" -c resources ./phases c.data | sed -n 's/.* cpu .* \([0-9]*\) samples, .*/\1/p')
+"$CPPROF" export --format pprof -o c.pb.gz ./phases c.data
+is "$(types c.pb.gz)/$(col c.pb.gz 1)" "cpu/nanoseconds[dflt]/$((n * 1000000))" "cpprof: cpu in nanoseconds, $n samples x 1 ms"
+like "$("$PPROF" -top c.pb.gz 2> /dev/null)" ' parse_input$' "cpprof: pprof -top names parse_input"
+
+# --- cfprof: exact calls beside cpu
+cc -O2 -g -finstrument-functions -o primes "$TOP/examples/primes.c" || exit 1
+"$CFPROF" record -o f.data ./primes 3000 > primes.out
+"$CFPROF" export --format pprof -o f.pb.gz ./primes f.data
+is "$(types f.pb.gz)" "calls/count cpu/nanoseconds[dflt]" "cfprof: calls and cpu, cpu the default"
+is "$(col f.pb.gz 1)" "$(awk '$1 == "calls" { print $2 }' primes.out)" "cfprof: pprof reads the program's own count of calls"
+like "$("$PPROF" -top -sample_index=calls f.pb.gz 2> /dev/null)" "^ +$(awk '$1 == "test" { print $2 }' primes.out) .* test\$" \
+	"cfprof: pprof -top -sample_index=calls gives test its exact calls"
+"$CFPROF" export --format pprof --counter calls -o g.pb.gz ./primes f.data
+is "$(types g.pb.gz)" "calls/count[dflt] cpu/nanoseconds" "--counter sets the default sample type"
+
+# A terminal gets no binary; a file pprof cannot read is never written.
+head -c 100 m.data > cut.data
+"$MPROF" export --format pprof -o cut.pb.gz cut.data 2> e
+is "$?/$(wc -l < e)/$(ls cut.pb.gz 2> /dev/null)" "2/1/" "a truncated data file: exit 2, one line, nothing written"
+done_testing

@@ -158,6 +158,7 @@ int export_main(int argc, char **argv, const char *default_data)
 	if (model_from_profile(&m, &p, sy, 0, err, sizeof(err)) < 0 ||
 	    export_prepare(&d, &p, &m, err, sizeof(err)) < 0)
 		die("%s: %s", data, err);
+	d.sy = sy;
 	k = counter ? export_find(&d, counter) : (int)d.dflt;
 	if (k < 0) {
 		char names[1024] = "";

@@ -27,9 +27,12 @@ struct export_counter {
 	uint64_t scale; /* a hit is worth this many units (the interval) */
 };
 
+struct symbols;
+
 struct export_data {
 	const struct profile *p;
 	const struct model *m;
+	struct symbols *sy; /* pprof: locations are symbolized per address */
 	size_t n;
 	struct export_counter c[EXPORT_MAX_COUNTERS];
 	size_t dflt; /* the counter a tool shows first (pprof's default) */

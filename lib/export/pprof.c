@@ -10,10 +10,13 @@
  * into a scratch buffer, then copied into their parent with their length.
  *
  * What is in it: one sample type per counter (export.h, pprof's names and
- * units); one sample per model stack, its locations innermost first; one
- * location per call site of the model (a function and its line), one
- * function per name.  Not yet: mappings with build-ids and addresses, and
- * inline frames as repeated lines of one location (issue 14).
+ * units); one mapping per module of the file, with its build-id and file
+ * offset; one sample per stack, its locations innermost first; one
+ * location per distinct address (a return address as its call
+ * instruction's), its inline frames as repeated lines, callee first, the
+ * last the function they were inlined into; one function per name and
+ * file.  The message's fields go out in four runs (types and mappings,
+ * samples, locations, functions and strings): protobuf allows any order.
  */
 #include "export/export.h"
 
@@ -22,7 +25,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "format.h"
 #include "model.h"
+#include "reader.h"
+#include "symbols.h"
 #include "util.h"
 
 struct pb {
@@ -80,89 +86,200 @@ static void value_type(struct pb *out, int field, struct strs *s, const char *ty
 	free(m.b);
 }
 
+/* (address, is a return address) -> location id: open addressing. */
+struct locmap {
+	uint64_t *key; /* addr << 1 | ret, + 1; 0: empty */
+	uint32_t *id;
+	size_t n, nslots;
+};
+
+static uint32_t loc_of(struct locmap *l, uint64_t addr, int ret, int *fresh)
+{
+	uint64_t k = (addr << 1 | (uint64_t)ret) + 1;
+	size_t i;
+
+	if (2 * (l->n + 1) > l->nslots) {
+		size_t ns = l->nslots ? 2 * l->nslots : 4096;
+		uint64_t *key = xcalloc(ns, sizeof(uint64_t));
+		uint32_t *id = xcalloc(ns, sizeof(uint32_t));
+		for (size_t j = 0; j < l->nslots; j++) {
+			if (!l->key[j])
+				continue;
+			for (i = (size_t)(l->key[j] * 0x9e3779b97f4a7c15ull >> 20) & (ns - 1); key[i];
+			     i = (i + 1) & (ns - 1))
+				;
+			key[i] = l->key[j];
+			id[i] = l->id[j];
+		}
+		free(l->key);
+		free(l->id);
+		l->key = key;
+		l->id = id;
+		l->nslots = ns;
+	}
+	for (i = (size_t)(k * 0x9e3779b97f4a7c15ull >> 20) & (l->nslots - 1); l->key[i];
+	     i = (i + 1) & (l->nslots - 1))
+		if (l->key[i] == k) {
+			*fresh = 0;
+			return l->id[i];
+		}
+	l->key[i] = k;
+	l->id[i] = (uint32_t)++l->n;
+	*fresh = 1;
+	return l->id[i];
+}
+
+/* The mapping (1-based) holding addr, or 0. */
+static uint64_t mapping_of(const struct profile *p, uint64_t addr)
+{
+	for (size_t i = 0; i < p->nmodules; i++)
+		if (addr >= p->modules[i].start && addr < p->modules[i].end)
+			return i + 1;
+	return 0;
+}
+
+static void put_mappings(struct pb *out, const struct profile *p, struct strs *s)
+{
+	struct pb x = { 0 };
+	char hex[2 * 64 + 1];
+
+	for (size_t i = 0; i < p->nmodules; i++) {
+		const struct prof_module *md = &p->modules[i];
+		uint32_t n = md->build_id_len < 64 ? md->build_id_len : 64;
+
+		for (uint32_t j = 0; j < n; j++)
+			snprintf(hex + 2 * j, 3, "%02x", md->build_id[j]);
+		hex[2 * n] = 0;
+		x.n = 0;
+		pb_int(&x, 1, i + 1);
+		pb_int(&x, 2, md->start);
+		pb_int(&x, 3, md->end);
+		pb_int(&x, 4, md->offset);
+		pb_int(&x, 5, (uint64_t)str(s, md->path ? md->path : ""));
+		pb_int(&x, 6, (uint64_t)str(s, hex));
+		/* Symbolized here: names, files, lines, inline frames. */
+		for (int f = 7; f <= 10; f++)
+			pb_int(&x, f, 1);
+		pb_bytes(out, 3, x.b, x.n);
+	}
+	free(x.b);
+}
+
+/* Functions by (name, file): the function table pprof and speedscope
+ * need filled. */
+struct fnmap {
+	struct strtab *keys; /* "name\nfile" */
+};
+
+static uint64_t fn_of(struct fnmap *f, struct pb *out, struct strs *s, const struct sym_frame *sf)
+{
+	char key[2048];
+	size_t before = strtab_count(f->keys);
+	uint64_t id;
+
+	snprintf(key, sizeof key, "%s\n%s", sf->func, sf->file ? sf->file : "");
+	id = (uint64_t)strtab_intern(f->keys, key) + 1;
+	if (strtab_count(f->keys) > before) {
+		struct pb x = { 0 };
+		pb_int(&x, 1, id);
+		pb_int(&x, 2, (uint64_t)str(s, sf->func));
+		pb_int(&x, 3, (uint64_t)str(s, sf->func));
+		if (sf->file)
+			pb_int(&x, 4, (uint64_t)str(s, sf->file));
+		pb_bytes(out, 5, x.b, x.n);
+		free(x.b);
+	}
+	return id;
+}
+
 int export_pprof(const struct export_data *d, size_t dflt, FILE *out)
 {
 	const struct model *m = d->m;
+	const struct profile *p = d->p;
 	struct strs s = { strtab_new() };
-	struct pb p = { 0 }, x = { 0 }, y = { 0 };
-	uint32_t *path = xcalloc((size_t)m->maxn + 1, sizeof(uint32_t));
-	uint8_t *used = xcalloc(m->nsites + 1, 1), *fused = xcalloc(strtab_count(m->fns) + 1, 1);
+	struct fnmap fm = { strtab_new() };
+	struct locmap lm = { 0 };
+	struct pb hdr = { 0 }, smp = { 0 }, loc = { 0 }, fns = { 0 }, x = { 0 }, y = { 0 }, z = { 0 };
+	uint64_t *frames = xcalloc(FORMAT_MAX_DEPTH + 1, sizeof(uint64_t));
 	gzFile gz;
 	int rc = 0;
 
 	str(&s, "");
 	for (size_t k = 0; k < d->n; k++)
-		value_type(&p, 1, &s, d->c[k].name, d->c[k].unit);
-	/* Samples: location ids (site + 1) innermost first, packed; values. */
-	for (size_t i = 0; i < m->nstacks; i++) {
-		uint32_t n = model_path(m, &m->stacks[i], path);
+		value_type(&hdr, 1, &s, d->c[k].name, d->c[k].unit);
+	put_mappings(&hdr, p, &s);
+	/* Samples: the file's own frames, innermost first, each a location
+	 * (its address: a return address's call instruction, or the pc) with
+	 * its inline frames as lines, callee first; the model's values. */
+	for (size_t i = 0; i < m->nstacks && i < p->nstacks; i++) {
+		const struct prof_stack *ps = &p->stacks[i];
+		uint32_t n;
 		int any = 0;
 
 		for (size_t k = 0; k < d->n; k++)
 			any |= export_value(d, i, k) != 0;
 		if (!any)
 			continue;
+		n = reader_frames(p, i, frames);
 		x.n = y.n = 0;
-		for (uint32_t j = n; j-- > 0;) {
-			pb_varint(&y, (uint64_t)path[j] + 1);
-			used[path[j]] = 1;
+		for (uint32_t j = 0; j < n; j++) {
+			int ret = !((j == 0 && (ps->flags & FORMAT_STACK_PC_FIRST)) ||
+				    (ps->flags & FORMAT_STACK_ENTRY));
+			int fresh;
+			uint32_t id = loc_of(&lm, frames[j], ret, &fresh);
+
+			pb_varint(&y, id);
+			if (fresh) {
+				struct sym_frame sf[32];
+				int cnt = d->sy ? symbols_resolve(d->sy, frames[j], ret, sf, 32) : 0;
+
+				z.n = 0;
+				pb_int(&z, 1, id);
+				pb_int(&z, 2, mapping_of(p, frames[j]));
+				pb_int(&z, 3, ret ? frames[j] - 1 : frames[j]);
+				for (int c = 0; c < cnt; c++) {
+					struct pb l = { 0 };
+					pb_int(&l, 1, fn_of(&fm, &fns, &s, &sf[c]));
+					if (sf[c].line > 0)
+						pb_int(&l, 2, (uint64_t)sf[c].line);
+					pb_bytes(&z, 4, l.b, l.n);
+					free(l.b);
+				}
+				pb_bytes(&loc, 4, z.b, z.n);
+			}
 		}
 		pb_bytes(&x, 1, y.b, y.n);
 		y.n = 0;
 		for (size_t k = 0; k < d->n; k++)
 			pb_varint(&y, export_value(d, i, k));
 		pb_bytes(&x, 2, y.b, y.n);
-		pb_bytes(&p, 2, x.b, x.n);
+		pb_bytes(&smp, 2, x.b, x.n);
 	}
-	/* Locations: one per call site used, one line each. */
-	for (size_t id = 0; id < m->nsites; id++) {
-		const struct model_site *site = &m->sites[id];
-		uint64_t line = 0;
-
-		if (!used[id])
-			continue;
-		fused[site->fn] = 1;
-		if (site->loc != MODEL_NO_LOC) {
-			const char *c = strrchr(strtab_get(m->locs, site->loc), ':');
-			line = c ? strtoull(c + 1, NULL, 10) : 0;
-		}
-		x.n = y.n = 0;
-		pb_int(&y, 1, (uint64_t)site->fn + 1);
-		if (line)
-			pb_int(&y, 2, line);
-		pb_int(&x, 1, id + 1);
-		pb_bytes(&x, 4, y.b, y.n);
-		pb_bytes(&p, 4, x.b, x.n);
-	}
-	/* Functions: one per name. */
-	for (size_t f = 0; f < strtab_count(m->fns); f++) {
-		const char *name = strtab_get(m->fns, (uint32_t)f);
-
-		if (!fused[f])
-			continue;
-		x.n = 0;
-		pb_int(&x, 1, f + 1);
-		pb_int(&x, 2, (uint64_t)str(&s, name));
-		pb_int(&x, 3, (uint64_t)str(&s, name));
-		pb_bytes(&p, 5, x.b, x.n);
-	}
-	pb_int(&p, 14, (uint64_t)str(&s, d->c[dflt].name)); /* default_sample_type */
+	pb_int(&hdr, 14, (uint64_t)str(&s, d->c[dflt].name)); /* default_sample_type */
 	for (size_t k = 0; k < strtab_count(s.t); k++) {
 		const char *t = strtab_get(s.t, (uint32_t)k);
-		pb_bytes(&p, 6, t, strlen(t));
+		pb_bytes(&fns, 6, t, strlen(t));
 	}
 	fflush(out);
 	gz = gzdopen(dup(fileno(out)), "wb");
-	if (!gz || gzwrite(gz, p.b, (unsigned)p.n) != (int)p.n)
+	if (!gz || gzwrite(gz, hdr.b, (unsigned)hdr.n) != (int)hdr.n ||
+	    gzwrite(gz, smp.b, (unsigned)smp.n) != (int)smp.n ||
+	    gzwrite(gz, loc.b, (unsigned)loc.n) != (int)loc.n ||
+	    gzwrite(gz, fns.b, (unsigned)fns.n) != (int)fns.n)
 		rc = -1;
 	if (gz && gzclose(gz) != Z_OK)
 		rc = -1;
-	free(p.b);
+	free(hdr.b);
+	free(smp.b);
+	free(loc.b);
+	free(fns.b);
 	free(x.b);
 	free(y.b);
-	free(path);
-	free(used);
-	free(fused);
+	free(z.b);
+	free(frames);
+	free(lm.key);
+	free(lm.id);
+	strtab_free(fm.keys);
 	strtab_free(s.t);
 	return rc;
 }

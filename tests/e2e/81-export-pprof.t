@@ -4,7 +4,7 @@
 # type, to the profile's own totals; -top names the functions; the
 # default sample type is pprof's (inuse_space for heap data) or --counter.
 . "$(dirname "$0")/../lib.sh"
-plan 13
+plan 16
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 PPROF=$B/tools/pprof
@@ -51,7 +51,19 @@ like "$("$PPROF" -top -sample_index=calls f.pb.gz 2> /dev/null)" "^ +$(awk '$1 =
 "$CFPROF" export --format pprof --counter calls -o g.pb.gz ./primes f.data
 is "$(types g.pb.gz)" "calls/count[dflt] cpu/nanoseconds" "--counter sets the default sample type"
 
-# A terminal gets no binary; a file pprof cannot read is never written.
+# --- inline frames and mappings: grab() is inlined into fill() at -O2
+cc -O2 -g -o inl "$TOP/tests/progs/inl.c" || exit 1
+"$MPROF" run -o i.data ./inl > /dev/null 2>&1
+"$MPROF" export --format pprof -o i.pb.gz ./inl i.data
+raw=$("$PPROF" -raw i.pb.gz 2> /dev/null)
+is "$(printf '%s\n' "$raw" | awk '/^Locations/ { l = 1; next } l && /grab/ { print $4; getline; print $1; exit }' | tr '\n' ' ')" \
+	"grab fill " "inline frames: one location, its lines callee first (grab, then fill)"
+bid=$(readelf -n inl | awk '/Build ID/ { print $3 }')
+like "$raw" "^1: 0x[0-9a-f]+/0x[0-9a-f]+/0x0 .*/inl $bid \\[FN\\]\\[FL\\]\\[LN\\]\\[IN\\]\$" \
+	"mappings: the program, its build-id ($bid), symbolized"
+like "$raw" '/libc\.so\.6 [0-9a-f]{40} ' "mappings: libc with its build-id"
+
+# A file pprof cannot read is never written.
 head -c 100 m.data > cut.data
 "$MPROF" export --format pprof -o cut.pb.gz cut.data 2> e
 is "$?/$(wc -l < e)/$(ls cut.pb.gz 2> /dev/null)" "2/1/" "a truncated data file: exit 2, one line, nothing written"

@@ -21,7 +21,7 @@ if [ ! -f "$SRC" ]; then
 	done
 	exit 0
 fi
-tar xzf "$SRC" && make -s -j2 -C lua-5.4.4/src linux \
+tar xzf "$SRC" && make -s -C lua-5.4.4/src linux \
 	MYCFLAGS="-finstrument-functions -g -D'luai_makeseed(L)=0'" > build.log 2>&1
 ok $? "lua 5.4.4 builds with -finstrument-functions"
 LUA=$T/lua-5.4.4/src/lua

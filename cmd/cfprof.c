@@ -15,6 +15,7 @@
 #include "export/export.h"
 #include "format.h"
 #include "launch.h"
+#include "merge.h"
 #include "model.h"
 #include "reader.h"
 #include "record.h"
@@ -33,7 +34,8 @@
 	"usage: cfprof [-p | -q] [-e RESOURCE] [a.out] [cfprof.data]\n"                      \
 	"       cfprof record [-e RESOURCE[:INTERVAL]]... [--unprofiled FUNC[,FUNC]...]\n"  \
 	"                     [--no-random] [-o FILE] [--] PROG [ARGS...]\n"                    \
-	"       cfprof export --format folded [--counter NAME] [-o OUT] [a.out] [cfprof.data]\n"
+	"       cfprof export --format folded|pprof [--counter NAME] [-o OUT] [a.out] [cfprof.data]\n" \
+	"       cfprof merge FILES... -o OUT\n"
 #define RECORD_USAGE                                                                           \
 	"usage: cfprof record [-e RESOURCE[:INTERVAL]]... [--unprofiled FUNC[,FUNC]...] "     \
 	"[--no-random] [-o FILE] [--] PROG [ARGS...]"
@@ -300,6 +302,8 @@ int main(int argc, char **argv)
 		return cmd_record(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "export") == 0)
 		return export_main(argc - 1, argv + 1, "cfprof.data");
+	if (argc > 1 && strcmp(argv[1], "merge") == 0)
+		return merge_main(argc - 1, argv + 1);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-p") || !strcmp(argv[i], "--flat")) {
 			show_graph = 0;

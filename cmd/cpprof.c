@@ -12,6 +12,7 @@
 #include "export/export.h"
 #include "format.h"
 #include "launch.h"
+#include "merge.h"
 #include "model.h"
 #include "reader.h"
 #include "record.h"
@@ -576,7 +577,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: cpprof [-c 'CMD; CMD...'] [a.out] [cpprof.data]\n"
 		   "       cpprof record [-e RESOURCE[:INTERVAL]]... [-o FILE] [--no-random] [--] PROG [ARGS...]\n"
 		   "       cpprof list\n"
-		   "       cpprof export --format folded [--counter NAME] [-o OUT] [a.out] [DATA]\n"
+		   "       cpprof export --format folded|pprof [--counter NAME] [-o OUT] [a.out] [DATA]\n"
+		   "       cpprof merge FILES... -o OUT\n"
 		   "Reads cpprof.data or mprof.data and answers the call path profile commands\n"
 		   "('help' lists them) from -c, from standard input, or interactively.\n"
 		   "record runs PROG with the sampler preloaded and writes cpprof.data (or FILE);\n"
@@ -684,6 +686,8 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "export") == 0)
 		return export_main(argc - 1, argv + 1,
 				   access("cpprof.data", F_OK) == 0 ? "cpprof.data" : "mprof.data");
+	if (argc > 1 && strcmp(argv[1], "merge") == 0)
+		return merge_main(argc - 1, argv + 1);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-c")) {
 			if (i + 1 >= argc)

@@ -7,6 +7,7 @@
 #include "export/export.h"
 #include "format.h"
 #include "launch.h"
+#include "merge.h"
 #include "model.h"
 #include "reader.h"
 #include "symbols.h"
@@ -29,8 +30,9 @@ static void usage(FILE *f)
 		"usage: mprof [options] [a.out [mprof.data]]   print the four tables\n"
 		"       mprof run [-o FILE] [--] PROG [ARGS...]  run PROG under the monitor\n"
 		"       mprof dump [--shared] [mprof.data]      print the data file raw\n"
-		"       mprof export --format folded [--counter NAME] [-o OUT] [a.out] [mprof.data]\n"
-		"                                               the profile as folded stacks\n"
+		"       mprof export --format folded|pprof [--counter NAME] [-o OUT] [a.out] [mprof.data]\n"
+		"                                               the profile for other tools\n"
+		"       mprof merge FILES... -o OUT             many profiles of one program as one\n"
 		"\n"
 		"Display options (one dash or two):\n"
 		"  -verbose       every bin, every leak chain\n"
@@ -249,6 +251,8 @@ int main(int argc, char **argv)
 		return cmd_dump(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "export") == 0)
 		return export_main(argc - 1, argv + 1, "mprof.data");
+	if (argc > 1 && strcmp(argv[1], "merge") == 0)
+		return merge_main(argc - 1, argv + 1);
 	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0)) {
 		usage(stdout);
 		return 0;

@@ -1,0 +1,20 @@
+/*
+ * merge.h - many data files of one program and kind into one (issue 14):
+ * runs of a program, or its forked children (FILE.PID).
+ */
+#ifndef MERGE_H
+#define MERGE_H
+
+#include <stddef.h>
+
+/*
+ * Merge the files paths[0..n) into out.  Returns 0, or -1 with a reason
+ * in err naming the file at fault ("b.data: a cpprof profile, not
+ * mprof", "b.data: another program"); out is then not written.
+ */
+int merge_files(const char *const *paths, int n, const char *out, char *err, size_t errlen);
+
+/* `TOOL merge FILES... -o OUT` (argv[0] is "merge"); the exit status. */
+int merge_main(int argc, char **argv);
+
+#endif

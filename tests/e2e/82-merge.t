@@ -1,0 +1,44 @@
+# merge FILES... -o OUT (issue 14): runs of one program, each loaded at its
+# own addresses (ASLR), become one profile whose figures are the sums; a
+# program's forked children (FILE.PID) join their parent's file; files of
+# different kinds or programs are refused in one line, exit 2, and OUT is
+# not written.
+. "$(dirname "$0")/../lib.sh"
+plan 9
+CPPROF=$B/bin/cpprof
+CFPROF=$B/bin/cfprof
+cd "$T" || exit 1
+
+cc -g -O0 -o widgets "$TOP/examples/widgets.c" || exit 1
+for i in 1 2 3; do "$MPROF" run -o w$i.data ./widgets > /dev/null 2>&1; done
+a1=$("$MPROF" dump w1.data | awk '$1 == "module" { print $2; exit }')
+a2=$("$MPROF" dump w2.data | awk '$1 == "module" { print $2; exit }')
+ok $([ "$a1" != "$a2" ]; echo $?) "the runs loaded the program at different addresses ($a1, $a2)"
+"$MPROF" merge w1.data w2.data w3.data -o w.data
+ok $? "mprof merge of three runs"
+is "$("$MPROF" ./widgets w.data | head -1 | sed 's/.*): //')" \
+	"30000 allocations of 6120000 bytes, 15279 frees of 3116916 bytes, 3003084 bytes kept" \
+	"the merged profile's totals are three runs' (mprof's header)"
+like "$("$MPROF" ./widgets w.data)" ' 30000 +make_widget$' "its stacks still name the functions (30000 calls of make_widget)"
+is "$("$MPROF" export --format folded --counter alloc_objects ./widgets w.data)" \
+	"$("$MPROF" export --format folded --counter alloc_objects ./widgets w1.data | awk '{ $NF = 3 * $NF; print }')" \
+	"one stack of names per path, three runs' counts summed"
+
+# cfprof: a forked child's FILE.PID joins its parent's file
+cc -O2 -g -finstrument-functions -o cf_fork "$TOP/tests/progs/cf_fork.c" || exit 1
+"$CFPROF" record -o fk.data ./cf_fork > fk.out
+"$CFPROF" merge fk.data fk.data.* -o all.data
+flat=$("$CFPROF" -p ./cf_fork all.data)
+is "$(printf '%s\n' "$flat" | awk '$NF == "child_work" || $NF == "parent_work" { print $NF, $3 }' | sort | tr '\n' ,)" \
+	"child_work 2000,parent_work 1500," "cfprof: parent and child merged: each one's calls"
+
+# refusals
+"$MPROF" merge w1.data fk.data -o bad.data 2> e
+is "$?/$(wc -l < e)/$(ls bad.data 2> /dev/null)" "2/1/" "different kinds: exit 2, one line, nothing written"
+cc -O2 -g -o phases "$TOP/examples/phases.c" && "$MPROF" run -o p.data ./phases 10 > /dev/null 2>&1
+"$MPROF" merge w1.data p.data -o bad.data 2> e
+like "$?/$(cat e)" '^2/mprof: merge: p.data: another program .*: cannot be merged$' "different programs: exit 2, the file named"
+head -c 100 w2.data > cut.data
+"$MPROF" merge w1.data cut.data -o bad.data 2> e
+is "$?/$(wc -l < e)/$(ls bad.data 2> /dev/null)" "2/1/" "a truncated file: exit 2, one line, nothing written"
+done_testing

@@ -76,6 +76,23 @@ static int64_t delta_of(const struct profile *f, const int64_t *delta, uint64_t 
 	return 0;
 }
 
+void merge_deltas(const struct profile *to, const struct profile *f, int64_t *delta)
+{
+	for (size_t i = 0; i < f->nmodules; i++) {
+		delta[i] = 0;
+		for (size_t k = 0; k < to->nmodules; k++)
+			if (same_module(&to->modules[k], &f->modules[i])) {
+				delta[i] = (int64_t)(to->modules[k].start - f->modules[i].start);
+				break;
+			}
+	}
+}
+
+uint64_t merge_move(const struct profile *f, const int64_t *delta, uint64_t addr)
+{
+	return (uint64_t)((int64_t)addr + delta_of(f, delta, addr));
+}
+
 static const char *kind_name(uint32_t k)
 {
 	return k == FORMAT_KIND_MPROF ? "an mprof" : k == FORMAT_KIND_CPPROF ? "a cpprof" : "a cfprof";

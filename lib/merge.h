@@ -6,6 +6,7 @@
 #define MERGE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /*
  * Merge the files paths[0..n) into out.  Returns 0, or -1 with a reason
@@ -13,6 +14,17 @@
  * mprof", "b.data: another program"); out is then not written.
  */
 int merge_files(const char *const *paths, int n, const char *out, char *err, size_t errlen);
+
+struct profile;
+
+/*
+ * Where file f's addresses are in profile to's address space: delta[i]
+ * (f->nmodules of them) is added to addresses of f's module i; a module
+ * to lacks is left where it is.  For diffs of two runs (export
+ * --diff-base).  merge_move gives one address moved.
+ */
+void merge_deltas(const struct profile *to, const struct profile *f, int64_t *delta);
+uint64_t merge_move(const struct profile *f, const int64_t *delta, uint64_t addr);
 
 /* `TOOL merge FILES... -o OUT` (argv[0] is "merge"); the exit status. */
 int merge_main(int argc, char **argv);

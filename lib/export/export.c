@@ -106,11 +106,16 @@ int export_find(const struct export_data *d, const char *name)
 	return -1;
 }
 
-#define EXPORT_USAGE "export --format folded|pprof [--counter NAME] [-o OUT] [a.out] [DATA]"
+#define EXPORT_USAGE "export --format folded|pprof [--counter NAME] [--diff-base BASE] [-o OUT] [a.out] [DATA]"
 
 int export_main(int argc, char **argv, const char *default_data)
 {
 	const char *format = NULL, *counter = NULL, *out = NULL, *exe = NULL, *data = NULL;
+	const char *base_path = NULL;
+	struct profile bp;
+	struct symbols *bsy = NULL;
+	struct model bm;
+	struct export_data bd;
 	const char *args[2], *why;
 	char err[256], exebuf[PATH_MAX];
 	int nargs = 0, rc, k;
@@ -129,6 +134,8 @@ int export_main(int argc, char **argv, const char *default_data)
 			counter = argv[++i];
 		else if (!strcmp(argv[i], "-o") && i + 1 < argc)
 			out = argv[++i];
+		else if (!strcmp(argv[i], "--diff-base") && i + 1 < argc)
+			base_path = argv[++i];
 		else if (argv[i][0] == '-' && argv[i][1])
 			die("export: unknown option '%s' (usage: %s %s)", argv[i], util_progname,
 			    EXPORT_USAGE);
@@ -167,13 +174,37 @@ int export_main(int argc, char **argv, const char *default_data)
 				 d.c[j].name);
 		die("%s: no counter '%s' (it has %s)", data, counter, names);
 	}
+	if (base_path) {
+		if (strcmp(format, "pprof"))
+			die("export: --diff-base is for --format pprof");
+		if (reader_load(base_path, &bp, err, sizeof(err)) < 0)
+			die("%s: %s", base_path, err);
+		if (bp.kind != p.kind || bp.ncounters != p.ncounters)
+			die("%s: not the same kind of profile as %s: no diff", base_path, data);
+		for (size_t j = 0; j < p.ncounters; j++)
+			if (strcmp(bp.counter_names[j], p.counter_names[j]))
+				die("%s: other counters than %s: no diff", base_path, data);
+		bsy = symbols_open(&bp, exe);
+		if (!bsy)
+			die("out of memory opening symbols");
+		model_init(&bm);
+		if (model_from_profile(&bm, &bp, bsy, 0, err, sizeof(err)) < 0 ||
+		    export_prepare(&bd, &bp, &bm, err, sizeof(err)) < 0)
+			die("%s: %s", base_path, err);
+	}
 	if (out && !(f = fopen(out, "w")))
 		die("export: cannot write %s: %s", out, strerror(errno));
 	if (!out && !strcmp(format, "pprof") && isatty(fileno(f)))
 		die("export: pprof's format is binary: give -o FILE, or redirect");
-	rc = !strcmp(format, "pprof") ? export_pprof(&d, (size_t)k, f) : export_folded(&d, (size_t)k, f);
+	rc = !strcmp(format, "pprof") ? export_pprof(&d, (size_t)k, base_path ? &bd : NULL, f)
+				       : export_folded(&d, (size_t)k, f);
 	if (rc < 0 || fflush(f) != 0 || ferror(f) || (out && fclose(f) != 0))
 		die("export: write error on %s: %s", out ? out : "standard output", strerror(errno));
+	if (base_path) {
+		model_release(&bm);
+		symbols_free(bsy);
+		reader_release(&bp);
+	}
 	model_release(&m);
 	symbols_free(sy);
 	reader_release(&p);

@@ -52,8 +52,12 @@ int export_find(const struct export_data *d, const char *name);
 int export_folded(const struct export_data *d, size_t k, FILE *out);
 
 /* pprof's profile.proto, gzip-compressed: every counter a sample type,
- * dflt the default one.  0, or -1 on a write error. */
-int export_pprof(const struct export_data *d, size_t dflt, FILE *out);
+ * dflt the default one.  With base (the same kind and counters), its
+ * samples too, negated, their addresses moved into d's address space:
+ * the profile of the difference, pprof's own -diff_base view.  0, or -1
+ * on a write error. */
+int export_pprof(const struct export_data *d, size_t dflt, const struct export_data *base,
+		 FILE *out);
 
 /*
  * `TOOL export --format folded|pprof [--counter NAME] [-o OUT] [a.out] [DATA]`: the

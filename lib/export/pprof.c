@@ -26,6 +26,7 @@
 #include <zlib.h>
 
 #include "format.h"
+#include "merge.h"
 #include "model.h"
 #include "reader.h"
 #include "symbols.h"
@@ -192,9 +193,9 @@ static uint64_t fn_of(struct fnmap *f, struct pb *out, struct strs *s, const str
 	return id;
 }
 
-int export_pprof(const struct export_data *d, size_t dflt, FILE *out)
+int export_pprof(const struct export_data *d, size_t dflt, const struct export_data *base,
+		 FILE *out)
 {
-	const struct model *m = d->m;
 	const struct profile *p = d->p;
 	struct strs s = { strtab_new() };
 	struct fnmap fm = { strtab_new() };
@@ -210,50 +211,63 @@ int export_pprof(const struct export_data *d, size_t dflt, FILE *out)
 	put_mappings(&hdr, p, &s);
 	/* Samples: the file's own frames, innermost first, each a location
 	 * (its address: a return address's call instruction, or the pc) with
-	 * its inline frames as lines, callee first; the model's values. */
-	for (size_t i = 0; i < m->nstacks && i < p->nstacks; i++) {
-		const struct prof_stack *ps = &p->stacks[i];
-		uint32_t n;
-		int any = 0;
+	 * its inline frames as lines, callee first; the model's values.  A
+	 * base's samples follow, negated, moved into d's addresses. */
+	for (int side = 0; side < (base ? 2 : 1); side++) {
+		const struct export_data *e = side ? base : d;
+		const struct profile *q = e->p;
+		int64_t *delta = side ? xcalloc(q->nmodules + 1, sizeof(int64_t)) : NULL;
 
-		for (size_t k = 0; k < d->n; k++)
-			any |= export_value(d, i, k) != 0;
-		if (!any)
-			continue;
-		n = reader_frames(p, i, frames);
-		x.n = y.n = 0;
-		for (uint32_t j = 0; j < n; j++) {
-			int ret = !((j == 0 && (ps->flags & FORMAT_STACK_PC_FIRST)) ||
-				    (ps->flags & FORMAT_STACK_ENTRY));
-			int fresh;
-			uint32_t id = loc_of(&lm, frames[j], ret, &fresh);
+		if (side)
+			merge_deltas(p, q, delta);
+		for (size_t i = 0; i < e->m->nstacks && i < q->nstacks; i++) {
+			const struct prof_stack *ps = &q->stacks[i];
+			uint32_t n;
+			int any = 0;
 
-			pb_varint(&y, id);
-			if (fresh) {
-				struct sym_frame sf[32];
-				int cnt = d->sy ? symbols_resolve(d->sy, frames[j], ret, sf, 32) : 0;
+			for (size_t k = 0; k < e->n; k++)
+				any |= export_value(e, i, k) != 0;
+			if (!any)
+				continue;
+			n = reader_frames(q, i, frames);
+			x.n = y.n = 0;
+			for (uint32_t j = 0; j < n; j++) {
+				int ret = !((j == 0 && (ps->flags & FORMAT_STACK_PC_FIRST)) ||
+					    (ps->flags & FORMAT_STACK_ENTRY));
+				uint64_t a = side ? merge_move(q, delta, frames[j]) : frames[j];
+				int fresh;
+				uint32_t id = loc_of(&lm, a, ret, &fresh);
 
-				z.n = 0;
-				pb_int(&z, 1, id);
-				pb_int(&z, 2, mapping_of(p, frames[j]));
-				pb_int(&z, 3, ret ? frames[j] - 1 : frames[j]);
-				for (int c = 0; c < cnt; c++) {
-					struct pb l = { 0 };
-					pb_int(&l, 1, fn_of(&fm, &fns, &s, &sf[c]));
-					if (sf[c].line > 0)
-						pb_int(&l, 2, (uint64_t)sf[c].line);
-					pb_bytes(&z, 4, l.b, l.n);
-					free(l.b);
+				pb_varint(&y, id);
+				if (fresh) {
+					struct sym_frame sf[32];
+					int cnt = d->sy ? symbols_resolve(d->sy, a, ret, sf, 32) : 0;
+
+					z.n = 0;
+					pb_int(&z, 1, id);
+					pb_int(&z, 2, mapping_of(p, a));
+					pb_int(&z, 3, ret ? a - 1 : a);
+					for (int c = 0; c < cnt; c++) {
+						struct pb l = { 0 };
+						pb_int(&l, 1, fn_of(&fm, &fns, &s, &sf[c]));
+						if (sf[c].line > 0)
+							pb_int(&l, 2, (uint64_t)sf[c].line);
+						pb_bytes(&z, 4, l.b, l.n);
+						free(l.b);
+					}
+					pb_bytes(&loc, 4, z.b, z.n);
 				}
-				pb_bytes(&loc, 4, z.b, z.n);
 			}
+			pb_bytes(&x, 1, y.b, y.n);
+			y.n = 0;
+			for (size_t k = 0; k < e->n; k++) {
+				uint64_t v = export_value(e, i, k);
+				pb_varint(&y, side ? (uint64_t)-(int64_t)v : v); /* int64 */
+			}
+			pb_bytes(&x, 2, y.b, y.n);
+			pb_bytes(&smp, 2, x.b, x.n);
 		}
-		pb_bytes(&x, 1, y.b, y.n);
-		y.n = 0;
-		for (size_t k = 0; k < d->n; k++)
-			pb_varint(&y, export_value(d, i, k));
-		pb_bytes(&x, 2, y.b, y.n);
-		pb_bytes(&smp, 2, x.b, x.n);
+		free(delta);
 	}
 	pb_int(&hdr, 14, (uint64_t)str(&s, d->c[dflt].name)); /* default_sample_type */
 	for (size_t k = 0; k < strtab_count(s.t); k++) {

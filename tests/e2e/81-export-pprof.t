@@ -4,7 +4,7 @@
 # type, to the profile's own totals; -top names the functions; the
 # default sample type is pprof's (inuse_space for heap data) or --counter.
 . "$(dirname "$0")/../lib.sh"
-plan 16
+plan 18
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 PPROF=$B/tools/pprof
@@ -62,6 +62,14 @@ bid=$(readelf -n inl | awk '/Build ID/ { print $3 }')
 like "$raw" "^1: 0x[0-9a-f]+/0x[0-9a-f]+/0x0 .*/inl $bid \\[FN\\]\\[FL\\]\\[LN\\]\\[IN\\]\$" \
 	"mappings: the program, its build-id ($bid), symbolized"
 like "$raw" '/libc\.so\.6 [0-9a-f]{40} ' "mappings: libc with its build-id"
+
+# --- --diff-base: a longer run minus a shorter one, pprof's diff view
+"$CPPROF" record -o c2.data ./phases 600 > /dev/null
+n2=$("$CPPROF" -c resources ./phases c2.data | sed -n 's/.* cpu .* \([0-9]*\) samples, .*/\1/p')
+"$CPPROF" export --format pprof --diff-base c.data -o d.pb.gz ./phases c2.data
+is "$?/$(col d.pb.gz 1)" "0/$(((n2 - n) * 1000000))" "--diff-base: the samples of the difference ($n2 - $n, x 1 ms)"
+"$CPPROF" export --format folded --diff-base c.data ./phases c2.data > /dev/null 2> e
+is "$?/$(wc -l < e)" "2/1" "--diff-base with folded: exit 2, one line"
 
 # A file pprof cannot read is never written.
 head -c 100 m.data > cut.data

@@ -35,7 +35,8 @@
 	"       cfprof record [-e RESOURCE[:INTERVAL]]... [--unprofiled FUNC[,FUNC]...]\n"  \
 	"                     [--no-random] [-o FILE] [--] PROG [ARGS...]\n"                    \
 	"       cfprof export --format folded|pprof [--counter NAME] [-o OUT] [a.out] [cfprof.data]\n" \
-	"       cfprof merge FILES... -o OUT\n"
+	"       cfprof merge FILES... -o OUT\n"                                                  \
+	"       cfprof diff [--counter NAME] [--root F] [a.out] BASE NEW\n"
 #define RECORD_USAGE                                                                           \
 	"usage: cfprof record [-e RESOURCE[:INTERVAL]]... [--unprofiled FUNC[,FUNC]...] "     \
 	"[--no-random] [-o FILE] [--] PROG [ARGS...]"
@@ -304,6 +305,8 @@ int main(int argc, char **argv)
 		return export_main(argc - 1, argv + 1, "cfprof.data");
 	if (argc > 1 && strcmp(argv[1], "merge") == 0)
 		return merge_main(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "diff") == 0)
+		return export_diff_main(argc - 1, argv + 1);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-p") || !strcmp(argv[i], "--flat")) {
 			show_graph = 0;

@@ -579,6 +579,7 @@ static void usage(FILE *f)
 		   "       cpprof list\n"
 		   "       cpprof export --format folded|pprof [--counter NAME] [-o OUT] [a.out] [DATA]\n"
 		   "       cpprof merge FILES... -o OUT\n"
+		   "       cpprof diff [--counter NAME] [--root F] [a.out] BASE NEW\n"
 		   "Reads cpprof.data or mprof.data and answers the call path profile commands\n"
 		   "('help' lists them) from -c, from standard input, or interactively.\n"
 		   "record runs PROG with the sampler preloaded and writes cpprof.data (or FILE);\n"
@@ -688,6 +689,8 @@ int main(int argc, char **argv)
 				   access("cpprof.data", F_OK) == 0 ? "cpprof.data" : "mprof.data");
 	if (argc > 1 && strcmp(argv[1], "merge") == 0)
 		return merge_main(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "diff") == 0)
+		return export_diff_main(argc - 1, argv + 1);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-c")) {
 			if (i + 1 >= argc)

@@ -33,6 +33,7 @@ static void usage(FILE *f)
 		"       mprof export --format folded|pprof [--counter NAME] [-o OUT] [a.out] [mprof.data]\n"
 		"                                               the profile for other tools\n"
 		"       mprof merge FILES... -o OUT             many profiles of one program as one\n"
+		"       mprof diff [--counter NAME] [a.out] BASE NEW   what grew and shrank\n"
 		"\n"
 		"Display options (one dash or two):\n"
 		"  -verbose       every bin, every leak chain\n"
@@ -253,6 +254,8 @@ int main(int argc, char **argv)
 		return export_main(argc - 1, argv + 1, "mprof.data");
 	if (argc > 1 && strcmp(argv[1], "merge") == 0)
 		return merge_main(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "diff") == 0)
+		return export_diff_main(argc - 1, argv + 1);
 	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0)) {
 		usage(stdout);
 		return 0;

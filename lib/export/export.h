@@ -66,4 +66,8 @@ int export_pprof(const struct export_data *d, size_t dflt, const struct export_d
  */
 int export_main(int argc, char **argv, const char *default_data);
 
+/* `TOOL diff [--counter NAME] [--root F] [--threshold X] [a.out] BASE NEW`:
+ * call path fractions side by side (diff.c).  The exit status. */
+int export_diff_main(int argc, char **argv);
+
 #endif

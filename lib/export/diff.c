@@ -1,0 +1,216 @@
+/*
+ * diff.c - owns the diff verb (export_diff_main): what grew and shrank
+ * between two profiles of a program, as call path fractions side by side
+ * (Hall & Goldberg's downward profile from a root, main by default): each
+ * canonical call path's share of BASE's total and of NEW's, and the
+ * change, largest change first.  Every kind of profile, any counter
+ * (export.h names them).
+ */
+#include "export/export.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "callpath.h"
+#include "launch.h"
+#include "model.h"
+#include "reader.h"
+#include "symbols.h"
+#include "util.h"
+
+struct side {
+	const char *path;
+	struct profile p;
+	struct symbols *sy;
+	struct model m;
+	struct export_data d;
+	uint64_t *w;
+	struct cp_result r;
+	uint64_t total;
+};
+
+static uint32_t fn_ids(const void *ctx, size_t i, uint32_t *out)
+{
+	const struct model *m = ctx;
+	uint32_t n = model_path(m, &m->stacks[i], out);
+
+	for (uint32_t j = 0; j < n; j++)
+		out[j] = m->sites[out[j]].fn;
+	return n;
+}
+
+static void load(struct side *s, const char *exe)
+{
+	char err[256];
+
+	if (reader_load(s->path, &s->p, err, sizeof err) < 0)
+		die("%s: %s", s->path, err);
+	s->sy = symbols_open(&s->p, exe);
+	if (!s->sy)
+		die("out of memory opening symbols");
+	model_init(&s->m);
+	if (model_from_profile(&s->m, &s->p, s->sy, 0, err, sizeof err) < 0 ||
+	    export_prepare(&s->d, &s->p, &s->m, err, sizeof err) < 0)
+		die("%s: %s", s->path, err);
+}
+
+/* The down profile from root (by name) for counter k; the path's names
+ * joined by spaces are its key. */
+static int profile(struct side *s, size_t k, const char *root)
+{
+	struct cp_input in = { 0 };
+	int64_t id = strtab_find(s->m.fns, root);
+	uint8_t *set = xcalloc(strtab_count(s->m.fns) + 1, 1);
+	int rc;
+
+	s->w = xcalloc(s->m.nstacks + 1, sizeof(uint64_t));
+	for (size_t i = 0; i < s->m.nstacks; i++) {
+		s->w[i] = export_value(&s->d, i, k);
+		s->total += s->w[i];
+	}
+	if (id >= 0)
+		set[id] = 1;
+	in.nstacks = s->m.nstacks;
+	in.weight = s->w;
+	in.path = fn_ids;
+	in.ctx = &s->m;
+	in.maxn = s->m.maxn;
+	in.nids = strtab_count(s->m.fns);
+	in.max_paths = s->m.nnodes + s->m.nstacks + (1u << 16);
+	rc = callpath_down(&in, set, &s->r);
+	free(set);
+	return rc;
+}
+
+static char *key_of(const struct side *s, const struct cp_entry *e)
+{
+	uint32_t *path = xcalloc((size_t)s->r.maxlen + 1, sizeof(uint32_t));
+	size_t len = 0, cap = 0;
+	char *k = NULL;
+
+	callpath_path(&s->r, e, path);
+	for (uint32_t j = 0; j < e->len; j++) {
+		const char *name = strtab_get(s->m.fns, path[j]);
+		size_t n = strlen(name);
+		util_grow(&k, &cap, len + n + 2, 1);
+		if (j)
+			k[len++] = ' ';
+		memcpy(k + len, name, n);
+		len += n;
+		k[len] = 0;
+	}
+	free(path);
+	return k ? k : xstrdup("");
+}
+
+struct row {
+	char *key;
+	double base, new;
+};
+
+static int by_change(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	double dx = fabs(x->new - x->base), dy = fabs(y->new - y->base);
+
+	if (dx != dy)
+		return dx > dy ? -1 : 1;
+	return strcmp(x->key, y->key);
+}
+
+static int by_key(const void *a, const void *b)
+{
+	return strcmp(((const struct row *)a)->key, ((const struct row *)b)->key);
+}
+
+#define DIFF_USAGE "diff [--counter NAME] [--root FUNCTION] [--threshold FRACTION] [a.out] BASE NEW"
+
+int export_diff_main(int argc, char **argv)
+{
+	const char *counter = NULL, *root = "main", *args[3], *exe = NULL, *why;
+	char exebuf[PATH_MAX];
+	double threshold = 0.01;
+	int nargs = 0, kb, kn;
+	struct side b = { 0 }, n = { 0 };
+	struct row *rows;
+	size_t nrows = 0, shown = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--counter") && i + 1 < argc)
+			counter = argv[++i];
+		else if (!strcmp(argv[i], "--root") && i + 1 < argc)
+			root = argv[++i];
+		else if (!strcmp(argv[i], "--threshold") && i + 1 < argc)
+			threshold = strtod(argv[++i], NULL);
+		else if (argv[i][0] == '-' && argv[i][1])
+			die("diff: unknown option '%s' (usage: %s %s)", argv[i], util_progname, DIFF_USAGE);
+		else if (nargs == 3)
+			die("diff: too many arguments (usage: %s %s)", util_progname, DIFF_USAGE);
+		else
+			args[nargs++] = argv[i];
+	}
+	if (nargs < 2)
+		die("diff: BASE and NEW are needed (usage: %s %s)", util_progname, DIFF_USAGE);
+	b.path = args[nargs - 2];
+	n.path = args[nargs - 1];
+	if (nargs == 3) {
+		if (launch_find_exe(args[0], NULL, exebuf, sizeof exebuf, &why) < 0)
+			die("%s: %s", args[0], why);
+		exe = exebuf;
+	}
+	load(&b, exe);
+	load(&n, exe);
+	if (b.p.kind != n.p.kind)
+		die("%s: not the same kind of profile as %s: no diff", n.path, b.path);
+	kb = counter ? export_find(&b.d, counter) : (int)b.d.dflt;
+	kn = counter ? export_find(&n.d, counter) : (int)n.d.dflt;
+	if (kb < 0 || kn < 0 || strcmp(b.d.c[kb].name, n.d.c[kn].name))
+		die("%s: no counter '%s' in both files", kb < 0 ? b.path : n.path,
+		    counter ? counter : n.d.c[kn].name);
+	if (profile(&b, (size_t)kb, root) < 0 || profile(&n, (size_t)kn, root) < 0)
+		die("diff: too many call paths");
+	rows = xcalloc(b.r.n + n.r.n + 1, sizeof(*rows));
+	for (size_t i = 0; i < b.r.n; i++)
+		rows[nrows++] = (struct row){ key_of(&b, &b.r.e[i]),
+					      b.total ? (double)b.r.e[i].hits / (double)b.total : 0, 0 };
+	qsort(rows, nrows, sizeof(*rows), by_key);
+	{
+		size_t nb = nrows;
+		for (size_t i = 0; i < n.r.n; i++) {
+			struct row key = { key_of(&n, &n.r.e[i]), 0, 0 };
+			struct row *hit = nb ? bsearch(&key, rows, nb, sizeof(*rows), by_key) : NULL;
+			double f = n.total ? (double)n.r.e[i].hits / (double)n.total : 0;
+			if (hit) {
+				hit->new = f;
+				free(key.key);
+			} else {
+				key.new = f;
+				rows[nrows++] = key;
+			}
+		}
+	}
+	qsort(rows, nrows, sizeof(*rows), by_change);
+	printf("Call path fractions of %s, downward from %s: BASE %s (%llu %s), NEW %s (%llu %s)\n",
+	       n.d.c[kn].name, root, b.path, (unsigned long long)b.total, b.d.c[kb].unit, n.path,
+	       (unsigned long long)n.total, n.d.c[kn].unit);
+	printf("format: base_fraction new_fraction change (call_path), largest change first\n");
+	printf("-----------------------------------------------------\n");
+	for (size_t i = 0; i < nrows; i++) {
+		if (fabs(rows[i].new - rows[i].base) < threshold && rows[i].new < threshold &&
+		    rows[i].base < threshold)
+			continue;
+		printf("%.5f %.5f %+.5f (%s)\n", rows[i].base, rows[i].new, rows[i].new - rows[i].base,
+		       rows[i].key);
+		shown++;
+	}
+	printf("-----------------------------------------------------\n");
+	if (shown < nrows)
+		printf("(%zu paths below the threshold %g, in both and in their change, not shown)\n",
+		       nrows - shown, threshold);
+	for (size_t i = 0; i < nrows; i++)
+		free(rows[i].key);
+	free(rows);
+	return 0;
+}

@@ -1,0 +1,30 @@
+# diff [--counter NAME] [--root F] [a.out] BASE NEW (issue 14): call path
+# fractions of two profiles side by side, largest change first.  Checked on
+# cfprof's exact calls, whose fractions the program's own counts give: the
+# paper's primes up to 1000 and up to 3000, where test's share of all calls
+# grows.  And the refusals.
+. "$(dirname "$0")/../lib.sh"
+plan 6
+CFPROF=$B/bin/cfprof
+CPPROF=$B/bin/cpprof
+cd "$T" || exit 1
+
+cc -O2 -g -finstrument-functions -o primes "$TOP/examples/primes.c" || exit 1
+"$CFPROF" record -o a.data ./primes 1000 > a.out
+"$CFPROF" record -o b.data ./primes 3000 > b.out
+out=$("$CFPROF" diff --counter calls ./primes a.data b.data)
+ok $? "cfprof diff: exit 0"
+want=$(awk 'FNR == 1 { f++ } $1 == "calls" { c[f] = $2 } $1 == "test" { t[f] = $2 }
+	END { printf "%.5f %.5f %+.5f", t[1] / c[1], t[2] / c[2], t[2] / c[2] - t[1] / c[1] }' a.out b.out)
+is "$(printf '%s\n' "$out" | awk '$NF == "test)" && $(NF - 1) == "isPrime" { print $1, $2, $3 }')" "$want" \
+	"test's share of the calls in both runs and its change ($want)"
+like "$out" '^1\.00000 1\.00000 \+0\.00000 \(main\)$' "main has everything in both"
+ok $(printf '%s\n' "$out" | awk '/^[0-9]/ { c = $3 < 0 ? -$3 : $3; if (n++ && c > last + 1e-9) bad = 1; last = c } END { exit bad || n < 5 }'; echo $?) \
+	"rows by decreasing change"
+# refusals
+cc -g -O0 -o widgets "$TOP/examples/widgets.c" && "$MPROF" run -o m.data ./widgets > /dev/null 2>&1
+"$CFPROF" diff a.data m.data > o 2> e
+is "$?/$(wc -l < e)/$(wc -c < o)" "2/1/0" "different kinds: exit 2, one line, nothing printed"
+"$CFPROF" diff --counter nosuch a.data b.data > o 2> e
+is "$?/$(wc -l < e)" "2/1" "an unknown counter: exit 2, one line"
+done_testing

@@ -112,11 +112,12 @@ int merge_files(const char *const *paths, int n, const char *out, char *err, siz
 	static unsigned char buf[1 << 16];
 	struct format_writer w;
 
-	for (int i = 0; i < n; i++, loaded++) {
+	for (int i = 0; i < n; i++) {
 		if (reader_load(paths[i], &p[i], why, sizeof why) < 0) {
 			snprintf(err, errlen, "%s: %s", paths[i], why);
 			goto out;
 		}
+		loaded++;
 		if (p[i].kind != p[0].kind) {
 			snprintf(err, errlen, "%s: %s profile, %s %s one: cannot be merged", paths[i],
 				 kind_name(p[i].kind), paths[0], kind_name(p[0].kind));

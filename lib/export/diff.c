@@ -84,6 +84,15 @@ static int profile(struct side *s, size_t k, const char *root)
 	return rc;
 }
 
+static void release(struct side *s)
+{
+	callpath_result_free(&s->r);
+	free(s->w);
+	model_release(&s->m);
+	symbols_free(s->sy);
+	reader_release(&s->p);
+}
+
 static char *key_of(const struct side *s, const struct cp_entry *e)
 {
 	uint32_t *path = xcalloc((size_t)s->r.maxlen + 1, sizeof(uint32_t));
@@ -212,5 +221,7 @@ int export_diff_main(int argc, char **argv)
 	for (size_t i = 0; i < nrows; i++)
 		free(rows[i].key);
 	free(rows);
+	release(&b);
+	release(&n);
 	return 0;
 }

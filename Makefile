@@ -72,7 +72,9 @@ CP_OBJ := $(patsubst %.c,$(B)/rt/%.o,$(CP_SRC) $(SAMPLER_COMMON))
 CF_SRC := $(wildcard runtime/cfprof/*.c)
 CF_OBJ := $(patsubst %.c,$(B)/rt/%.o,$(CF_SRC) $(SAMPLER_COMMON))
 LIB_SRC := $(wildcard lib/*.c lib/export/*.c)
-LIB_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC))
+# The HTML report's page, embedded by the assembler (.incbin).
+LIB_ASM := lib/export/report_html.S
+LIB_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC)) $(B)/obj/lib/export/report_html.o
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 
@@ -96,6 +98,10 @@ $(B)/rt/%.o: %.c $(RT_HDR)
 $(B)/obj/%.o: %.c $(wildcard lib/*.h lib/export/*.h include/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOL_CFLAGS) -c -o $@ $<
+
+$(B)/obj/lib/export/report_html.o: lib/export/report_html.S lib/export/report.html
+	@mkdir -p $(dir $@)
+	$(CC) -c -o $@ $<
 
 $(patsubst %.c,$(B)/rt/%.o,$(wildcard runtime/mprof/*.c)): $(wildcard runtime/mprof/*.h)
 
@@ -209,10 +215,10 @@ install: all
 # and fuzzes for a bounded time; `make fuzz` fuzzes for FUZZ_SECONDS,
 # seeded with that corpus and a real data file made by a test program.
 FUZZ_SECONDS ?= 60
-$(FUZZ): tests/fuzz/fuzz_tools.c $(LIB_SRC) $(wildcard lib/*.h)
+$(FUZZ): tests/fuzz/fuzz_tools.c $(LIB_SRC) $(LIB_ASM) lib/export/report.html $(wildcard lib/*.h)
 	@mkdir -p $(dir $@)
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		$(BASE_CFLAGS) -o $@ tests/fuzz/fuzz_tools.c $(filter-out lib/record.c,$(LIB_SRC)) \
+		$(BASE_CFLAGS) -o $@ tests/fuzz/fuzz_tools.c $(filter-out lib/record.c,$(LIB_SRC)) $(LIB_ASM) \
 		-ldw -lelf -lm -liberty -lz
 
 fuzz: all $(FUZZ)

@@ -14,6 +14,8 @@ void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
+/* A formatted string in a new buffer (asprintf that cannot fail). */
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Grow *p (of *cap elements of size `size`) to hold at least n. */
 void util_grow(void *p, size_t *cap, size_t n, size_t size);
 

@@ -10,11 +10,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "callgraph.h"
 #include "format.h"
 #include "launch.h"
 #include "model.h"
 #include "reader.h"
 #include "symbols.h"
+#include "tables.h"
 #include "util.h"
 
 enum { MP_ALLOC_OBJECTS, MP_ALLOC_SPACE, MP_INUSE_OBJECTS, MP_INUSE_SPACE };
@@ -106,7 +108,48 @@ int export_find(const struct export_data *d, const char *name)
 	return -1;
 }
 
-#define EXPORT_USAGE "export --format folded|pprof [--counter NAME] [--diff-base BASE] [-o OUT] [a.out] [DATA]"
+/* The HTML report of d, counter k first: its title and facts, and for
+ * mprof data the four tables as `mprof` prints them by default. */
+static int html(const struct export_data *d, size_t k, const char *data, FILE *f)
+{
+	const char *exe = reader_info(d->p, "exe"), *cmd = reader_info(d->p, "cmdline");
+	const char *tool = d->p->kind == FORMAT_KIND_MPROF ? "mprof" : util_progname;
+	struct export_html_info info = { 0 };
+	char *tables = NULL, *title = NULL, *facts = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (d->p->kind == FORMAT_KIND_MPROF) {
+		struct tables_opts o = { TABLES_NORMAL, 1, 0, 0, 5 };
+		struct callgraph g;
+		FILE *mem = open_memstream(&tables, &len);
+
+		if (!mem)
+			return -1;
+		callgraph_build(&g, d->m);
+		tables_print(mem, d->m, &g, d->p, d->sy, &o);
+		callgraph_release(&g);
+		if (fclose(mem) != 0)
+			return -1;
+	}
+	title = xasprintf("%s: %s (%s)", tool, exe ? exe : "a program", data);
+	if (tables) /* the tables' header: allocations, bytes, frees, kept */
+		facts = xasprintf("%.*s", (int)strcspn(tables, "\n"), tables);
+	else
+		facts = xasprintf("%s%s%zu distinct stacks", cmd ? cmd : "", cmd ? " \u2014 " : "",
+				  d->m->nstacks);
+	info.title = title;
+	info.facts = facts;
+	info.tables = tables;
+	info.dflt = k;
+	rc = export_html(d, &info, f);
+	free(tables);
+	free(title);
+	free(facts);
+	return rc;
+}
+
+#define EXPORT_USAGE "export --format folded|pprof|html [--counter NAME] [--diff-base BASE] [-o OUT] [a.out] [DATA]"
 
 int export_main(int argc, char **argv, const char *default_data)
 {
@@ -146,8 +189,8 @@ int export_main(int argc, char **argv, const char *default_data)
 	}
 	if (!format)
 		die("export: --format is needed (usage: %s %s)", util_progname, EXPORT_USAGE);
-	if (strcmp(format, "folded") && strcmp(format, "pprof"))
-		die("export: unknown format '%s' (folded, pprof)", format);
+	if (strcmp(format, "folded") && strcmp(format, "pprof") && strcmp(format, "html"))
+		die("export: unknown format '%s' (folded, pprof, html)", format);
 	launch_operands(args, nargs, &exe, &data);
 	if (!data)
 		data = default_data;
@@ -196,8 +239,12 @@ int export_main(int argc, char **argv, const char *default_data)
 		die("export: cannot write %s: %s", out, strerror(errno));
 	if (!out && !strcmp(format, "pprof") && isatty(fileno(f)))
 		die("export: pprof's format is binary: give -o FILE, or redirect");
-	rc = !strcmp(format, "pprof") ? export_pprof(&d, (size_t)k, base_path ? &bd : NULL, f)
-				       : export_folded(&d, (size_t)k, f);
+	if (!strcmp(format, "pprof"))
+		rc = export_pprof(&d, (size_t)k, base_path ? &bd : NULL, f);
+	else if (!strcmp(format, "html"))
+		rc = html(&d, (size_t)k, data, f);
+	else
+		rc = export_folded(&d, (size_t)k, f);
 	if (rc < 0 || fflush(f) != 0 || ferror(f) || (out && fclose(f) != 0))
 		die("export: write error on %s: %s", out ? out : "standard output", strerror(errno));
 	if (base_path) {

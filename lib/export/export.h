@@ -59,8 +59,21 @@ int export_folded(const struct export_data *d, size_t k, FILE *out);
 int export_pprof(const struct export_data *d, size_t dflt, const struct export_data *base,
 		 FILE *out);
 
+/* What the HTML report shows beside the stacks. */
+struct export_html_info {
+	const char *title;  /* the page's title: tool, program and data file */
+	const char *facts;  /* a line of facts under it */
+	const char *tables; /* mprof's four tables as mprof prints them, or NULL */
+	size_t dflt;        /* the counter shown first */
+};
+
+/* The HTML report (html.c): one self-contained page, a flame graph per
+ * counter, the function view, callees and callers of any root, and
+ * info->tables.  0, or -1 on a write error. */
+int export_html(const struct export_data *d, const struct export_html_info *info, FILE *out);
+
 /*
- * `TOOL export --format folded|pprof [--counter NAME] [-o OUT] [a.out] [DATA]`: the
+ * `TOOL export --format folded|pprof|html [--counter NAME] [-o OUT] [a.out] [DATA]`: the
  * verb as each command runs it (argv[0] is "export"); default_data is the
  * tool's data file.  Returns the exit status.
  */

@@ -34,7 +34,7 @@
 	"usage: cfprof [-p | -q] [-e RESOURCE] [a.out] [cfprof.data]\n"                      \
 	"       cfprof record [-e RESOURCE[:INTERVAL]]... [--unprofiled FUNC[,FUNC]...]\n"  \
 	"                     [--no-random] [-o FILE] [--] PROG [ARGS...]\n"                    \
-	"       cfprof export --format folded|pprof [--counter NAME] [-o OUT] [a.out] [cfprof.data]\n" \
+	"       cfprof export --format folded|pprof|html [--counter NAME] [-o OUT] [a.out] [cfprof.data]\n" \
 	"       cfprof merge FILES... -o OUT\n"                                                  \
 	"       cfprof diff [--counter NAME] [--root F] [a.out] BASE NEW\n"
 #define RECORD_USAGE                                                                           \

@@ -577,7 +577,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: cpprof [-c 'CMD; CMD...'] [a.out] [cpprof.data]\n"
 		   "       cpprof record [-e RESOURCE[:INTERVAL]]... [-o FILE] [--no-random] [--] PROG [ARGS...]\n"
 		   "       cpprof list\n"
-		   "       cpprof export --format folded|pprof [--counter NAME] [-o OUT] [a.out] [DATA]\n"
+		   "       cpprof export --format folded|pprof|html [--counter NAME] [-o OUT] [a.out] [DATA]\n"
 		   "       cpprof merge FILES... -o OUT\n"
 		   "       cpprof diff [--counter NAME] [--root F] [a.out] BASE NEW\n"
 		   "Reads cpprof.data or mprof.data and answers the call path profile commands\n"

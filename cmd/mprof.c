@@ -30,7 +30,7 @@ static void usage(FILE *f)
 		"usage: mprof [options] [a.out [mprof.data]]   print the four tables\n"
 		"       mprof run [-o FILE] [--] PROG [ARGS...]  run PROG under the monitor\n"
 		"       mprof dump [--shared] [mprof.data]      print the data file raw\n"
-		"       mprof export --format folded|pprof [--counter NAME] [-o OUT] [a.out] [mprof.data]\n"
+		"       mprof export --format folded|pprof|html [--counter NAME] [-o OUT] [a.out] [mprof.data]\n"
 		"                                               the profile for other tools\n"
 		"       mprof merge FILES... -o OUT             many profiles of one program as one\n"
 		"       mprof diff [--counter NAME] [a.out] BASE NEW   what grew and shrank\n"

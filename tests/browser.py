@@ -129,7 +129,7 @@ class Page:
         return r["result"].get("value")
 
     def centre(self, expr):
-        c = self.eval("(() => { const e = (%s); if (!e) return null; e.scrollIntoView({block: 'center'});"
+        c = self.eval("(() => { const e = (%s); if (!e) return null; e.scrollIntoView({block: 'nearest'});"
                       " const r = e.getBoundingClientRect();"
                       " return [r.left + Math.min(r.width / 2, 20), r.top + r.height / 2]; })()" % expr)
         if not isinstance(c, list):

@@ -18,6 +18,7 @@
 #include "callgraph.h"
 #include "callpath.h"
 #include "cfgraph.h"
+#include "export/export.h"
 #include "format.h"
 #include "model.h"
 #include "reader.h"
@@ -225,6 +226,23 @@ static void oracle(const struct profile *p, const struct model *m, struct symbol
 	free(q.stacks);
 }
 
+/* Every export of every counter: folded, pprof and the HTML report. */
+static void exports(const struct profile *p, const struct model *m, struct symbols *sy)
+{
+	struct export_html_info info = { "title", "facts", NULL, 0 };
+	struct export_data d;
+	char err[256];
+
+	if (export_prepare(&d, p, m, err, sizeof(err)) < 0)
+		return;
+	d.sy = sy;
+	for (size_t k = 0; k < d.n; k++)
+		export_folded(&d, k, null_out);
+	export_pprof(&d, d.dflt, NULL, null_out);
+	info.dflt = d.dflt;
+	export_html(&d, &info, null_out);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct tables_opts o = { TABLES_VERBOSE, 1, 1, 1, 5 };
@@ -255,6 +273,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			callgraph_release(&g);
 		}
 		views(&p, &m);
+		exports(&p, &m, sy);
 		oracle(&p, &m, sy);
 	} else if (!err[0]) {
 		abort();

@@ -87,6 +87,10 @@ enum format_section {
 #define FORMAT_STACK_PC_FIRST 2u  /* frames[0] is a pc, not a return address */
 #define FORMAT_STACK_ENTRY 4u     /* every frame is a function's entry address (cfprof's
 				   * logical paths), not a return address */
+/* Bits 8-15: the category (1-255) of objects a program reported itself
+ * (mprof.h's mprof_alloc), named by INFO's category.N; 0 for malloc's. */
+#define FORMAT_STACK_CATEGORY_SHIFT 8
+#define FORMAT_STACK_CATEGORY(flags) (((flags) >> FORMAT_STACK_CATEGORY_SHIFT) & 0xffu)
 
 /* Largest values a reader accepts; a file beyond them is corrupt. */
 #define FORMAT_MAX_DEPTH 4096

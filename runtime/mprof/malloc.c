@@ -1,7 +1,8 @@
 /*
  * malloc.c - owns the interposed allocator entry points: malloc, calloc,
  * realloc, reallocarray, free, posix_memalign, aligned_alloc, memalign,
- * valloc, pvalloc (C++ operator new/delete arrive through malloc/free).
+ * valloc, pvalloc (C++ operator new/delete arrive through malloc/free),
+ * and the reports of a program's own allocators (mprof_report_*).
  *
  * Each one calls the real allocator and, unless the monitor is off or this
  * thread is already inside it (the recursion guard), records the event.
@@ -15,6 +16,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "custom.h"
 #include "monitor.h"
 #include "real.h"
 #include "unwind.h"
@@ -238,4 +240,41 @@ EXPORT void *pvalloc(size_t n)
 	F0_SET;
 	note_alloc(p, n, &f0_);
 	return p;
+}
+
+/*
+ * The entry points of objects a program reports itself (mprof.h calls
+ * them through weak references, from always-inline wrappers, so frame 0
+ * is the program's function that reports).  Here, not in api.c, because
+ * linking libmprof.a pulls this file in (it defines malloc) but not a file
+ * that only weak references name.  They never allocate for real.
+ */
+EXPORT int mprof_report_category(const char *name)
+{
+	return custom_category(name);
+}
+
+EXPORT void mprof_report_alloc(const void *p, size_t n, int category)
+{
+	F0_DECL;
+
+	if (!p || !mon_enter(1))
+		return;
+	F0_SET;
+	{
+		int *ep = err(), e = *ep;
+		mon_alloc_custom(p, n, category, &f0_);
+		mon_leave();
+		*ep = e;
+	}
+}
+
+EXPORT void mprof_report_free(const void *p)
+{
+	if (p && mon_enter(0)) {
+		int *ep = err(), e = *ep;
+		mon_free_custom(p);
+		mon_leave();
+		*ep = e;
+	}
 }

@@ -22,6 +22,7 @@
 
 #include "addrmap.h"
 #include "arena.h"
+#include "custom.h"
 #include "lock.h"
 #include "monitor.h"
 #include "mprof.h"
@@ -619,6 +620,7 @@ static int save(const char *reason)
 		.read_totals = mon_read_totals,
 		.read_counters = mon_read_counters,
 		.read_bins = mon_read_bins,
+		.extra_info = custom_info,
 		.fail = save_failed,
 	};
 	return writer_save(reason, &src);
@@ -838,6 +840,63 @@ void mon_free(void *p)
 	settle_free(t, e, found, idx, size);
 }
 
+/*
+ * The custom path: always a full walk with nothing remembered (one call
+ * site may report objects of several categories, and a remembered walk
+ * knows its site, not the category), and the custom map for the object.
+ */
+void mon_alloc_custom(const void *p, size_t n, int category, const struct unwind_frame0 *f0)
+{
+	uint64_t orphan_frames[ORPHAN_DEPTH], *frames, e;
+	struct mon_thread *t = self(&e);
+	uint32_t flags, hash;
+	int64_t idx;
+	int depth, as;
+
+	if ((uint64_t)n >> MON_SIZE_BITS || !custom_category_ok(category)) {
+		ADD(mon.dropped, 1);
+		return;
+	}
+	frames = t ? t->frames : orphan_frames;
+	depth = unwind_capture(frames, t ? MON_MAX_DEPTH : ORPHAN_DEPTH, f0, &flags, e, NULL, &hash);
+	if (__atomic_load_n(&mon.state, __ATOMIC_RELAXED) != MON_ON)
+		return;
+	flags |= (uint32_t)category << FORMAT_STACK_CATEGORY_SHIFT;
+	if (t) {
+		idx = count_alloc(t, frames, depth, flags, hash, n, NULL);
+	} else {
+		if (!(t = orphan_lock(e)))
+			return;
+		idx = count_alloc(t, frames, depth, flags, hash, n, NULL);
+		orphan_unlock();
+	}
+	if (idx < 0) {
+		ADD(mon.dropped, 1);
+		return;
+	}
+	/* As alloc_settle: an object counted in the old profile of a restart
+	 * carries no index. */
+	if (__atomic_load_n(&mon.epoch, __ATOMIC_ACQUIRE) != e)
+		return;
+	if (custom_put((uintptr_t)p, (uint32_t)idx, n) < 0) {
+		mon_trouble("cannot map memory for the custom allocation map", NULL);
+		return;
+	}
+	as = __atomic_load_n(&mon.autosave, __ATOMIC_RELAXED);
+	if (__builtin_expect(as > 0, 0) && (ADD(mon.nallocs, 1) + 1) % (uint64_t)as == 0)
+		autosave();
+}
+
+void mon_free_custom(const void *p)
+{
+	uint64_t e, size = 0;
+	struct mon_thread *t = self(&e);
+	uint32_t idx = 0;
+	int found = custom_take((uintptr_t)p, &idx, &size);
+
+	settle_free(t, e, found, idx, size);
+}
+
 void mon_realloc_take(void *p, struct mon_old *o)
 {
 	o->size = 0;
@@ -978,8 +1037,12 @@ static void fork_prepare(void)
 		goto orphan;
 	if (addrmap_lock_all() < 0)
 		goto stacks;
+	if (custom_lock() < 0)
+		goto addrmap;
 	mon_fork_held = 1;
 	return;
+addrmap:
+	addrmap_unlock_all();
 stacks:
 	stacks_unlock();
 orphan:
@@ -993,6 +1056,7 @@ writer:
 static void fork_parent(void)
 {
 	if (mon_fork_held) {
+		custom_unlock();
 		addrmap_unlock_all();
 		stacks_unlock();
 		lock_give(&mon_orphan_lock);
@@ -1012,6 +1076,7 @@ static void fork_child(void)
 	struct mon_thread *t;
 
 	addrmap_lock_reinit();
+	custom_lock_reinit();
 	stacks_lock_reinit();
 	lock_reinit(&mon_orphan_lock);
 	lock_reinit(&mon_pool_lock);

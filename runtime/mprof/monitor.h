@@ -8,7 +8,8 @@
  *
  * Locks, always taken in this order, never held across anything that may
  * allocate: the writer's save lock, the block-pool lock, the orphan-block
- * lock, the stacks lock, the address map's leaf lock.  The hot path takes
+ * lock, the stacks lock, the address map's leaf lock, the custom
+ * allocation map's lock (custom.h).  The hot path takes
  * none of them: stack lookups are lock-free, counts go to the thread's own
  * block, and the address map is a shadow only an object's owner touches.
  * The epoch changes only with the save and stacks locks held
@@ -78,6 +79,11 @@ struct unwind_frame0;
 void mon_alloc(void *p, size_t n, const struct unwind_frame0 *f0);
 /* Record the free of p; call before giving p to the real free. */
 void mon_free(void *p);
+
+/* An object the program reports itself (mprof.h, custom.h): n bytes at p
+ * in category (0: none), made from frame 0 f0; and its free. */
+void mon_alloc_custom(const void *p, size_t n, int category, const struct unwind_frame0 *f0);
+void mon_free_custom(const void *p);
 
 /* realloc: take p out of the map before the real call, then settle. */
 struct mon_old {

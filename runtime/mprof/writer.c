@@ -94,13 +94,20 @@ static void put_info(struct format_writer *w, const char *reason, const struct w
 		{ "monitor", "mprof-runtime 1" },
 		{ "unwinder", unwind_name },
 	};
-	size_t i, n = sizeof kv / sizeof kv[0];
+	size_t i, n = sizeof kv / sizeof kv[0], nx = 0;
+	static const char *extra[256][2]; /* under the save lock */
 
+	if (src->extra_info)
+		nx = src->extra_info(extra, sizeof extra / sizeof extra[0]);
 	format_begin_section(w, FORMAT_SEC_INFO);
-	format_put_u32(w, (uint32_t)n);
+	format_put_u32(w, (uint32_t)(n + nx));
 	for (i = 0; i < n; i++) {
 		format_put_str(w, kv[i][0]);
 		format_put_str(w, kv[i][1]);
+	}
+	for (i = 0; i < nx; i++) {
+		format_put_str(w, extra[i][0]);
+		format_put_str(w, extra[i][1]);
 	}
 	format_end_section(w);
 }

@@ -44,6 +44,9 @@ struct writer_source {
 	void (*read_counters)(uint32_t idx, uint64_t *counters);
 	/* FORMAT_NBINS x (allocs, frees, bytes, freed). */
 	void (*read_bins)(uint64_t (*bins)[4]);
+	/* More INFO entries (the category names): up to max (key, value)
+	 * pairs into kv, their number; NULL for none. */
+	size_t (*extra_info)(const char *kv[][2], size_t max);
 	/* The save failed (what, and the errno's name): report it, save no more. */
 	void (*fail)(const char *what, const char *detail);
 };

@@ -217,6 +217,10 @@ static const uint32_t *expand(struct model *m, struct addrcache *a, struct symbo
 		return NULL;
 	cnt = symbols_resolve(sy, addr, ret, sf, 32);
 	util_grow(&a->pool, &a->cap, a->npool + (size_t)cnt, sizeof(uint32_t));
+	/* mprof.h's always-inline wrapper is not the program's frame: the
+	 * function that reports the object is (its category follows). */
+	if (cnt > 1 && sf[0].inlined && sf[0].func && !strcmp(sf[0].func, "mprof_alloc"))
+		memmove(sf, sf + 1, (size_t)--cnt * sizeof(sf[0]));
 	for (int i = 0; i < cnt; i++) {
 		struct model_site st;
 		char buf[512];
@@ -280,6 +284,33 @@ static int own_frames(struct model *m, struct addrcache *ac, struct symbols *sy,
 			keep[d] = *a;
 	}
 	return 0;
+}
+
+/*
+ * The innermost frame of a stack of objects the program reported itself
+ * in category c (mprof.h's mprof_alloc): "[name]", the name from INFO's
+ * category.c ("[category c]" if the file has none).
+ */
+static int category_frame(struct model *m, const struct profile *p, uint32_t c, struct at *a)
+{
+	struct model_site st;
+	char key[32], name[128];
+	const char *v;
+
+	snprintf(key, sizeof key, "category.%u", c);
+	v = reader_info(p, key);
+	if (v)
+		snprintf(name, sizeof name, "[%s]", v);
+	else
+		snprintf(name, sizeof name, "[category %u]", c);
+	if (!m->own_names)
+		m->own_names = strtab_new();
+	memset(&st, 0, sizeof(st)); /* sites are compared bytewise */
+	st.fn = strtab_intern(m->fns,
+			      strtab_get(m->own_names, strtab_intern(m->own_names, name)));
+	st.offset = MODEL_NO_OFFSET;
+	st.loc = MODEL_NO_LOC;
+	return node_new(m, a, site_id(m, &st));
 }
 
 int model_from_profile(struct model *m, const struct profile *p, struct symbols *sy,
@@ -366,6 +397,8 @@ int model_from_profile(struct model *m, const struct profile *p, struct symbols 
 		if (rc == 0)
 			rc = own_frames(m, &ac, sy, ps, &a,
 					first[i] == MODEL_NONE ? NULL : keep + first[i]);
+		if (rc == 0 && FORMAT_STACK_CATEGORY(ps->flags))
+			rc = category_frame(m, p, FORMAT_STACK_CATEGORY(ps->flags), &a);
 		push(m, a, (flags & MODEL_KEEP_ABOVE_MAIN) != 0,
 		     (ps->flags & FORMAT_STACK_TRUNCATED) != 0, c);
 	}
@@ -403,6 +436,8 @@ void model_release(struct model *m)
 
 	strtab_free(m->fns);
 	strtab_free(m->locs);
+	if (m->own_names)
+		strtab_free(m->own_names);
 	memset(m, 0, sizeof(*m));
 }
 

@@ -54,6 +54,7 @@ struct model {
 			      * model_add's caller's) strings, not copies:
 			      * they must outlive the model */
 	struct strtab *locs; /* "file:line" strings */
+	struct strtab *own_names; /* copies of names made here ("[category]") */
 	struct model_site *sites;
 	size_t nsites, sites_cap;
 	/* The calling context tree, as runs: a stack's own frames are

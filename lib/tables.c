@@ -71,7 +71,7 @@ static void rule(FILE *out, const char *title)
 
 /* ---- Table 1: allocation bins ---------------------------------------- */
 
-static void print_types(FILE *out, struct symbols *s, uint32_t size)
+void tables_print_types(FILE *out, struct symbols *s, uint32_t size)
 {
 	const char *const *names;
 	size_t n, shown = 0, width = 0;
@@ -124,7 +124,7 @@ static void table_bins(FILE *out, const struct profile *p, struct symbols *s,
 			snprintf(size, sizeof(size), "%u", b->size);
 		fprintf(out, "%9s %9" PRIu64 " %12" PRIu64 " (%s) %9" PRIu64 " %12" PRIu64 " (%s)  ",
 			size, b->allocs, b->bytes, pb, b->frees, kept, pk);
-		print_types(out, s, b->size);
+		tables_print_types(out, s, b->size);
 		fputc('\n', out);
 	}
 	if (hidden)
@@ -132,13 +132,6 @@ static void table_bins(FILE *out, const struct profile *p, struct symbols *s,
 }
 
 /* ---- Table 2: memory leaks --------------------------------------------- */
-
-struct leak {
-	uint32_t stack;       /* the partial chain: the innermost n frames of it */
-	uint32_t n;
-	int cut;              /* more callers were present: "..." */
-	uint64_t allocs, bytes, frees, freed;
-};
 
 /* Chains are the same when their functions are (and, with -offsets, their
  * call sites). */
@@ -149,7 +142,7 @@ static int site_eq(const struct model *m, uint32_t a, uint32_t b, int offsets)
 	return a == b || (x->fn == y->fn && x->inlined == y->inlined && (!offsets || x->offset == y->offset));
 }
 
-static const struct leak *sort_lk;
+static const struct tables_chain *sort_lk;
 static const struct model *sort_lm;
 static uint32_t *sort_fa, *sort_fb; /* two chains' sites, room for -depth */
 
@@ -161,7 +154,7 @@ static void chain(const struct model *m, uint32_t stack, uint32_t n, uint32_t *o
 
 static int leak_cmp(const void *xp, const void *yp)
 {
-	const struct leak *a = &sort_lk[*(const uint32_t *)xp], *b = &sort_lk[*(const uint32_t *)yp];
+	const struct tables_chain *a = &sort_lk[*(const uint32_t *)xp], *b = &sort_lk[*(const uint32_t *)yp];
 	uint64_t ka = a->bytes - a->freed, kb = b->bytes - b->freed;
 
 	if (ka != kb)
@@ -193,15 +186,11 @@ static void print_site(FILE *out, const struct model *m, uint32_t id, const stru
 		fprintf(out, " (%s)", strtab_get(m->locs, f->loc));
 }
 
-static void table_leaks(FILE *out, const struct model *m, const struct tables_opts *o)
+size_t tables_chains(const struct model *m, int depth, int offsets, struct tables_chain **out)
 {
-	struct leak *lk = NULL;
-	uint32_t *order, *f, *g;
-	size_t nl = 0, cap = 0, hidden = 0;
-	uint32_t *slot;
-	size_t nslots = 64;
-	uint64_t tot_bytes = model_bytes(m->tot), tot_kept = tot_bytes - model_freed(m->tot);
-	int depth = o->depth > 0 ? o->depth : 5;
+	struct tables_chain *lk = NULL;
+	uint32_t *f, *g, *slot;
+	size_t nl = 0, cap = 0, nslots = 64;
 
 	while (nslots < 4 * m->nstacks)
 		nslots *= 2;
@@ -214,23 +203,23 @@ static void table_leaks(FILE *out, const struct model *m, const struct tables_op
 		int cut = s->n > n || s->cut;
 		uint64_t h = (uint64_t)cut;
 		size_t j;
-		struct leak *l = NULL;
+		struct tables_chain *l = NULL;
 
 		if (model_allocs(s->c) == model_frees(s->c) && model_bytes(s->c) == model_freed(s->c))
 			continue;
 		chain(m, (uint32_t)i, n, f);
 		for (uint32_t k = 0; k < n; k++) {
 			const struct model_site *x = &m->sites[f[k]];
-			uint32_t key[3] = { x->fn, o->offsets ? x->offset : 0, x->inlined };
+			uint32_t key[3] = { x->fn, offsets ? x->offset : 0, x->inlined };
 			h = util_hash(key, sizeof(key), h);
 		}
 		for (j = h & (nslots - 1); slot[j]; j = (j + 1) & (nslots - 1)) {
-			struct leak *c = &lk[slot[j] - 1];
+			struct tables_chain *c = &lk[slot[j] - 1];
 			uint32_t k;
 			if (c->n != n || c->cut != cut)
 				continue;
 			chain(m, c->stack, n, g);
-			for (k = 0; k < n && site_eq(m, g[k], f[k], o->offsets); k++)
+			for (k = 0; k < n && site_eq(m, g[k], f[k], offsets); k++)
 				;
 			if (k == n) {
 				l = c;
@@ -252,6 +241,23 @@ static void table_leaks(FILE *out, const struct model *m, const struct tables_op
 		l->freed += model_freed(s->c);
 	}
 	free(slot);
+	free(f);
+	free(g);
+	*out = lk;
+	return nl;
+}
+
+static void table_leaks(FILE *out, const struct model *m, const struct tables_opts *o)
+{
+	struct tables_chain *lk;
+	uint32_t *order, *f, *g;
+	size_t nl, hidden = 0;
+	uint64_t tot_bytes = model_bytes(m->tot), tot_kept = tot_bytes - model_freed(m->tot);
+	int depth = o->depth > 0 ? o->depth : 5;
+
+	nl = tables_chains(m, depth, o->offsets, &lk);
+	f = xcalloc((size_t)depth + 1, sizeof(uint32_t));
+	g = xcalloc((size_t)depth + 1, sizeof(uint32_t));
 	/* Sort indices, not the records: cheaper to move. */
 	order = xcalloc(nl + 1, sizeof(uint32_t));
 	for (size_t i = 0; i < nl; i++)
@@ -265,7 +271,7 @@ static void table_leaks(FILE *out, const struct model *m, const struct tables_op
 	rule(out, "MEMORY LEAKS");
 	fprintf(out, "   kept bytes  (%%)    allocs        bytes  (%%)     frees        bytes  (%%)  path\n");
 	for (size_t i = 0; i < nl; i++) {
-		struct leak *l = &lk[order[i]];
+		struct tables_chain *l = &lk[order[i]];
 		uint64_t kept = l->bytes - l->freed;
 		char pk[3], pb[3], pf[3];
 

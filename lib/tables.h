@@ -30,6 +30,30 @@ struct tables_opts {
 void tables_print(FILE *out, const struct model *m, const struct callgraph *g,
 		  const struct profile *p, struct symbols *s, const struct tables_opts *o);
 
+/* Table 1's types column: the names of the DWARF types of this size (none
+ * for s NULL or a size over 1024), at most about 60 columns of them. */
+void tables_print_types(FILE *out, struct symbols *s, uint32_t size);
+
+/*
+ * A partial call chain of table 2: the innermost n frames of model stack
+ * `stack` (cut: it had more callers, printed "..."), with the counters of
+ * every stack that ends in it and keeps something (allocations or bytes
+ * not all freed).
+ */
+struct tables_chain {
+	uint32_t stack, n;
+	int cut;
+	uint64_t allocs, bytes, frees, freed;
+};
+
+/*
+ * Group m's stacks that keep something by their innermost depth frames
+ * (with offsets, call sites are told apart by their +offset).  *out (the
+ * caller frees it) gets the chains in no particular order; returns how
+ * many.  Table 2 and its diff (tables_diff.c) print these.
+ */
+size_t tables_chains(const struct model *m, int depth, int offsets, struct tables_chain **out);
+
 /*
  * A two-column percentage (mprof.1, FIELDS IN THE OUTPUT): "  " for 0,
  * " ." below 1%, "**" for 100%, else the whole percent, truncated, at most

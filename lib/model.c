@@ -151,11 +151,25 @@ static const uint64_t *own(struct model *m, const uint64_t *c)
 void model_add(struct model *m, const char *const *names, uint32_t n, const uint64_t *c)
 {
 	struct at a = { MODEL_NONE, MODEL_NONE, 0, MODEL_NONE };
+	int same = 1; /* so far the frames of the last stack */
 
+	util_grow(&m->last, &m->last_cap, (size_t)n + 1, sizeof(*m->last));
 	for (uint32_t i = 0; i < n; i++) {
 		struct model_site st = { strtab_intern(m->fns, names[i]), MODEL_NO_OFFSET, MODEL_NO_LOC, 0, 0 };
-		node_new(m, &a, site_id(m, &st));
+		uint32_t site = site_id(m, &st);
+
+		if (same && i < m->nlast && m->last[i].site == site) {
+			a.node = m->last[i].node;
+			a.run = m->last[i].run;
+			a.n++;
+			continue;
+		}
+		same = 0;
+		if (node_new(m, &a, site) < 0)
+			break; /* past 2^32 nodes: the stack keeps its outer frames */
+		m->last[i] = (struct model_frame){ site, a.node, a.run };
 	}
+	m->nlast = a.n;
 	push(m, a, 1, 0, own(m, c));
 }
 
@@ -430,6 +444,7 @@ void model_release(struct model *m)
 	free(m->runs);
 	free(m->sites);
 	free(m->stacks);
+	free(m->last);
 	if (sm)
 		free(sm->slot);
 	free(sm);

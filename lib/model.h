@@ -79,6 +79,12 @@ struct model {
 	uint64_t **owned;     /* counter vectors the model copied */
 	size_t nowned, owned_cap;
 	void *sitemap;        /* site dedup table */
+	/* model_add's last stack, a frame per depth: the next stack shares
+	 * the frames it has in common with it */
+	struct model_frame {
+		uint32_t site, node, run;
+	} *last;
+	size_t nlast, last_cap;
 };
 
 enum {
@@ -96,7 +102,13 @@ void model_init(struct model *m);
  */
 int model_from_profile(struct model *m, const struct profile *p, struct symbols *s,
 		       unsigned flags, char *err, size_t errlen);
-/* Add one stack by function names, outermost first (tests, synthetic data). */
+/*
+ * Add one stack by function names, outermost first (tests, synthetic data,
+ * the difference of two runs).  The outer frames it has in common with
+ * the stack added just before are that stack's nodes, not copies: stacks
+ * added in the order of a depth-first walk of their tree cost one node
+ * per node of the tree.
+ */
 void model_add(struct model *m, const char *const *names, uint32_t n, const uint64_t *c);
 void model_release(struct model *m);
 

@@ -690,7 +690,7 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "merge") == 0)
 		return merge_main(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "diff") == 0)
-		return export_diff_main(argc - 1, argv + 1);
+		return export_diff_main(argc - 1, argv + 1, 0);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-c")) {
 			if (i + 1 >= argc)

@@ -255,7 +255,7 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "merge") == 0)
 		return merge_main(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "diff") == 0)
-		return export_diff_main(argc - 1, argv + 1);
+		return export_diff_main(argc - 1, argv + 1, 1);
 	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0)) {
 		usage(stdout);
 		return 0;

@@ -1,23 +1,29 @@
 /*
  * diff.c - owns the diff verb (export_diff_main): what grew and shrank
- * between two profiles of a program, as call path fractions side by side
- * (Hall & Goldberg's downward profile from a root, main by default): each
- * canonical call path's share of BASE's total and of NEW's, and the
- * change, largest change first.  Every kind of profile, any counter
- * (export.h names them).
+ * between two profiles of a program.  mprof's allocation data is shown
+ * as mprof's four tables of NEW minus BASE (tables_diff.c).  Otherwise,
+ * or with --paths, as call path fractions side by side (Hall & Goldberg's
+ * downward profile from a root, main by default): each canonical call
+ * path's share of BASE's total and of NEW's, and the change, largest
+ * change first.  Every kind of profile, any counter (export.h names
+ * them).
  */
 #include "export/export.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "callgraph.h"
 #include "callpath.h"
 #include "launch.h"
 #include "model.h"
 #include "reader.h"
 #include "symbols.h"
+#include "tables.h"
+#include "tables_diff.h"
 #include "util.h"
 
 struct side {
@@ -41,7 +47,7 @@ static uint32_t fn_ids(const void *ctx, size_t i, uint32_t *out)
 	return n;
 }
 
-static void load(struct side *s, const char *exe)
+static void load(struct side *s, const char *exe, unsigned mflags)
 {
 	char err[256];
 
@@ -51,7 +57,7 @@ static void load(struct side *s, const char *exe)
 	if (!s->sy)
 		die("out of memory opening symbols");
 	model_init(&s->m);
-	if (model_from_profile(&s->m, &s->p, s->sy, 0, err, sizeof err) < 0 ||
+	if (model_from_profile(&s->m, &s->p, s->sy, mflags, err, sizeof err) < 0 ||
 	    export_prepare(&s->d, &s->p, &s->m, err, sizeof err) < 0)
 		die("%s: %s", s->path, err);
 }
@@ -134,25 +140,84 @@ static int by_key(const void *a, const void *b)
 	return strcmp(((const struct row *)a)->key, ((const struct row *)b)->key);
 }
 
-#define DIFF_USAGE "diff [--counter NAME] [--root FUNCTION] [--threshold FRACTION] [a.out] BASE NEW"
+#define DIFF_USAGE                                                                                 \
+	"diff [--paths] [--counter NAME] [--root FUNCTION] [--threshold FRACTION]\n"                 \
+	"         [-verbose|-normal|-terse] [-noleaktable] [-depth N] [-all-frames] [a.out] BASE NEW"
 
-int export_diff_main(int argc, char **argv)
+/* mprof's four tables of the difference, NEW's stacks minus BASE's. */
+static void diff_tables(const struct side *b, const struct side *n, const struct tables_opts *o)
+{
+	struct tables_diff_side bs = { b->path, &b->p, &b->m }, ns = { n->path, &n->p, &n->m };
+	struct model d;
+	struct callgraph g;
+
+	tables_diff_model(&d, &b->m, &n->m);
+	callgraph_build(&g, &d);
+	/* Type names as NEW's program has them: the one being looked at. */
+	tables_diff_print(stdout, &d, &g, &bs, &ns, n->sy, o);
+	callgraph_release(&g);
+	model_release(&d);
+}
+
+/* The table options (one dash or two), as the display takes them: 1 if
+ * argv[*i] is one (*i moved past its argument), 0 if not. */
+static int table_option(int argc, char **argv, int *i, struct tables_opts *o, unsigned *mflags)
+{
+	const char *a = argv[*i];
+
+	if (a[0] == '-' && a[1] == '-' && a[2])
+		a++;
+	if (!strcmp(a, "-verbose"))
+		o->verbosity = TABLES_VERBOSE;
+	else if (!strcmp(a, "-normal"))
+		o->verbosity = TABLES_NORMAL;
+	else if (!strcmp(a, "-terse"))
+		o->verbosity = TABLES_TERSE;
+	else if (!strcmp(a, "-leaktable"))
+		o->leaktable = 1;
+	else if (!strcmp(a, "-noleaktable"))
+		o->leaktable = 0;
+	else if (!strcmp(a, "-all-frames"))
+		*mflags |= MODEL_KEEP_ABOVE_MAIN;
+	else if (!strcmp(a, "-depth")) {
+		char *end;
+		long d;
+		if (*i + 1 >= argc)
+			die("diff: -depth needs a number");
+		d = strtol(argv[++*i], &end, 10);
+		if (*end || d < 1 || d > 1000)
+			die("diff: -depth: '%s' is not a number from 1 to 1000", argv[*i]);
+		o->depth = (int)d;
+	} else
+		return 0;
+	return 1;
+}
+
+int export_diff_main(int argc, char **argv, int tables)
 {
 	const char *counter = NULL, *root = "main", *args[3], *exe = NULL, *why;
+	const char *path_opt = NULL, *table_opt = NULL, *opt; /* the first of each given */
 	char exebuf[PATH_MAX];
 	double threshold = 0.01;
 	int nargs = 0, kb, kn;
 	struct side b = { 0 }, n = { 0 };
 	struct row *rows;
 	size_t nrows = 0, shown = 0;
+	struct tables_opts o = { TABLES_NORMAL, 1, 0, 0, 5 };
+	unsigned mflags = 0;
 
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--counter") && i + 1 < argc)
-			counter = argv[++i];
+		if (!strcmp(argv[i], "--paths"))
+			path_opt = argv[i];
+		else if (!strcmp(argv[i], "--counter") && i + 1 < argc)
+			path_opt = argv[i], counter = argv[++i];
 		else if (!strcmp(argv[i], "--root") && i + 1 < argc)
-			root = argv[++i];
+			path_opt = argv[i], root = argv[++i];
 		else if (!strcmp(argv[i], "--threshold") && i + 1 < argc)
-			threshold = strtod(argv[++i], NULL);
+			path_opt = argv[i], threshold = strtod(argv[++i], NULL);
+		else if (argv[i][0] == '-' && argv[i][1] &&
+			 (opt = argv[i], table_option(argc, argv, &i, &o, &mflags)))
+			table_opt = table_opt ? table_opt : opt;
 		else if (argv[i][0] == '-' && argv[i][1])
 			die("diff: unknown option '%s' (usage: %s %s)", argv[i], util_progname, DIFF_USAGE);
 		else if (nargs == 3)
@@ -169,10 +234,22 @@ int export_diff_main(int argc, char **argv)
 			die("%s: %s", args[0], why);
 		exe = exebuf;
 	}
-	load(&b, exe);
-	load(&n, exe);
+	load(&b, exe, mflags);
+	load(&n, exe, mflags);
 	if (b.p.kind != n.p.kind)
 		die("%s: not the same kind of profile as %s: no diff", n.path, b.path);
+	tables = tables && b.p.kind == FORMAT_KIND_MPROF && !path_opt;
+	if (table_opt && !tables)
+		die("diff: %s is an option of mprof's tables, not of call path fractions%s", table_opt,
+		    path_opt ? " (given with --paths, --counter, --root or --threshold)" : "");
+	if (tables) {
+		diff_tables(&b, &n, &o);
+		release(&b);
+		release(&n);
+		if (fflush(stdout) != 0 || ferror(stdout))
+			die("write error on standard output: %s", strerror(errno));
+		return 0;
+	}
 	kb = counter ? export_find(&b.d, counter) : (int)b.d.dflt;
 	kn = counter ? export_find(&n.d, counter) : (int)n.d.dflt;
 	if (kb < 0 || kn < 0 || strcmp(b.d.c[kb].name, n.d.c[kn].name))
@@ -223,5 +300,7 @@ int export_diff_main(int argc, char **argv)
 	free(rows);
 	release(&b);
 	release(&n);
+	if (fflush(stdout) != 0 || ferror(stdout))
+		die("write error on standard output: %s", strerror(errno));
 	return 0;
 }

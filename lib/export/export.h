@@ -79,8 +79,11 @@ int export_html(const struct export_data *d, const struct export_html_info *info
  */
 int export_main(int argc, char **argv, const char *default_data);
 
-/* `TOOL diff [--counter NAME] [--root F] [--threshold X] [a.out] BASE NEW`:
- * call path fractions side by side (diff.c).  The exit status. */
-int export_diff_main(int argc, char **argv);
+/* `TOOL diff [--paths] [--counter NAME] [--root F] [--threshold X] [table
+ * options] [a.out] BASE NEW` (diff.c): with tables (mprof's command), on
+ * allocation data, mprof's four tables of NEW minus BASE unless a call
+ * path option is given; else call path fractions side by side.  The exit
+ * status. */
+int export_diff_main(int argc, char **argv, int tables);
 
 #endif

@@ -23,6 +23,7 @@
 #include "addrmap.h"
 #include "arena.h"
 #include "custom.h"
+#include "freeres.h"
 #include "lock.h"
 #include "monitor.h"
 #include "mprof.h"
@@ -470,6 +471,8 @@ void mon_config(void)
 		mon.root_pid = (pid_t)v;
 	else
 		mon.root_pid = getpid();
+	s = getenv("MPROF_FREERES");
+	mon.no_freeres = s && !strcmp(s, "0");
 	/* For tests of the watchdog: the bound of a wait for a monitor lock. */
 	if (parse_u64(getenv("MPROF_LOCK_WAIT_MS"), &v) == 0 && v > 0)
 		lock_set_bound(v);
@@ -1117,6 +1120,14 @@ __attribute__((destructor(101))) static void mon_fini(void)
 {
 	int g = api_enter(), st;
 
+	/* libc's own buffers, released as valgrind does (freeres.c), their
+	 * frees recorded: they are not the program's leaks. */
+	if (__atomic_load_n(&mon.state, __ATOMIC_ACQUIRE) == MON_ON && !mon.no_freeres &&
+	    !mon.tainted && freeres_safe((const void *)mon_fini)) {
+		mon_guard = 0;
+		freeres_run();
+		mon_guard = 1;
+	}
 	if (writer_lock() < 0) { /* the watchdog stopped profiling */
 		mon_guard = g;
 		return;

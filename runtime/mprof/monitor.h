@@ -40,6 +40,7 @@ struct mon {
 	int tainted;       /* a forked child whose tables may be half-updated:
 			    * never profile again, not even after a restart */
 	int autosave;      /* save every this many allocations; 0: at exit */
+	int no_freeres;    /* MPROF_FREERES=0: keep libc's buffers at exit */
 	uint64_t epoch;    /* bumped by every restart */
 	uint64_t start_ns; /* CLOCK_REALTIME at init or restart */
 	pid_t root_pid;    /* the process that writes FILE; others FILE.PID */

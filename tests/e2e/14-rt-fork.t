@@ -11,7 +11,10 @@ for m in $RT_MODES; do
 	rm -f f.data*
 	child=$(MPROF_OUT=f.data rt_run $m fork)
 	ok $? "$m: runs"
-	is "$(rt_bins f.data | tr '\n' ,)" "21 10 0 210 0,23 3 0 69 0,1025 1 0 4096 0," \
+	# stdout's buffer is released at exit by __libc_freeres, but not when
+	# the monitor is linked into the executable (freeres.c).
+	buf="1 4096 4096"; [ "$m" = a ] && buf="0 4096 0"
+	is "$(rt_bins f.data | tr '\n' ,)" "21 10 0 210 0,23 3 0 69 0,1025 1 $buf," \
 		"$m: parent file: its own allocations (and stdout's buffer)"
 	is "$(ls f.data.* | tr '\n' ' ')" "f.data.$child " "$m: one child file, f.data.PID"
 	is "$(info f.data.$child pid)" "$child" "$m: written by the child"

@@ -15,7 +15,10 @@ for m in $RT_MODES; do
 	ok $? "$m: the program runs"
 	is "$(rt_bins two.data | awk '$1 >= 50 && $1 <= 70' | tr '\n' ,)" "60 3 1 180 60,70 2 0 140 0," \
 		"$m: only the allocations after the restart, from both threads"
-	is "$(info two.data unknown_frees)" 10 "$m: the 10 older blocks are unknown frees"
+	# and stdout's buffer, from before the restart too, released at exit
+	# by __libc_freeres (not when the monitor is in the executable).
+	n=11; [ "$m" = a ] && n=10
+	is "$(info two.data unknown_frees)" $n "$m: the 10 older blocks (and stdout's buffer) are unknown frees"
 	set -- $(rt_totals two.data)
 	is "$(rt_sums two.data)" "$1 $3 $2 $4" "$m: stack counters sum to the totals"
 done

@@ -1,0 +1,41 @@
+# Leaks that are leaks (issue 15, item 5): at exit the monitor releases
+# libc's own buffers (__libc_freeres) and libstdc++'s (__gnu_cxx::__freeres)
+# as valgrind does, so mprof's bytes kept equal memcheck's "in use at
+# exit" (definitely + indirectly + possibly lost + still reachable)
+# exactly; MPROF_FREERES=0 keeps them, and a thread alive at exit, or the
+# monitor linked into the executable, makes the monitor leave them alone.
+. "$(dirname "$0")/../lib.sh"
+plan 9
+cd "$T" || exit 1
+cc_prog leaks leaks.c -pthread || exit 1
+g++ -g -O0 -o leakscc "$TOP/tests/progs/leaks.cc" || exit 1
+kept() { "$MPROF" "$@" | sed -n '1s/.* \([0-9]*\) bytes kept$/\1/p'; }
+inuse() { valgrind "$@" 2>&1 > /dev/null | sed -n 's/.*in use at exit: \([0-9,]*\) bytes.*/\1/p' | tr -d ,; }
+
+"$MPROF" run -o c.data ./leaks > out
+is "$(cat out)/$(kept ./leaks c.data)" "hello/792" \
+	"C: 100 + 4 x 48 + 500 kept, stdout's buffer released; the output is the program's"
+is "$(kept ./leaks c.data)" "$(inuse ./leaks)" "C: mprof's bytes kept = memcheck's in use at exit"
+leaktable() { "$MPROF" "$@" | sed -n '/^--------- MEMORY LEAKS/,/^--------- DIRECT/p'; }
+unlike "$(leaktable ./leaks c.data)" '_IO_file_doallocate' "C: stdio's buffer is in no leak chain"
+
+"$MPROF" run -o x.data ./leakscc > out
+is "$(cat out)" "hi a fairly long name that is not inline" "C++: the output is the program's"
+is "$(kept ./leakscc x.data)" "$(inuse ./leakscc)" \
+	"C++: mprof's bytes kept = memcheck's in use at exit (libstdc++'s pool released)"
+
+MPROF_FREERES=0 "$MPROF" run -o k.data ./leaks > /dev/null
+is "$(kept ./leaks k.data)" "$((792 + 4096))" "MPROF_FREERES=0: stdout's buffer stays kept"
+
+"$MPROF" run -o t.data ./leaks thread > /dev/null
+is "$(leaktable ./leaks t.data | awk '$NF == "_IO_file_doallocate" { print $1 } /allocate_dtv/ { print "dtv" }' | tr '\n' ' ')" \
+	"4096 dtv " "a thread alive at exit: libc's buffers are left alone (stdout's, and the thread's dtv)"
+
+cc -g -O0 -o leaks-a "$TOP/tests/progs/leaks.c" "$LIBMPROF/libmprof.a" -pthread || exit 1
+./leaks-a > /dev/null
+is "$(kept ./leaks-a mprof.data)" "$((792 + 4096))" "linked static: libc's buffers are left alone"
+
+cc -g -O0 -o leaks-so "$TOP/tests/progs/leaks.c" -L"$LIBMPROF" -lmprof -Wl,-rpath,"$LIBMPROF" -pthread || exit 1
+MPROF_OUT=$T/s.data ./leaks-so > /dev/null
+is "$(kept ./leaks-so s.data)" 792 "linked shared: released, as preloaded"
+done_testing

@@ -12,16 +12,18 @@
 #include <string.h>
 #include <unistd.h>
 
-const char *const format_mprof_counter_names[MPROF_NCOUNTERS] = {
+const char *const format_mprof_counter_names[MPROF_NCOUNTERS_ALL] = {
 	"allocs.s", "allocs.m", "allocs.l", "allocs.x",
 	"bytes.s",  "bytes.m",  "bytes.l",  "bytes.x",
 	"frees.s",  "frees.m",  "frees.l",  "frees.x",
 	"freed.s",  "freed.m",  "freed.l",  "freed.x",
+	"peak_bytes", "peak_objects",
 };
 
-const char *const format_mprof_counter_units[MPROF_NCOUNTERS] = {
+const char *const format_mprof_counter_units[MPROF_NCOUNTERS_ALL] = {
 	"count", "count", "count", "count", "bytes", "bytes", "bytes", "bytes",
 	"count", "count", "count", "count", "bytes", "bytes", "bytes", "bytes",
+	"bytes", "count",
 };
 
 /*

@@ -117,7 +117,10 @@ static inline uint32_t format_bin_index(uint64_t size)
  * The counters of an mprof stack, in this order, named by
  * format_mprof_counter_names: per size class s, m, l, x the number of
  * allocations, the bytes allocated, the number of frees and the bytes freed
- * of objects allocated on this stack.
+ * of objects allocated on this stack; every mprof file has these
+ * MPROF_NCOUNTERS.  Then the live bytes and objects the stack held when
+ * the heap was at its peak (runtime/mprof/peak.h): the monitor writes them
+ * since issue 15; a file from before has none, and readers do without.
  */
 enum {
 	MPROF_C_ALLOCS = 0,
@@ -125,9 +128,12 @@ enum {
 	MPROF_C_FREES = 2 * SIZE_NCLASSES,
 	MPROF_C_FREED = 3 * SIZE_NCLASSES,
 	MPROF_NCOUNTERS = 4 * SIZE_NCLASSES,
+	MPROF_C_PEAK_BYTES = MPROF_NCOUNTERS,
+	MPROF_C_PEAK_OBJECTS,
+	MPROF_NCOUNTERS_ALL, /* what the monitor writes */
 };
-extern const char *const format_mprof_counter_names[MPROF_NCOUNTERS];
-extern const char *const format_mprof_counter_units[MPROF_NCOUNTERS];
+extern const char *const format_mprof_counter_names[MPROF_NCOUNTERS_ALL];
+extern const char *const format_mprof_counter_units[MPROF_NCOUNTERS_ALL];
 
 uint32_t format_crc32(uint32_t crc, const void *buf, size_t len);
 

@@ -3,7 +3,8 @@
  * configuration, the recursion guard, recording allocations and frees into
  * the stack table, the size bins and the address map, the per-thread
  * blocks (frame buffer and counts), autosave, mprof_stop/mprof_restart,
- * fork and exit.
+ * fork and exit.  The heap's peak is peak.c's; its per-stack part lives
+ * beside each stack's counters in the blocks.
  *
  * mprof paper, "The Monitor": every allocation is charged to its call chain
  * (here the whole stack, not the last five callers), and the object is
@@ -27,6 +28,7 @@
 #include "lock.h"
 #include "monitor.h"
 #include "mprof.h"
+#include "peak.h"
 #include "real.h"
 #include "stacks.h"
 #include "unwind.h"
@@ -73,13 +75,50 @@ __attribute__((used)) static const void *const mon_link_refs[] = {
 #define CTR_DIR (STACKS_MAX / CTR_CHUNK)
 #define CACHE_N 8 /* recent stacks per thread */
 
-typedef uint64_t mon_ctr[MPROF_NCOUNTERS];
 /*
  * In memory a stack's counters go by size class, the four of a class side
  * by side (allocs, bytes, frees, freed): an allocation and its free touch
- * one cache line, not two.  The file's order (format.h) is by kind.
+ * one cache line, not two.  The file's order (format.h) is by kind.  Its
+ * part of the peak follows (peak.h), on a line of its own.
  */
 #define CTR(kind, sc) ((sc) * 4 + (kind) / SIZE_NCLASSES)
+typedef struct {
+	uint64_t c[MPROF_NCOUNTERS];
+	struct peak_stack peak;
+} mon_ctr;
+_Static_assert(sizeof(mon_ctr) == MPROF_NCOUNTERS * 8 + 64, "a stack's counters, then its peak");
+
+/* The peak part of the counters c (block_ctr's). */
+static inline struct peak_stack *ctr_peak(uint64_t *c)
+{
+	return (struct peak_stack *)(c + MPROF_NCOUNTERS);
+}
+
+/*
+ * This block's live bytes and objects of the stack whose counters are c
+ * (negative when other threads freed more of its objects than this one
+ * allocated: the sum over blocks is right).  Summed when needed, not kept:
+ * the hot path pays nothing for them.  The four classes one by one (a
+ * loop costs twice the instructions, at every first change after a peak).
+ */
+struct live {
+	int64_t bytes, objects;
+};
+#define LIVE_CLASS(c, sc) \
+	(__atomic_load_n(&(c)[CTR(MPROF_C_BYTES, sc)], __ATOMIC_RELAXED) - \
+	 __atomic_load_n(&(c)[CTR(MPROF_C_FREED, sc)], __ATOMIC_RELAXED))
+#define LIVE_OBJECTS(c, sc) \
+	(__atomic_load_n(&(c)[CTR(MPROF_C_ALLOCS, sc)], __ATOMIC_RELAXED) - \
+	 __atomic_load_n(&(c)[CTR(MPROF_C_FREES, sc)], __ATOMIC_RELAXED))
+_Static_assert(SIZE_NCLASSES == 4, "live() sums four classes");
+static inline __attribute__((always_inline)) struct live live(const uint64_t *c)
+{
+	return (struct live){
+		(int64_t)(LIVE_CLASS(c, 0) + LIVE_CLASS(c, 1) + LIVE_CLASS(c, 2) + LIVE_CLASS(c, 3)),
+		(int64_t)(LIVE_OBJECTS(c, 0) + LIVE_OBJECTS(c, 1) + LIVE_OBJECTS(c, 2) +
+			  LIVE_OBJECTS(c, 3)),
+	};
+}
 
 /* Allocation and free totals are the sums of the bins: not kept twice. */
 enum { T_UNKNOWN, T_N };
@@ -91,6 +130,7 @@ struct mon_thread {
 	int owned;
 	uint32_t nchunks; /* dir[0..nchunks-1] may be mapped */
 	uint64_t t[T_N];
+	struct peak_block peak;
 	struct {
 		const struct stacks_rec *r;
 		uint64_t *ctr;
@@ -156,8 +196,15 @@ static void block_put(struct mon_thread *t)
 
 static void block_release(void *p)
 {
+	struct mon_thread *t = p;
+
 	mon_self = NULL;
 	mon_dead = 1;
+	/* What the thread held back from the others' view of the heap (of
+	 * an old profile: peak_publish drops it). */
+	if (t->peak.delta)
+		peak_publish(&t->peak, t->epoch);
+	peak_threads(-1);
 	block_put(p);
 }
 
@@ -172,6 +219,7 @@ static struct mon_thread *block_attach(void)
 	if (!t)
 		return NULL;
 	mon_self = t;
+	peak_threads(1);
 	/* Returned to the pool at thread exit.  May calloc: we hold the guard. */
 	if (mon_key_ok)
 		pthread_setspecific(mon_key, t);
@@ -190,6 +238,7 @@ static void block_reset(struct mon_thread *t, uint64_t e)
 		}
 		t->nchunks = 0;
 		memset(t->t, 0, sizeof t->t);
+		memset(&t->peak, 0, sizeof t->peak);
 		memset(t->cache, 0, sizeof t->cache);
 		t->last = NULL;
 		memset(t->bins, 0, sizeof t->bins);
@@ -218,7 +267,7 @@ static inline uint64_t *block_ctr(struct mon_thread *t, uint32_t idx)
 
 	if (__builtin_expect(!c, 0) && !(c = block_chunk(t, idx)))
 		return NULL;
-	return c[idx & (CTR_CHUNK - 1)];
+	return c[idx & (CTR_CHUNK - 1)].c;
 }
 
 /*
@@ -259,6 +308,14 @@ static struct mon_thread *orphan_lock(uint64_t e)
 static void orphan_unlock(void)
 {
 	lock_give(&mon_orphan_lock);
+}
+
+/* The orphan block holds nothing back from the view of the heap: threads
+ * past their block are not counted in peak_g.nblocks (peak.h). */
+static void orphan_flush(struct mon_thread *t)
+{
+	if (t->peak.delta)
+		peak_publish(&t->peak, t->epoch);
 }
 
 /* Add t's bin i to b: allocs, frees, bytes, freed (as format.h's bins). */
@@ -317,26 +374,59 @@ static void mon_read_bins(uint64_t (*bins)[4])
 	}
 }
 
+/*
+ * The peak this save reports (the save lock is held): peak.c's, or the
+ * heap now if it is more (threads' deltas held back, peak.h), and then
+ * each stack's share is what it holds now.
+ */
+static uint64_t mon_save_peak;
+static int mon_save_peak_now;
+
+static void mon_read_peak(void)
+{
+	struct writer_totals t;
+	uint64_t live;
+
+	mon_read_totals(&t);
+	live = t.bytes > t.freed ? t.bytes - t.freed : 0;
+	mon_save_peak = peak_value(mon.epoch);
+	mon_save_peak_now = live > mon_save_peak;
+	if (mon_save_peak_now)
+		mon_save_peak = live;
+}
+
 static void mon_read_counters(uint32_t idx, uint64_t *out)
 {
-	uint64_t e = mon.epoch;
+	uint64_t e = mon.epoch, *c;
 	struct mon_thread *t;
-	mon_ctr *c;
+	mon_ctr *chunk;
+	int64_t sb = 0, sn = 0;
+	struct live l;
 	int k;
 
-	memset(out, 0, sizeof(mon_ctr));
+	memset(out, 0, MPROF_NCOUNTERS_ALL * sizeof *out);
 	for (t = __atomic_load_n(&mon_all, __ATOMIC_ACQUIRE); t; t = t->all) {
 		if (__atomic_load_n(&t->epoch, __ATOMIC_ACQUIRE) != e)
 			continue;
-		c = __atomic_load_n(&t->dir[idx >> CTR_SHIFT], __ATOMIC_ACQUIRE);
-		if (!c)
+		chunk = __atomic_load_n(&t->dir[idx >> CTR_SHIFT], __ATOMIC_ACQUIRE);
+		if (!chunk)
 			continue;
+		c = chunk[idx & (CTR_CHUNK - 1)].c;
 		for (k = 0; k < MPROF_NCOUNTERS; k++)
-			out[k] += __atomic_load_n(
-				&c[idx & (CTR_CHUNK - 1)][CTR(k / SIZE_NCLASSES * SIZE_NCLASSES,
-							      k % SIZE_NCLASSES)],
-				__ATOMIC_RELAXED);
+			out[k] += __atomic_load_n(&c[CTR(k / SIZE_NCLASSES * SIZE_NCLASSES,
+							 k % SIZE_NCLASSES)],
+						  __ATOMIC_RELAXED);
+		l = live(c);
+		if (mon_save_peak_now) {
+			sb += l.bytes;
+			sn += l.objects;
+		} else {
+			peak_share(&t->peak, ctr_peak(c), l.bytes, l.objects, mon_save_peak, &sb, &sn);
+		}
 	}
+	/* Negative only in a snapshot taken while threads run. */
+	out[MPROF_C_PEAK_BYTES] = sb > 0 ? (uint64_t)sb : 0;
+	out[MPROF_C_PEAK_OBJECTS] = sn > 0 ? (uint64_t)sn : 0;
 }
 
 /* ---- trouble ---- */
@@ -473,6 +563,10 @@ void mon_config(void)
 		mon.root_pid = getpid();
 	s = getenv("MPROF_FREERES");
 	mon.no_freeres = s && !strcmp(s, "0");
+	/* Bytes a thread may hold back from the others' view of the heap
+	 * (peak.h): 0 makes the peak exact with threads too, at a cost. */
+	if (parse_u64(getenv("MPROF_PEAK_SLACK"), &v) == 0 && v <= (uint64_t)INT64_MAX)
+		peak_set_slack((int64_t)v);
 	/* For tests of the watchdog: the bound of a wait for a monitor lock. */
 	if (parse_u64(getenv("MPROF_LOCK_WAIT_MS"), &v) == 0 && v > 0)
 		lock_set_bound(v);
@@ -500,6 +594,7 @@ void mon_init(void)
 	addrmap_init(real_is_glibc() ? 32 : 16);
 	lock_on_timeout(lock_timeout);
 	mon.epoch = 1;
+	peak_restart(1);
 	mon.start_ns = mon_now_ns();
 	/* Before libc has set up environ (allocations by the dynamic loader),
 	 * the configuration waits for the constructor or the first save. */
@@ -547,6 +642,21 @@ static inline struct mon_thread *self(uint64_t *e)
 	return t;
 }
 
+/* Before the first change to the stack whose counters are c, in block t,
+ * since t's last publish (peak.h). */
+static __attribute__((noinline)) void turn(struct mon_thread *t, uint64_t *c)
+{
+	struct live l = live(c);
+
+	peak_turn(&t->peak, ctr_peak(c), l.bytes, l.objects);
+}
+
+/* t's delta into the view of the heap: out of line, as it is rare. */
+static __attribute__((noinline)) void publish(struct mon_thread *t)
+{
+	peak_publish(&t->peak, t->epoch);
+}
+
 /* Charge a free to the stack that allocated it. */
 static inline __attribute__((always_inline)) void credit_free(struct mon_thread *t, uint32_t idx, uint64_t size)
 {
@@ -558,11 +668,15 @@ static inline __attribute__((always_inline)) void credit_free(struct mon_thread 
 		mon_trouble("cannot map memory for counters", NULL);
 		return;
 	}
+	if (__builtin_expect(peak_stale(&t->peak, ctr_peak(c)), 0))
+		turn(t, c);
 	bump(&c[CTR(MPROF_C_FREES, sc)], 1);
 	bump(&c[CTR(MPROF_C_FREED, sc)], size);
 	bump(&t->bins[bin][1], 1);
 	if (bin == FORMAT_NBINS - 1)
 		bump(&t->big[1], size);
+	if (peak_free_due(&t->peak, size))
+		publish(t);
 }
 
 /* A free: credit the stack (found) or count an unknown free, into t,
@@ -587,6 +701,7 @@ static __attribute__((noinline)) void settle_orphan(uint64_t e, int found, uint3
 	if (!t)
 		return;
 	settle_into(t, found, idx, size);
+	orphan_flush(t);
 	orphan_unlock();
 }
 
@@ -615,6 +730,7 @@ static int save(const char *reason)
 
 	mon_config();
 	errno = e;
+	mon_read_peak();
 	src = (struct writer_source){
 		.out = mon.out,
 		.root_pid = mon.root_pid,
@@ -644,16 +760,20 @@ static inline unsigned cache_slot(uint32_t hash)
 }
 
 /* Count an allocation of n bytes into t, whose counters for its stack are c. */
-static inline void count(struct mon_thread *t, uint64_t *c, size_t n)
+static inline __attribute__((always_inline)) void count(struct mon_thread *t, uint64_t *c, size_t n)
 {
 	int sc = format_size_class(n);
 	uint32_t bin = format_bin_index(n);
 
+	if (__builtin_expect(peak_stale(&t->peak, ctr_peak(c)), 0))
+		turn(t, c);
 	bump(&c[CTR(MPROF_C_ALLOCS, sc)], 1);
 	bump(&c[CTR(MPROF_C_BYTES, sc)], n);
 	bump(&t->bins[bin][0], 1);
 	if (bin == FORMAT_NBINS - 1)
 		bump(&t->big[0], n);
+	if (peak_alloc_due(&t->peak, n))
+		publish(t);
 }
 
 /*
@@ -805,6 +925,7 @@ static __attribute__((noinline)) void alloc_walk(void *p, size_t n,
 		if (!(t = orphan_lock(e)))
 			return;
 		idx = count_alloc(t, frames, depth, flags, hash, n, NULL);
+		orphan_flush(t);
 		orphan_unlock();
 	}
 	alloc_settle(p, n, e, idx);
@@ -1007,6 +1128,9 @@ void mon_restart(const char *filename)
 	/* Per-thread counts go with the old epoch (their owners zero them). */
 	__atomic_store_n(&mon.dropped, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&mon.nallocs, 0, __ATOMIC_RELAXED);
+	/* Before the epoch: a thread that sees the new one finds the new
+	 * profile's peak word (an old one's publish, the old word). */
+	peak_restart(mon.epoch + 1);
 	__atomic_store_n(&mon.epoch, mon.epoch + 1, __ATOMIC_RELEASE);
 	mon.start_ns = mon_now_ns();
 	mon.nosave = 0;
@@ -1092,14 +1216,18 @@ static void fork_child(void)
 		mon_guard = mon_fork_guard;
 		return;
 	}
-	/* The other threads are gone: their blocks (counts kept) are free. */
+	/* The other threads are gone: their blocks (counts kept) are free,
+	 * and what they held back joins the view of the heap. */
 	for (t = mon_all; t; t = t->all) {
 		if (t->owned && t != mon_self && t != mon_orphan) {
 			t->owned = 0;
 			t->pool = mon_pool;
 			mon_pool = t;
+			if (t->peak.delta)
+				peak_publish(&t->peak, t->epoch);
 		}
 	}
+	peak_fork_child(mon_self != NULL);
 	mon_guard = mon_fork_guard;
 }
 

@@ -117,8 +117,8 @@ static void put_counters(struct format_writer *w)
 	int i;
 
 	format_begin_section(w, FORMAT_SEC_COUNTERS);
-	format_put_u32(w, MPROF_NCOUNTERS);
-	for (i = 0; i < MPROF_NCOUNTERS; i++) {
+	format_put_u32(w, MPROF_NCOUNTERS_ALL);
+	for (i = 0; i < MPROF_NCOUNTERS_ALL; i++) {
 		format_put_str(w, format_mprof_counter_names[i]);
 		format_put_str(w, format_mprof_counter_units[i]);
 	}
@@ -129,7 +129,7 @@ static void put_stacks(struct format_writer *w, const struct writer_source *src)
 {
 	static uint64_t frames[STACKS_MAX_DEPTH];
 	uint32_t base = stacks_base(), n = stacks_count(), i;
-	uint64_t ctr[MPROF_NCOUNTERS];
+	uint64_t ctr[MPROF_NCOUNTERS_ALL];
 
 	/* The current profile's stacks (after a restart, not the old ones).
 	 * A record that keeps only its inner frames, the outer ones being the
@@ -143,10 +143,10 @@ static void put_stacks(struct format_writer *w, const struct writer_source *src)
 		src->read_counters(i, ctr);
 		if (q && q->idx >= base && q->idx < i && q->depth - r->pbase == shared)
 			format_put_stack(w, r->depth, r->flags, i - q->idx, shared, r->frames, ctr,
-					 MPROF_NCOUNTERS);
+					 MPROF_NCOUNTERS_ALL);
 		else
 			format_put_stack(w, r->depth, r->flags, 0, 0, stacks_frames(r, frames), ctr,
-					 MPROF_NCOUNTERS);
+					 MPROF_NCOUNTERS_ALL);
 	}
 	format_end_section(w);
 }

@@ -40,7 +40,7 @@ struct writer_source {
 	uint64_t start_ns;        /* INFO start_ns */
 	uint64_t (*now_ns)(void); /* INFO end_ns */
 	void (*read_totals)(struct writer_totals *t);
-	/* MPROF_NCOUNTERS counters for stack idx. */
+	/* MPROF_NCOUNTERS_ALL counters for stack idx. */
 	void (*read_counters)(uint32_t idx, uint64_t *counters);
 	/* FORMAT_NBINS x (allocs, frees, bytes, freed). */
 	void (*read_bins)(uint64_t (*bins)[4]);

@@ -44,9 +44,11 @@ static void usage(FILE *f)
 		"  -terse         bins and leak chains above 1%%\n"
 		"  -leaktable     print the memory leak table (default)\n"
 		"  -noleaktable   do not print the memory leak table\n"
+		"  -peaktable     print the chains live at the heap's peak (default)\n"
+		"  -nopeaktable   do not print them\n"
 		"  -offsets       leak table: tell call sites apart by +offset in the function\n"
 		"  -lines         leak table: file:line of each call site\n"
-		"  -depth N       leak table: callers in a partial chain (default 5)\n"
+		"  -depth N       leak and peak tables: callers in a partial chain (default 5)\n"
 		"  -all-frames    keep frames outer to main (_start, __libc_start_main)\n"
 		"  -help          this text\n"
 		"\n"
@@ -159,7 +161,7 @@ static int cmd_run(int argc, char **argv)
 
 static int cmd_show(int argc, char **argv)
 {
-	struct tables_opts o = { TABLES_NORMAL, 1, 0, 0, 5 };
+	struct tables_opts o = { TABLES_NORMAL, 1, 0, 0, 5, 1 };
 	const char *args[2] = { NULL, NULL }, *exe = NULL, *data = DEFAULT_DATA;
 	unsigned mflags = 0;
 	int nargs = 0;
@@ -184,6 +186,10 @@ static int cmd_show(int argc, char **argv)
 			o.leaktable = 1;
 		else if (strcmp(a, "-noleaktable") == 0)
 			o.leaktable = 0;
+		else if (strcmp(a, "-peaktable") == 0)
+			o.peaktable = 1;
+		else if (strcmp(a, "-nopeaktable") == 0)
+			o.peaktable = 0;
 		else if (strcmp(a, "-offsets") == 0 || strcmp(a, "-offset") == 0)
 			o.leaktable = 1, o.offsets = 1;
 		else if (strcmp(a, "-lines") == 0)

@@ -330,7 +330,7 @@ static int category_frame(struct model *m, const struct profile *p, uint32_t c, 
 int model_from_profile(struct model *m, const struct profile *p, struct symbols *sy,
 		       unsigned flags, char *err, size_t errlen)
 {
-	int idx[MPROF_NCOUNTERS], identity = 1, rc = 0;
+	int idx[MPROF_NCOUNTERS_ALL], identity = 1, rc = 0;
 	struct addrcache ac;
 	struct at *keep, *hang;
 	uint32_t *first;
@@ -339,15 +339,20 @@ int model_from_profile(struct model *m, const struct profile *p, struct symbols 
 	if (p->kind != FORMAT_KIND_MPROF) {
 		m->nc = p->ncounters;
 	} else {
-		for (int k = 0; k < MPROF_NCOUNTERS; k++) {
+		for (int k = 0; k < MPROF_NCOUNTERS_ALL; k++)
 			idx[k] = reader_counter(p, format_mprof_counter_names[k]);
+		for (int k = 0; k < MPROF_NCOUNTERS; k++) {
 			if (idx[k] < 0) {
 				snprintf(err, errlen, "has no '%s' counter: not mprof allocation data",
 					 format_mprof_counter_names[k]);
 				return -1;
 			}
-			identity &= idx[k] == k;
 		}
+		/* The peak's counters are optional: older files lack them. */
+		m->has_peak = idx[MPROF_C_PEAK_BYTES] >= 0 && idx[MPROF_C_PEAK_OBJECTS] >= 0;
+		m->nc = m->has_peak ? MPROF_NCOUNTERS_ALL : MPROF_NCOUNTERS;
+		for (size_t k = 0; k < m->nc; k++)
+			identity &= idx[k] == (int)k;
 	}
 	memset(&ac, 0, sizeof(ac));
 	/* Symbolizing an address costs some 150 bytes, and every frame of a
@@ -379,8 +384,8 @@ int model_from_profile(struct model *m, const struct profile *p, struct symbols 
 		struct at a = { MODEL_NONE, MODEL_NONE, 0, MODEL_NONE };
 
 		if (p->kind == FORMAT_KIND_MPROF && !identity) {
-			uint64_t v[MPROF_NCOUNTERS];
-			for (int k = 0; k < MPROF_NCOUNTERS; k++)
+			uint64_t v[MPROF_NCOUNTERS_ALL];
+			for (size_t k = 0; k < m->nc; k++)
 				v[k] = ps->counts[idx[k]];
 			c = own(m, v);
 		}
@@ -465,3 +470,11 @@ uint64_t model_allocs(const uint64_t *c) { return sum4(c, MPROF_C_ALLOCS); }
 uint64_t model_bytes(const uint64_t *c) { return sum4(c, MPROF_C_BYTES); }
 uint64_t model_frees(const uint64_t *c) { return sum4(c, MPROF_C_FREES); }
 uint64_t model_freed(const uint64_t *c) { return sum4(c, MPROF_C_FREED); }
+uint64_t model_peak(const struct model *m, const uint64_t *c)
+{
+	return m->has_peak ? c[MPROF_C_PEAK_BYTES] : 0;
+}
+uint64_t model_peak_objects(const struct model *m, const uint64_t *c)
+{
+	return m->has_peak ? c[MPROF_C_PEAK_OBJECTS] : 0;
+}

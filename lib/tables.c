@@ -131,7 +131,19 @@ static void table_bins(FILE *out, const struct profile *p, struct symbols *s,
 		fprintf(out, "  (%zu smaller bins not shown; -verbose shows every bin)\n", hidden);
 }
 
-/* ---- Table 2: memory leaks --------------------------------------------- */
+/* ---- Table 2: memory leaks, and the heap's peak by chain ---------------- */
+
+
+/* What a table of chains is about: what is kept at the end (the leak
+ * table), or what was live at the heap's peak. */
+enum chains_of { CHAINS_KEPT, CHAINS_PEAK };
+
+struct chains {
+	struct tables_chain *lk;
+	size_t n;
+	uint32_t *order; /* lk's indices, largest first */
+	uint32_t *f, *g; /* two chains' sites, room for the depth */
+};
 
 /* Chains are the same when their functions are (and, with -offsets, their
  * call sites). */
@@ -145,6 +157,7 @@ static int site_eq(const struct model *m, uint32_t a, uint32_t b, int offsets)
 static const struct tables_chain *sort_lk;
 static const struct model *sort_lm;
 static uint32_t *sort_fa, *sort_fb; /* two chains' sites, room for -depth */
+static enum chains_of sort_of;
 
 /* The sites of a chain, outermost first, into out (room for n). */
 static void chain(const struct model *m, uint32_t stack, uint32_t n, uint32_t *out)
@@ -152,15 +165,19 @@ static void chain(const struct model *m, uint32_t stack, uint32_t n, uint32_t *o
 	model_inner(m, &m->stacks[stack], n, out);
 }
 
+/* Bytes first, then objects (kept, or live at the peak). */
 static int leak_cmp(const void *xp, const void *yp)
 {
 	const struct tables_chain *a = &sort_lk[*(const uint32_t *)xp], *b = &sort_lk[*(const uint32_t *)yp];
 	uint64_t ka = a->bytes - a->freed, kb = b->bytes - b->freed;
+	uint64_t na = a->allocs - a->frees, nb = b->allocs - b->frees;
 
+	if (sort_of == CHAINS_PEAK)
+		ka = a->peak, kb = b->peak, na = a->peak_n, nb = b->peak_n;
 	if (ka != kb)
 		return ka > kb ? -1 : 1;
-	if (a->allocs - a->frees != b->allocs - b->frees)
-		return a->allocs - a->frees > b->allocs - b->frees ? -1 : 1;
+	if (na != nb)
+		return na > nb ? -1 : 1;
 	if (a->n != b->n)
 		return a->n < b->n ? -1 : 1;
 	chain(sort_lm, a->stack, a->n, sort_fa);
@@ -173,20 +190,13 @@ static int leak_cmp(const void *xp, const void *yp)
 	return 0;
 }
 
-static void print_site(FILE *out, const struct model *m, uint32_t id, const struct tables_opts *o)
-{
-	const struct model_site *f = &m->sites[id];
-
-	fputs(strtab_get(m->fns, f->fn), out);
-	if (o->offsets && f->offset != MODEL_NO_OFFSET)
-		fprintf(out, "+%u", f->offset);
-	if (f->inlined)
-		fputs(" [inline]", out);
-	if (o->lines && f->loc != MODEL_NO_LOC)
-		fprintf(out, " (%s)", strtab_get(m->locs, f->loc));
-}
-
-size_t tables_chains(const struct model *m, int depth, int offsets, struct tables_chain **out)
+/*
+ * Merge the stacks into partial chains of o->depth callers (mprof.1, TABLE
+ * 2): for CHAINS_KEPT the stacks that keep something, for CHAINS_PEAK
+ * those live at the peak; sorted, largest first.
+ */
+static size_t collect(const struct model *m, int depth, int offsets, enum chains_of of,
+		      struct tables_chain **out)
 {
 	struct tables_chain *lk = NULL;
 	uint32_t *f, *g, *slot;
@@ -205,7 +215,9 @@ size_t tables_chains(const struct model *m, int depth, int offsets, struct table
 		size_t j;
 		struct tables_chain *l = NULL;
 
-		if (model_allocs(s->c) == model_frees(s->c) && model_bytes(s->c) == model_freed(s->c))
+		if (of == CHAINS_KEPT ? model_allocs(s->c) == model_frees(s->c) &&
+						model_bytes(s->c) == model_freed(s->c)
+				      : !model_peak(m, s->c) && !model_peak_objects(m, s->c))
 			continue;
 		chain(m, (uint32_t)i, n, f);
 		for (uint32_t k = 0; k < n; k++) {
@@ -239,6 +251,8 @@ size_t tables_chains(const struct model *m, int depth, int offsets, struct table
 		l->bytes += model_bytes(s->c);
 		l->frees += model_frees(s->c);
 		l->freed += model_freed(s->c);
+		l->peak += model_peak(m, s->c);
+		l->peak_n += model_peak_objects(m, s->c);
 	}
 	free(slot);
 	free(f);
@@ -247,31 +261,84 @@ size_t tables_chains(const struct model *m, int depth, int offsets, struct table
 	return nl;
 }
 
-static void table_leaks(FILE *out, const struct model *m, const struct tables_opts *o)
+size_t tables_chains(const struct model *m, int depth, int offsets, struct tables_chain **out)
 {
-	struct tables_chain *lk;
-	uint32_t *order, *f, *g;
-	size_t nl, hidden = 0;
-	uint64_t tot_bytes = model_bytes(m->tot), tot_kept = tot_bytes - model_freed(m->tot);
-	int depth = o->depth > 0 ? o->depth : 5;
+	return collect(m, depth, offsets, CHAINS_KEPT, out);
+}
 
-	nl = tables_chains(m, depth, o->offsets, &lk);
-	f = xcalloc((size_t)depth + 1, sizeof(uint32_t));
-	g = xcalloc((size_t)depth + 1, sizeof(uint32_t));
+/* The chains of `of`, sorted, largest first. */
+static void chains_group(struct chains *ch, const struct model *m, const struct tables_opts *o,
+			 enum chains_of of)
+{
+	int depth = o->depth > 0 ? o->depth : 5;
+	struct tables_chain *lk;
+	size_t nl = collect(m, depth, o->offsets, of, &lk);
+	uint32_t *f = xcalloc((size_t)depth + 1, sizeof(uint32_t));
+	uint32_t *g = xcalloc((size_t)depth + 1, sizeof(uint32_t));
+
 	/* Sort indices, not the records: cheaper to move. */
-	order = xcalloc(nl + 1, sizeof(uint32_t));
+	ch->order = xcalloc(nl + 1, sizeof(uint32_t));
 	for (size_t i = 0; i < nl; i++)
-		order[i] = (uint32_t)i;
+		ch->order[i] = (uint32_t)i;
 	sort_lk = lk;
 	sort_lm = m;
 	sort_fa = f;
 	sort_fb = g;
-	qsort(order, nl, sizeof(uint32_t), leak_cmp);
+	sort_of = of;
+	qsort(ch->order, nl, sizeof(uint32_t), leak_cmp);
+	ch->lk = lk;
+	ch->n = nl;
+	ch->f = f;
+	ch->g = g;
+}
 
+static void chains_release(struct chains *ch)
+{
+	free(ch->order);
+	free(ch->lk);
+	free(ch->f);
+	free(ch->g);
+}
+
+static void print_site(FILE *out, const struct model *m, uint32_t id, const struct tables_opts *o)
+{
+	const struct model_site *f = &m->sites[id];
+
+	fputs(strtab_get(m->fns, f->fn), out);
+	if (o->offsets && f->offset != MODEL_NO_OFFSET)
+		fprintf(out, "+%u", f->offset);
+	if (f->inlined)
+		fputs(" [inline]", out);
+	if (o->lines && f->loc != MODEL_NO_LOC)
+		fprintf(out, " (%s)", strtab_get(m->locs, f->loc));
+}
+
+/* "... > a > b > c": a chain, outermost first, and a newline. */
+static void print_chain(FILE *out, const struct model *m, const struct tables_opts *o,
+			struct chains *ch, const struct tables_chain *l)
+{
+	if (l->cut)
+		fputs("... > ", out);
+	chain(m, l->stack, l->n, ch->f);
+	for (uint32_t k = 0; k < l->n; k++) {
+		if (k)
+			fputs(" > ", out);
+		print_site(out, m, ch->f[k], o);
+	}
+	fputc('\n', out);
+}
+
+static void table_leaks(FILE *out, const struct model *m, const struct tables_opts *o)
+{
+	struct chains ch;
+	size_t hidden = 0;
+	uint64_t tot_bytes = model_bytes(m->tot), tot_kept = tot_bytes - model_freed(m->tot);
+
+	chains_group(&ch, m, o, CHAINS_KEPT);
 	rule(out, "MEMORY LEAKS");
 	fprintf(out, "   kept bytes  (%%)    allocs        bytes  (%%)     frees        bytes  (%%)  path\n");
-	for (size_t i = 0; i < nl; i++) {
-		struct tables_chain *l = &lk[order[i]];
+	for (size_t i = 0; i < ch.n; i++) {
+		struct tables_chain *l = &ch.lk[ch.order[i]];
 		uint64_t kept = l->bytes - l->freed;
 		char pk[3], pb[3], pf[3];
 
@@ -297,24 +364,49 @@ static void table_leaks(FILE *out, const struct model *m, const struct tables_op
 		} else {
 			fprintf(out, "%9s %12s %4s  ", "", "", "");
 		}
-		if (l->cut)
-			fputs("... > ", out);
-		chain(m, l->stack, l->n, f);
-		for (uint32_t k = 0; k < l->n; k++) {
-			if (k)
-				fputs(" > ", out);
-			print_site(out, m, f[k], o);
-		}
-		fputc('\n', out);
+		print_chain(out, m, o, &ch, l);
 	}
 	if (hidden)
 		fprintf(out, "  (%zu smaller leaks not shown; -verbose shows every chain)\n", hidden);
 	if (tot_kept == 0)
 		fprintf(out, "  (no memory leaks: every allocated byte was freed)\n");
-	free(order);
-	free(lk);
-	free(f);
-	free(g);
+	chains_release(&ch);
+}
+
+/*
+ * Who held the heap at its peak (issue 15): the live bytes and objects of
+ * each partial chain at that moment, and what it keeps at the end, so a
+ * chain that only ever held memory for a while (a peak, not a leak) stands
+ * out.  Chains, not functions: a peak is what a path of calls held, as a
+ * leak is, and the same -depth groups them.
+ */
+static void table_peak(FILE *out, const struct model *m, const struct tables_opts *o)
+{
+	struct chains ch;
+	size_t hidden = 0;
+	uint64_t peak = model_peak(m, m->tot);
+
+	chains_group(&ch, m, o, CHAINS_PEAK);
+	rule(out, "HEAP PEAK");
+	fprintf(out, "   peak bytes  (%%)   objects   kept bytes  path\n");
+	for (size_t i = 0; i < ch.n; i++) {
+		struct tables_chain *l = &ch.lk[ch.order[i]];
+		char pp[3];
+
+		if (!over(l->peak, peak, tables_threshold(o->verbosity))) {
+			hidden++;
+			continue;
+		}
+		tables_pct2(pp, l->peak, peak);
+		fprintf(out, "%13" PRIu64 " (%s) %9" PRIu64 " %12" PRIu64 "  ", l->peak, pp, l->peak_n,
+			l->bytes - l->freed);
+		print_chain(out, m, o, &ch, l);
+	}
+	if (hidden)
+		fprintf(out, "  (%zu smaller chains not shown; -verbose shows every chain)\n", hidden);
+	if (peak == 0)
+		fprintf(out, "  (no peak: nothing was live)\n");
+	chains_release(&ch);
 }
 
 /* ---- Table 3: direct allocation ---------------------------------------- */
@@ -627,12 +719,18 @@ void tables_print(FILE *out, const struct model *m, const struct callgraph *g,
 	uint64_t bytes = model_bytes(m->tot), freed = model_freed(m->tot);
 
 	fprintf(out, "mprof: %s (pid %s): %" PRIu64 " allocations of %" PRIu64 " bytes, %" PRIu64
-		" frees of %" PRIu64 " bytes, %" PRIu64 " bytes kept\n",
+		" frees of %" PRIu64 " bytes, %" PRIu64 " bytes kept",
 		cmd ? cmd : "?", pid ? pid : "?", model_allocs(m->tot), bytes, model_frees(m->tot), freed,
 		bytes - freed);
+	/* The sum of the stacks' shares: the peak itself (peak.h). */
+	if (m->has_peak)
+		fprintf(out, ", peak %" PRIu64 " bytes live", model_peak(m, m->tot));
+	fputc('\n', out);
 	table_bins(out, p, s, o);
 	if (o->leaktable)
 		table_leaks(out, m, o);
+	if (o->peaktable && m->has_peak)
+		table_peak(out, m, o);
 	table_direct(out, m, g);
 	table_callgraph(out, m, g);
 }

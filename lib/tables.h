@@ -21,10 +21,12 @@ struct tables_opts {
 	int offsets;   /* +n call-site offsets in leak paths */
 	int lines;     /* file:line after each function in leak paths */
 	int depth;     /* callers in a partial chain (default 5) */
+	int peaktable; /* print the heap peak's chains (files that have them) */
 };
 
 /*
- * Print the header and the four tables.  bins come from p (exact per size);
+ * Print the header and the four tables, and after the leak table the
+ * chains live at the heap's peak.  bins come from p (exact per size);
  * type names from s (may be NULL: no types column entries).
  */
 void tables_print(FILE *out, const struct model *m, const struct callgraph *g,
@@ -41,9 +43,10 @@ void tables_print_types(FILE *out, struct symbols *s, uint32_t size);
  * not all freed).
  */
 struct tables_chain {
-	uint32_t stack, n;
-	int cut;
+	uint32_t stack, n; /* the chain: the innermost n frames of stack */
+	int cut;           /* more callers were present: "..." */
 	uint64_t allocs, bytes, frees, freed;
+	uint64_t peak, peak_n; /* live bytes, objects at the heap's peak */
 };
 
 /*

@@ -4,7 +4,7 @@
 # totals: mprof's allocations, bytes and bytes kept; cpprof's samples times
 # the interval (nanoseconds); cfprof's exact calls, the program's own count.
 . "$(dirname "$0")/../lib.sh"
-plan 14
+plan 15
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 cd "$T" || exit 1
@@ -15,12 +15,15 @@ total() { awk '{ s += $NF } END { printf "%d\n", s }'; }
 cc -g -O0 -o widgets "$TOP/examples/widgets.c" || exit 1
 "$MPROF" run -o m.data ./widgets > /dev/null 2>&1
 head=$("$MPROF" ./widgets m.data | head -1)
-allocs=$(printf '%s\n' "$head" | sed -n 's/.*: \([0-9]*\) allocations of \([0-9]*\) bytes, .*, \([0-9]*\) bytes kept$/\1/p')
-bytes=$(printf '%s\n' "$head" | sed -n 's/.*: \([0-9]*\) allocations of \([0-9]*\) bytes, .*, \([0-9]*\) bytes kept$/\2/p')
-kept=$(printf '%s\n' "$head" | sed -n 's/.*: \([0-9]*\) allocations of \([0-9]*\) bytes, .*, \([0-9]*\) bytes kept$/\3/p')
+hd='s/.*: \([0-9]*\) allocations of \([0-9]*\) bytes, .*, \([0-9]*\) bytes kept, peak \([0-9]*\) bytes live$'
+allocs=$(printf '%s\n' "$head" | sed -n "$hd/\\1/p")
+bytes=$(printf '%s\n' "$head" | sed -n "$hd/\\2/p")
+kept=$(printf '%s\n' "$head" | sed -n "$hd/\\3/p")
+peak=$(printf '%s\n' "$head" | sed -n "$hd/\\4/p")
 is "$("$MPROF" export --format folded ./widgets m.data | total)" "$kept" "mprof: inuse_space (the default) adds up to the bytes kept ($kept)"
 is "$("$MPROF" export --format folded --counter alloc_space ./widgets m.data | total)" "$bytes" "mprof: alloc_space adds up to the bytes allocated"
 is "$("$MPROF" export --format folded --counter alloc_objects ./widgets m.data | total)" "$allocs" "mprof: alloc_objects adds up to the allocations"
+ok $([ "$peak" -ge "$kept" ]; echo $?) "mprof: the peak ($peak) is no less than what is kept at the end"
 f=$("$MPROF" export --format folded --counter alloc_objects ./widgets m.data)
 like "$f" '^main;simulate;make_red_widget;make_widget [0-9]+$' "mprof: stacks spelled outermost first, ';' between names"
 is "$(printf '%s\n' "$f" | awk '{ print $1 }' | sort | uniq -d)" "" "mprof: one line per distinct stack"

@@ -2,7 +2,8 @@
 # own addresses (ASLR), become one profile whose figures are the sums; a
 # program's forked children (FILE.PID) join their parent's file; files of
 # different kinds or programs are refused in one line, exit 2, and OUT is
-# not written.
+# not written.  Peaks add up too: the merged "peak" is the runs' peaks'
+# sum (each run's is exact: widgets has one thread).
 . "$(dirname "$0")/../lib.sh"
 plan 9
 CPPROF=$B/bin/cpprof
@@ -16,8 +17,9 @@ a2=$("$MPROF" dump w2.data | awk '$1 == "module" { print $2; exit }')
 ok $([ "$a1" != "$a2" ]; echo $?) "the runs loaded the program at different addresses ($a1, $a2)"
 "$MPROF" merge w1.data w2.data w3.data -o w.data
 ok $? "mprof merge of three runs"
+peak1=$("$MPROF" ./widgets w1.data | sed -n '1s/.*, peak \([0-9]*\) bytes live$/\1/p')
 is "$("$MPROF" ./widgets w.data | head -1 | sed 's/.*): //')" \
-	"30000 allocations of 6120000 bytes, 15279 frees of 3116916 bytes, 3003084 bytes kept" \
+	"30000 allocations of 6120000 bytes, 15279 frees of 3116916 bytes, 3003084 bytes kept, peak $((3 * peak1)) bytes live" \
 	"the merged profile's totals are three runs' (mprof's header)"
 like "$("$MPROF" ./widgets w.data)" ' 30000 +make_widget$' "its stacks still name the functions (30000 calls of make_widget)"
 is "$("$MPROF" export --format folded --counter alloc_objects ./widgets w.data)" \

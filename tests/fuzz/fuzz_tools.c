@@ -245,7 +245,7 @@ static void exports(const struct profile *p, const struct model *m, struct symbo
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct tables_opts o = { TABLES_VERBOSE, 1, 1, 1, 5 };
+	struct tables_opts o = { TABLES_VERBOSE, 1, 1, 1, 5, 1 };
 	struct profile p;
 	struct symbols *sy;
 	struct model m;

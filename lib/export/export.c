@@ -53,11 +53,17 @@ int export_prepare(struct export_data *d, const struct profile *p, const struct 
 	d->p = p;
 	d->m = m;
 	if (p->kind == FORMAT_KIND_MPROF) {
-		/* pprof's heap profile order; inuse_space is its default. */
+		/* pprof's heap profile order; inuse_space is its default.
+		 * Then what each stack held at the heap's peak (a file from
+		 * before issue 15 has no such counters). */
 		add(d, "alloc_objects", "count", -1, 1);
 		add(d, "alloc_space", "bytes", -1, 1);
 		add(d, "inuse_objects", "count", -1, 1);
 		add(d, "inuse_space", "bytes", -1, 1);
+		if (m->has_peak) {
+			add(d, "peak_objects", "count", MPROF_C_PEAK_OBJECTS, 1);
+			add(d, "peak_space", "bytes", MPROF_C_PEAK_BYTES, 1);
+		}
 		d->dflt = MP_INUSE_SPACE;
 		return 0;
 	}

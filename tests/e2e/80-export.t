@@ -1,10 +1,10 @@
 # export --format folded (issue 14, the first format): every kind of
 # profile as FlameGraph's folded stacks, "a;b;c N", one line per distinct
 # stack of names.  Each counter's lines must add up to the profile's own
-# totals: mprof's allocations, bytes and bytes kept; cpprof's samples times
+# totals: mprof's allocations, bytes, bytes kept and peak; cpprof's samples times
 # the interval (nanoseconds); cfprof's exact calls, the program's own count.
 . "$(dirname "$0")/../lib.sh"
-plan 15
+plan 16
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 cd "$T" || exit 1
@@ -23,6 +23,7 @@ peak=$(printf '%s\n' "$head" | sed -n "$hd/\\4/p")
 is "$("$MPROF" export --format folded ./widgets m.data | total)" "$kept" "mprof: inuse_space (the default) adds up to the bytes kept ($kept)"
 is "$("$MPROF" export --format folded --counter alloc_space ./widgets m.data | total)" "$bytes" "mprof: alloc_space adds up to the bytes allocated"
 is "$("$MPROF" export --format folded --counter alloc_objects ./widgets m.data | total)" "$allocs" "mprof: alloc_objects adds up to the allocations"
+is "$("$MPROF" export --format folded --counter peak_space ./widgets m.data | total)" "$peak" "mprof: peak_space adds up to the peak ($peak)"
 ok $([ "$peak" -ge "$kept" ]; echo $?) "mprof: the peak ($peak) is no less than what is kept at the end"
 f=$("$MPROF" export --format folded --counter alloc_objects ./widgets m.data)
 like "$f" '^main;simulate;make_red_widget;make_widget [0-9]+$' "mprof: stacks spelled outermost first, ';' between names"
@@ -52,7 +53,7 @@ like "$("$CFPROF" export --format folded --counter calls ./primes f.data)" \
 "$MPROF" export --format nosuch m.data > o 2> e
 is "$?/$(wc -l < e)/$(wc -c < o)" "2/1/0" "unknown format: exit 2, one line, nothing written"
 "$MPROF" export --format folded --counter nosuch m.data > o 2> e
-like "$?/$(cat e)" '^2/mprof: m.data: no counter .nosuch. \(it has alloc_objects, alloc_space, inuse_objects, inuse_space\)$' \
+like "$?/$(cat e)" '^2/mprof: m.data: no counter .nosuch. \(it has alloc_objects, alloc_space, inuse_objects, inuse_space, peak_objects, peak_space\)$' \
 	"unknown counter: exit 2, the counters named"
 head -c 100 m.data > cut.data
 "$MPROF" export --format folded cut.data > o 2> e

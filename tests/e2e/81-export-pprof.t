@@ -4,7 +4,7 @@
 # type, to the profile's own totals; -top names the functions; the
 # default sample type is pprof's (inuse_space for heap data) or --counter.
 . "$(dirname "$0")/../lib.sh"
-plan 18
+plan 19
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 PPROF=$B/tools/pprof
@@ -25,11 +25,13 @@ cc -g -O0 -o widgets "$TOP/examples/widgets.c" || exit 1
 "$MPROF" export --format pprof -o m.pb.gz ./widgets m.data
 ok $? "mprof: export --format pprof"
 is "$(od -An -tx1 -N2 m.pb.gz | tr -d ' ')" "1f8b" "mprof: the file is gzip'd"
-is "$(types m.pb.gz)" "alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes[dflt]" \
-	"mprof: pprof's heap sample types, in its order, inuse_space the default"
+is "$(types m.pb.gz)" "alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes[dflt] peak_objects/count peak_space/bytes" \
+	"mprof: pprof's heap sample types, in its order, inuse_space the default; then the heap's peak"
 is "$(col m.pb.gz 1)/$(col m.pb.gz 2)/$(col m.pb.gz 4)" "10000/2040000/1001028" \
 	"mprof: pprof reads 10000 allocations, 2040000 bytes, 1001028 kept"
 like "$("$PPROF" -top -sample_index=alloc_space m.pb.gz 2> /dev/null)" ' make_widget$' "mprof: pprof -top names make_widget"
+is "$(col m.pb.gz 6)" "$("$MPROF" ./widgets m.data | sed -n '1s/.*, peak \([0-9]*\) bytes live$/\1/p')" \
+	"mprof: pprof's peak_space adds up to the header's peak"
 like "$("$PPROF" -traces m.pb.gz 2> /dev/null)" 'make_widget' "mprof: pprof -traces reads the stacks"
 
 # --- cpprof: samples x 1 ms in nanoseconds

@@ -9,7 +9,7 @@
 # restart begins a new peak; a forked child goes on from its parent's.
 # A file from before issue 15 (no peak counters) is still read.
 . "$(dirname "$0")/../lib.sh"
-plan 31
+plan 33
 cc_prog "$T/peak" peak.c -pthread || exit 1
 cd "$T" || exit 1
 P=$T/peak
@@ -87,6 +87,16 @@ k=$(kept z.data)
 is "$(peak z.data)" "$((k + 63000))" "MPROF_PEAK_SLACK=0: exact, $((k + 63000))"
 like "$(table z.data)" '^3000 \( 4\) 3 0 .*start_thread > hold > take$' \
 	"MPROF_PEAK_SLACK=0: the thread's 3 x 1000 are in the peak"
+
+# --- 4 threads of 1000 x 100 bytes each, all held at once: each publishes
+# every 4096 bytes and holds the rest back (under 4096 a thread, 5 threads
+# with main's); exact with MPROF_PEAK_SLACK=0.
+"$MPROF" run -o m.data "$P" many
+k=$(kept m.data) p=$(peak m.data)
+ok $([ "$p" -le $((k + 400000)) ] && [ "$p" -gt $((k + 400000 - 5 * 4096)) ]; echo $?) \
+	"4 threads: peak $p within 5 x 4096 of $((k + 400000))"
+MPROF_PEAK_SLACK=0 "$MPROF" run -o m0.data "$P" many
+is "$(peak m0.data)" "$(($(kept m0.data) + 400000))" "4 threads, MPROF_PEAK_SLACK=0: exact"
 
 # --- mprof_restart: FILE's profile and peak begin at the restart
 LD_PRELOAD=$LIBMPROF/libmprof.so MPROF_OUT=r1.data "$P" restart r2.data

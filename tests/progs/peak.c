@@ -10,6 +10,8 @@
  *   threads S     main keeps 777; a thread takes S bytes in 3 blocks and
  *                 holds them while main's phase takes 2 x 30000; then all
  *                 is freed.  Peak 60777 + 3 S.
+ *   many          main keeps 777; 4 threads take 1000 x 100 bytes each and
+ *                 hold them all at once, then free them.  Peak 400777.
  *   restart FILE  main keeps 777; phase2; mprof_restart(FILE); phase1.
  *                 FILE's peak: phase1's 100000 alone.
  *   fork          main keeps 777; phase2; fork: the child runs phase1 and
@@ -99,6 +101,37 @@ __attribute__((noinline)) static void beside(void)
 		free(p[i]);
 }
 
+/* One of many threads: 1000 small blocks, held until all have theirs. */
+__attribute__((noinline)) static void *small(void *arg)
+{
+	void *p[1000];
+
+	(void)arg;
+	for (int i = 0; i < 1000; i++)
+		p[i] = take(100);
+	pthread_barrier_wait(&held);
+	pthread_barrier_wait(&done);
+	for (int i = 0; i < 1000; i++)
+		free(p[i]);
+	return NULL;
+}
+
+static int many(void)
+{
+	pthread_t t[4];
+
+	pthread_barrier_init(&held, NULL, 5);
+	pthread_barrier_init(&done, NULL, 5);
+	for (int i = 0; i < 4; i++)
+		if (pthread_create(&t[i], NULL, small, NULL) != 0)
+			return 1;
+	pthread_barrier_wait(&held);
+	pthread_barrier_wait(&done);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	return 0;
+}
+
 static int threads(size_t size)
 {
 	pthread_t t;
@@ -122,6 +155,8 @@ int main(int argc, char **argv)
 		grow();
 	} else if (argc > 2 && !strcmp(argv[1], "threads")) {
 		return threads((size_t)atol(argv[2]));
+	} else if (argc > 1 && !strcmp(argv[1], "many")) {
+		return many();
 	} else if (argc > 2 && !strcmp(argv[1], "restart")) {
 		if (!mprof_restart)
 			return 10;

@@ -13,8 +13,8 @@ is "$(./pool)/$?" "categories 0 0/0" "no monitor: mprof_category gives 0, the pr
 out=$("$MPROF" run -o p.data ./pool)
 is "$out" "categories 1 2" "under the monitor: categories 1 and 2"
 t=$("$MPROF" ./pool p.data)
-like "$t" '^mprof: \./pool \(pid [0-9]+\): 5003 allocations of 340096 bytes, 2001 frees of 68096 bytes, 272000 bytes kept$' \
-	"header: 5000 pool objects and 3 malloc blocks (stdout's buffer, released at exit by __libc_freeres); 2001 frees"
+like "$t" '^mprof: \./pool \(pid [0-9]+\): 5003 allocations of 340096 bytes, 2001 frees of 68096 bytes, 272000 bytes kept, peak 312000 bytes live$' \
+	"header: 5000 pool objects and 3 malloc blocks (stdout's buffer, released at exit by __libc_freeres); 2001 frees; the peak, 2 chunks + 1000 nodes + 3000 edges"
 like "$t" '^ +80000 \(29\) +3000 +120000 \(35\) +1000 +40000 \(11\) +main > build_graph > pool_get > \[edge\]$' \
 	"leak table: the edges kept, on their stack, category [edge] innermost"
 like "$t" '^ +24000 \( 8\) +1000 +24000 \( 7\) +main > build_graph > pool_get > \[node\]$' \

@@ -28,6 +28,7 @@ void model_init(struct model *m)
 	memset(m, 0, sizeof(*m));
 	m->fns = strtab_new_borrowing(); /* the symbolizer's strings */
 	m->locs = strtab_new();
+	m->atypes = strtab_new_borrowing();
 	m->sitemap = xcalloc(1, sizeof(struct sitemap));
 	m->nc = MPROF_NCOUNTERS;
 	m->main_fn = MODEL_NONE;
@@ -155,7 +156,8 @@ void model_add(struct model *m, const char *const *names, uint32_t n, const uint
 
 	util_grow(&m->last, &m->last_cap, (size_t)n + 1, sizeof(*m->last));
 	for (uint32_t i = 0; i < n; i++) {
-		struct model_site st = { strtab_intern(m->fns, names[i]), MODEL_NO_OFFSET, MODEL_NO_LOC, 0, 0 };
+		struct model_site st = { strtab_intern(m->fns, names[i]), MODEL_NO_OFFSET, MODEL_NO_LOC, 0,
+					 MODEL_NONE, 0 };
 		uint32_t site = site_id(m, &st);
 
 		if (same && i < m->nlast && m->last[i].site == site) {
@@ -246,6 +248,17 @@ static const uint32_t *expand(struct model *m, struct addrcache *a, struct symbo
 		st.offset = (!sf[i].inlined && sf[i].func_addr && sf[i].offset < MODEL_NO_OFFSET)
 				    ? (uint32_t)sf[i].offset : MODEL_NO_OFFSET;
 		st.loc = MODEL_NO_LOC;
+		st.atype = MODEL_NONE;
+		if (sf[i].atype) {
+			st.atype = strtab_intern(m->atypes, sf[i].atype);
+			if (st.atype >= m->atype_cap) {
+				size_t old = m->atype_cap;
+				util_grow(&m->atype_size, &m->atype_cap, st.atype + 1, sizeof(uint64_t));
+				memset(m->atype_size + old, 0, (m->atype_cap - old) * sizeof(uint64_t));
+			}
+			if (sf[i].asize > m->atype_size[st.atype])
+				m->atype_size[st.atype] = sf[i].asize;
+		}
 		if (sf[i].file) {
 			const char *base = strrchr(sf[i].file, '/');
 			snprintf(buf, sizeof(buf), "%s:%d", base ? base + 1 : sf[i].file, sf[i].line);
@@ -324,6 +337,7 @@ static int category_frame(struct model *m, const struct profile *p, uint32_t c, 
 			      strtab_get(m->own_names, strtab_intern(m->own_names, name)));
 	st.offset = MODEL_NO_OFFSET;
 	st.loc = MODEL_NO_LOC;
+	st.atype = MODEL_NONE;
 	return node_new(m, a, site_id(m, &st));
 }
 
@@ -458,6 +472,8 @@ void model_release(struct model *m)
 	strtab_free(m->locs);
 	if (m->own_names)
 		strtab_free(m->own_names);
+	strtab_free(m->atypes);
+	free(m->atype_size);
 	memset(m, 0, sizeof(*m));
 }
 

@@ -34,6 +34,9 @@ struct model_site {
 			   * the frame is inlined */
 	uint32_t loc;     /* "file:line" id in model.locs, or MODEL_NO_LOC */
 	uint32_t inlined; /* inlined into the frame before it (its caller) */
+	uint32_t atype;   /* the element type an allocating frame names
+			   * (symbols.h: sym_frame.atype), an id in
+			   * model.atypes, or MODEL_NONE */
 	uint64_t func_addr; /* entry of the real function, 0 if unknown */
 };
 
@@ -55,6 +58,10 @@ struct model {
 			      * they must outlive the model */
 	struct strtab *locs; /* "file:line" strings */
 	struct strtab *own_names; /* copies of names made here ("[category]") */
+	struct strtab *atypes; /* element types allocating frames name, as
+				* demangled: the symbolizer's strings */
+	uint64_t *atype_size;  /* sizeof each, 0 if unknown */
+	size_t atype_cap;
 	struct model_site *sites;
 	size_t nsites, sites_cap;
 	/* The calling context tree, as runs: a stack's own frames are

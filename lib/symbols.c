@@ -30,6 +30,7 @@
  */
 #include "symbols.h"
 
+#include "cxxname.h"
 #include "reader.h"
 #include "util.h"
 
@@ -129,6 +130,7 @@ struct spec_ent {
 };
 
 struct symbols {
+	int full_names;       /* C++ names as demangled, not simplified */
 	struct sym_mod *mods; /* sorted by start */
 	size_t nmods;
 	struct sym_img *imgs; /* one per distinct file; never moves */
@@ -439,6 +441,11 @@ fail:
 	return NULL;
 }
 
+void symbols_full_names(struct symbols *s, int on)
+{
+	s->full_names = on;
+}
+
 void symbols_free(struct symbols *s)
 {
 	if (!s)
@@ -482,29 +489,51 @@ static struct sym_mod *find_mod(const struct symbols *s, uint64_t addr)
 	return &s->mods[lo - 1];
 }
 
-/* Demangled (C++ and Rust legacy "_Z...", Rust v0 "_R...") or plain
- * name, interned.  DMGL_AUTO tries Rust's schemes first (a legacy Rust
- * name is a valid C++ one, which would keep its hash), then C++'s; without
- * DMGL_VERBOSE a Rust name loses its hash, as rustfilt prints it. */
-static const char *nice_name(struct symbols *s, const char *name)
-{
-	const char *r;
-	char *d;
+static int strip_cold(char *buf);
 
-	if (name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
-		return intern(s, name);
-	d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
-	if (!d)
-		return intern(s, name);
-	r = intern(s, d);
+/* The names of one function. */
+struct fnames {
+	const char *name; /* what views print: C++ simplified (cxxname.h)
+			   * unless full_names; interned */
+	const char *full; /* demangled in full; interned */
+	int cxx;          /* a demangled C++ name */
+	int cold;         /* GCC's cold part of it ("f.cold") */
+};
+
+/*
+ * The names of the function whose symbol or linkage name is raw: demangled
+ * (C++ and Rust legacy "_Z...", Rust v0 "_R...") or plain.  Rust's schemes
+ * are tried first (a legacy Rust name is a valid C++ one, which would keep
+ * its hash); without DMGL_VERBOSE a Rust name loses its hash, as rustfilt
+ * prints it, and is otherwise left as it is.  A C++ name is simplified
+ * (cxxname.h) unless s->full_names.  name and full are NULL on OOM.
+ */
+static void names_of(struct symbols *s, const char *raw, struct fnames *fn)
+{
+	char *d = NULL, *buf, *simple;
+
+	memset(fn, 0, sizeof(*fn));
+	if (raw[0] == '_' && (raw[1] == 'Z' || raw[1] == 'R')) {
+		d = rust_demangle(raw, DMGL_PARAMS | DMGL_ANSI);
+		if (!d && raw[1] == 'Z' && (d = cplus_demangle(raw, DMGL_PARAMS | DMGL_ANSI | DMGL_GNU_V3)))
+			fn->cxx = 1;
+	}
+	buf = strdup(d ? d : raw);
 	free(d);
-	return r;
+	if (!buf)
+		return;
+	fn->cold = strip_cold(buf);
+	fn->full = fn->name = intern(s, buf);
+	if (fn->cxx && !s->full_names && (simple = cxxname_simplify(buf))) {
+		fn->name = intern(s, simple);
+		free(simple);
+	}
+	free(buf);
 }
 
-/* Name of a subprogram or inlined subroutine DIE, following
- * DW_AT_abstract_origin and DW_AT_specification: the linkage name when there
- * is one (C++: qualified, with parameters, once demangled), else DW_AT_name. */
-static const char *die_func_name(struct symbols *s, Dwarf_Die *die)
+/* The linkage name of a subprogram or inlined subroutine DIE, following
+ * DW_AT_abstract_origin and DW_AT_specification, else its DW_AT_name. */
+static const char *die_raw_name(Dwarf_Die *die)
 {
 	Dwarf_Attribute a;
 	const char *n;
@@ -514,7 +543,76 @@ static const char *die_func_name(struct symbols *s, Dwarf_Die *die)
 		n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
 	if (!n)
 		n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
-	return n ? nice_name(s, n) : NULL;
+	return n;
+}
+
+/* sizeof the type `type` refers to, 0 if unknown. */
+static uint64_t type_size(Dwarf_Die *die, int attr_name)
+{
+	Dwarf_Attribute a;
+	Dwarf_Die t;
+	Dwarf_Word size;
+
+	if (!dwarf_attr_integrate(die, attr_name, &a) || !dwarf_formref_die(&a, &t) ||
+	    dwarf_aggregate_size(&t, &size) != 0)
+		return 0;
+	return size;
+}
+
+/* sizeof(T) for a function returning T* (an allocator's allocate), from
+ * its DWARF return type; 0 if it returns no pointer to a sized type. */
+static uint64_t pointee_size(Dwarf_Die *fn)
+{
+	Dwarf_Attribute a;
+	Dwarf_Die t;
+
+	if (!dwarf_attr_integrate(fn, DW_AT_type, &a) || !dwarf_formref_die(&a, &t) ||
+	    dwarf_peel_type(&t, &t) != 0 || dwarf_tag(&t) != DW_TAG_pointer_type)
+		return 0;
+	return type_size(&t, DW_AT_type);
+}
+
+/* sizeof the first template type parameter of a function (make_unique's
+ * T), looked for in its DIE, then its abstract origin or declaration. */
+static uint64_t tparam_size(Dwarf_Die *fn)
+{
+	Dwarf_Die d = *fn, c;
+	Dwarf_Attribute a;
+
+	for (int hop = 0; hop < 4; hop++) {
+		if (dwarf_child(&d, &c) == 0)
+			do
+				if (dwarf_tag(&c) == DW_TAG_template_type_parameter)
+					return type_size(&c, DW_AT_type);
+			while (dwarf_siblingof(&c, &c) == 0);
+		if (!dwarf_attr(&d, DW_AT_abstract_origin, &a) && !dwarf_attr(&d, DW_AT_specification, &a))
+			break;
+		if (!dwarf_formref_die(&a, &d))
+			break;
+	}
+	return 0;
+}
+
+/*
+ * The type an allocating frame asks storage for (cxxname_alloc_type), as
+ * f->atype, and its size as f->asize (0: unknown) from die, the frame's
+ * function (NULL without DWARF), else from the name of a builtin type.
+ */
+static void alloc_type(struct symbols *s, const struct fnames *fn, Dwarf_Die *die, struct sym_frame *f)
+{
+	enum cxxname_size how;
+	char *t;
+
+	if (!fn->cxx || !fn->full || !(t = cxxname_alloc_type(fn->full, &how)))
+		return;
+	f->atype = intern(s, t);
+	if (die && how == CXXNAME_SIZE_RETURN)
+		f->asize = pointee_size(die);
+	else if (die && how == CXXNAME_SIZE_TPARAM)
+		f->asize = tparam_size(die);
+	if (!f->asize)
+		f->asize = cxxname_builtin_size(t);
+	free(t);
 }
 
 /* Entry address (DWARF address space) of a subprogram DIE. */
@@ -870,22 +968,17 @@ static int resolve_in_module(struct symbols *s, struct sym_mod *mod, uint64_t ad
 	const struct elf_sym *es = find_sym(m, pc += shift);
 	const char *symname = es ? es->name : NULL;
 	uint64_t func_addr = es ? es->addr : 0;
-	const char *func = NULL;
-	int cold = 0, nf = 0, ns;
+	struct fnames fn = { 0 };
+	const char *func;
+	int nf = 0, ns;
 	Dwarf_Addr bias = 0;
 	Dwarf_Die scopes[SCOPES_MAX], cu, sub;
 	int have_sub = 0;
 
 	addr += shift;
 
-	if (symname && symname[0]) {
-		const char *nn = nice_name(s, symname);
-		char *buf = nn ? strdup(nn) : NULL;
-		if (buf && (cold = strip_cold(buf)))
-			nn = intern(s, buf);
-		free(buf);
-		func = nn;
-	}
+	if (symname && symname[0])
+		names_of(s, symname, &fn);
 
 	ns = get_scopes(m, pc, scopes, &cu, &bias);
 	if (ns >= 0) {
@@ -909,7 +1002,14 @@ static int resolve_in_module(struct symbols *s, struct sym_mod *mod, uint64_t ad
 			}
 			if (tag != DW_TAG_inlined_subroutine || nf == SYM_MAX_INLINE - 1)
 				continue;
-			f[nf].func = die_func_name(s, &scopes[i]);
+			memset(&f[nf], 0, sizeof(f[nf]));
+			if ((f[nf].sysname = die_raw_name(&scopes[i]))) {
+				struct fnames in;
+				names_of(s, f[nf].sysname, &in);
+				f[nf].func = in.name;
+				f[nf].full = in.full;
+				alloc_type(s, &in, &scopes[i], &f[nf]);
+			}
 			f[nf].file = src_path(s, &cu, file);
 			f[nf].line = line;
 			f[nf].inlined = 1;
@@ -923,23 +1023,27 @@ static int resolve_in_module(struct symbols *s, struct sym_mod *mod, uint64_t ad
 				line = (int)w;
 		}
 		/* The real function, last. */
+		memset(&f[nf], 0, sizeof(f[nf]));
 		f[nf].file = src_path(s, &cu, file);
 		f[nf].line = line;
 	} else {
-		f[nf].file = NULL;
-		f[nf].line = 0;
+		memset(&f[nf], 0, sizeof(f[nf]));
 	}
 	f[nf].inlined = 0;
+	f[nf].sysname = symname && symname[0] ? symname : NULL;
 	if (have_sub) {
 		Dwarf_Addr entry;
 		/* The symbol table names the real function (it has the
 		 * linkage name even for static C++ functions); DWARF only
 		 * when there is no symbol. */
-		if (!func)
-			func = die_func_name(s, &sub);
-		if ((cold || !func_addr) && die_entry(&sub, &entry) == 0)
+		if (!fn.name && (f[nf].sysname = die_raw_name(&sub)))
+			names_of(s, f[nf].sysname, &fn);
+		if ((fn.cold || !func_addr) && die_entry(&sub, &entry) == 0)
 			func_addr = entry + bias;
 	}
+	alloc_type(s, &fn, have_sub ? &sub : NULL, &f[nf]);
+	func = fn.name;
+	f[nf].full = fn.full;
 	if (!func) {
 		/* Nameless: the function's entry as module+offset when the
 		 * CFI knows it (one function), else the address itself. */
@@ -956,6 +1060,10 @@ static int resolve_in_module(struct symbols *s, struct sym_mod *mod, uint64_t ad
 	for (int i = 0; i < nf; i++) {
 		if (!f[i].func) /* inlined DIE without a name, or OOM */
 			f[i].func = "??";
+		if (!f[i].full)
+			f[i].full = f[i].func;
+		if (!f[i].sysname)
+			f[i].sysname = f[i].full;
 		f[i].func_addr = func_addr;
 		f[i].offset = func_addr ? addr - func_addr : 0;
 	}
@@ -981,7 +1089,7 @@ static int resolve_uncached(struct symbols *s, uint64_t addr, int ra, struct sym
 			 (unsigned long long)(addr - m->bias));
 	else
 		snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)addr);
-	f->func = intern(s, buf);
+	f->func = f->full = f->sysname = intern(s, buf);
 	return 1;
 }
 
@@ -1004,6 +1112,10 @@ int symbols_resolve(struct symbols *s, uint64_t addr, int is_return_address,
 		out[i] = tmp[i];
 		if (!out[i].func) /* out of memory while interning */
 			out[i].func = "??";
+		if (!out[i].full)
+			out[i].full = out[i].func;
+		if (!out[i].sysname)
+			out[i].sysname = out[i].full;
 	}
 	return n;
 }

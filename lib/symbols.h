@@ -19,7 +19,16 @@ struct symbols;
 /* One logical frame.  An address inside inlined code expands to several:
  * the innermost inlined function first, the real (outermost) function last. */
 struct sym_frame {
-	const char *func;   /* demangled name; never NULL (see below) */
+	const char *func;   /* the name views print; never NULL (see below):
+			     * demangled, a C++ name simplified (cxxname.h)
+			     * unless symbols_full_names was set */
+	const char *full;   /* demangled in full; never NULL */
+	const char *sysname; /* as the system names it: the symbol or DWARF
+			      * linkage name, mangled (pprof's system_name);
+			      * never NULL */
+	const char *atype;  /* an allocating frame's element type, as
+			     * demangled (cxxname_alloc_type), else NULL */
+	uint64_t asize;     /* sizeof(atype), 0 if unknown */
 	const char *file;   /* source file of the call site / pc, or NULL */
 	int line;           /* 0 if unknown */
 	uint64_t func_addr; /* absolute entry address of the real function, 0 if unknown */
@@ -39,6 +48,10 @@ struct sym_frame {
  */
 struct symbols *symbols_open(const struct profile *p, const char *exe_override);
 void symbols_free(struct symbols *s);
+
+/* Print C++ names in full (as demangled) rather than simplified, from the
+ * next symbols_resolve on (the tools' --full-names). */
+void symbols_full_names(struct symbols *s, int on);
 
 /*
  * Resolve addr.  is_return_address: addr is a return address (look up

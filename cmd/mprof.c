@@ -161,7 +161,7 @@ static int cmd_run(int argc, char **argv)
 
 static int cmd_show(int argc, char **argv)
 {
-	struct tables_opts o = { TABLES_NORMAL, 1, 0, 0, 5, 1 };
+	struct tables_opts o = { TABLES_NORMAL, 1, 0, 0, 5, 1, 0 };
 	const char *args[2] = { NULL, NULL }, *exe = NULL, *data = DEFAULT_DATA;
 	unsigned mflags = 0;
 	int nargs = 0;

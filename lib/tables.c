@@ -6,6 +6,7 @@
  */
 #include "tables.h"
 #include "callgraph.h"
+#include "cxxname.h"
 #include "model.h"
 #include "reader.h"
 #include "symbols.h"
@@ -71,32 +72,200 @@ static void rule(FILE *out, const char *title)
 
 /* ---- Table 1: allocation bins ---------------------------------------- */
 
-void tables_print_types(FILE *out, struct symbols *s, uint32_t size)
-{
-	const char *const *names;
-	size_t n, shown = 0, width = 0;
+/*
+ * Types that allocating frames name (cxxname.h): a stack whose first frame
+ * out of operator new and its like is an allocator's allocate, a
+ * make_unique or a std::string member allocates blocks of that frame's
+ * element type T.  The block's size is the stack's bytes over its
+ * allocations in one size class: exact when they all have one size (a
+ * node, a make_unique, a reserve), which is when it is a whole multiple
+ * of sizeof(T) (if known) and its bin holds that many allocations.  A
+ * block of n > 1 of them is "T[n]".
+ */
+struct btype {
+	uint32_t size;
+	uint32_t atype;  /* id in m->atypes */
+	uint64_t allocs; /* allocations of that size the frames account for */
+	char *label;
+};
 
-	if (!s || size > 1024)
+struct btypes {
+	struct btype *v;
+	size_t n, cap;
+	uint64_t *slot; /* (size << 32 | atype) + 1 -> index + 1, open addressing */
+	uint32_t *idx;
+	size_t nslots;
+};
+
+/* Looked at from the innermost frame out for the frame that asked. */
+#define TYPE_FRAMES 8
+
+static void btype_add(struct btypes *bt, uint32_t size, uint32_t atype, uint64_t allocs)
+{
+	uint64_t key = ((uint64_t)size << 32 | atype) + 1;
+	size_t i;
+
+	if (2 * (bt->n + 1) > bt->nslots) {
+		size_t ns = bt->nslots ? 2 * bt->nslots : 256;
+		free(bt->slot);
+		free(bt->idx);
+		bt->slot = xcalloc(ns, sizeof(uint64_t));
+		bt->idx = xcalloc(ns, sizeof(uint32_t));
+		bt->nslots = ns;
+		for (size_t k = 0; k < bt->n; k++) {
+			uint64_t kk = ((uint64_t)bt->v[k].size << 32 | bt->v[k].atype) + 1;
+			for (i = (size_t)(kk * 0x9e3779b97f4a7c15ull >> 20) & (ns - 1); bt->slot[i]; i = (i + 1) & (ns - 1))
+				;
+			bt->slot[i] = kk;
+			bt->idx[i] = (uint32_t)k;
+		}
+	}
+	for (i = (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & (bt->nslots - 1); bt->slot[i];
+	     i = (i + 1) & (bt->nslots - 1))
+		if (bt->slot[i] == key) {
+			bt->v[bt->idx[i]].allocs += allocs;
+			return;
+		}
+	util_grow(&bt->v, &bt->cap, bt->n + 1, sizeof(*bt->v));
+	bt->v[bt->n] = (struct btype){ size, atype, allocs, NULL };
+	bt->slot[i] = key;
+	bt->idx[i] = (uint32_t)bt->n++;
+}
+
+static int btype_cmp(const void *a, const void *b)
+{
+	const struct btype *x = a, *y = b;
+
+	if (x->size != y->size)
+		return x->size < y->size ? -1 : 1;
+	if (x->allocs != y->allocs)
+		return x->allocs > y->allocs ? -1 : 1;
+	return strcmp(x->label, y->label);
+}
+
+static void frame_types(const struct model *m, const struct profile *p, int full, struct btypes *bt)
+{
+	uint64_t bin_allocs[FORMAT_NBINS] = { 0 };
+	uint8_t *plumbing = xcalloc(strtab_count(m->fns) + 1, 1); /* 0 unknown, 1 yes, 2 no */
+	uint32_t path[TYPE_FRAMES];
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->nbins; i++)
+		bin_allocs[p->bins[i].size] += p->bins[i].allocs;
+	for (size_t i = 0; i < m->nstacks; i++) {
+		const struct model_stack *st = &m->stacks[i];
+		uint32_t k = st->n < TYPE_FRAMES ? st->n : TYPE_FRAMES, at = MODEL_NONE;
+		uint64_t tsize;
+
+		model_inner(m, st, k, path);
+		while (k-- > 0) {
+			const struct model_site *x = &m->sites[path[k]];
+			if (!plumbing[x->fn])
+				plumbing[x->fn] = cxxname_is_plumbing(strtab_get(m->fns, x->fn)) ? 1 : 2;
+			if (plumbing[x->fn] == 2) {
+				at = x->atype;
+				break;
+			}
+		}
+		if (at == MODEL_NONE)
+			continue;
+		tsize = m->atype_size[at];
+		for (int c = 0; c < SIZE_NCLASSES; c++) {
+			uint64_t a = st->c[MPROF_C_ALLOCS + c], b = st->c[MPROF_C_BYTES + c], z;
+			if (!a || b % a)
+				continue;
+			z = b / a;
+			if (z > 1024 || (tsize && z % tsize) || bin_allocs[z] < a)
+				continue;
+			btype_add(bt, (uint32_t)z, at, a);
+		}
+	}
+	free(plumbing);
+	for (size_t i = 0; i < bt->n; i++) {
+		struct btype *x = &bt->v[i];
+		const char *t = strtab_get(m->atypes, x->atype);
+		char *name = full ? NULL : cxxname_type(t);
+		uint64_t each = m->atype_size[x->atype];
+
+		if (each && x->size / each > 1)
+			x->label = xasprintf("%s[%" PRIu64 "]", name ? name : t, x->size / each);
+		else
+			x->label = xstrdup(name ? name : t);
+		free(name);
+	}
+	if (bt->n)
+		qsort(bt->v, bt->n, sizeof(*bt->v), btype_cmp);
+	/* Two types may print alike (libc++'s and libstdc++'s): once. */
+	for (size_t i = 0; i < bt->n; i++) {
+		if (n && bt->v[n - 1].size == bt->v[i].size && !strcmp(bt->v[n - 1].label, bt->v[i].label)) {
+			free(bt->v[i].label);
+			continue;
+		}
+		bt->v[n++] = bt->v[i];
+	}
+	bt->n = n;
+}
+
+/* The types column of bin `size`: the types allocating frames name
+ * (from ft, count of them), then the program's types of that size
+ * (symbols.h), each once, as much as fits in about 60 columns. */
+static void print_types(FILE *out, struct symbols *s, uint32_t size, const struct btype *ft, size_t nft,
+			int full)
+{
+	const char *const *names = NULL;
+	size_t n = 0, shown = 0, width = 0, total;
+	char **list;
+
+	if (size > 1024)
 		return;
-	n = symbols_types_of_size(s, size, &names);
+	if (s)
+		n = symbols_types_of_size(s, size, &names);
+	list = xcalloc(nft + n + 1, sizeof(*list));
+	total = 0;
+	for (size_t i = 0; i < nft; i++)
+		list[total++] = xstrdup(ft[i].label);
 	for (size_t i = 0; i < n; i++) {
-		size_t len = strlen(names[i]);
+		/* DWARF's C++ names read like the demangler's */
+		char *name = !full && (strchr(names[i], '<') || strstr(names[i], "::")) ? cxxname_type(names[i])
+										     : NULL;
+		size_t k;
+		if (!name)
+			name = xstrdup(names[i]);
+		for (k = 0; k < total && strcmp(list[k], name); k++)
+			;
+		if (k < total)
+			free(name);
+		else
+			list[total++] = name;
+	}
+	for (size_t i = 0; i < total; i++) {
+		size_t len = strlen(list[i]);
 		if (shown && width + len > 60) {
-			fprintf(out, " ... (%zu more)", n - shown);
+			fprintf(out, " ... (%zu more)", total - shown);
 			break;
 		}
-		fprintf(out, "%s%s", shown ? ", " : "", names[i]);
+		fprintf(out, "%s%s", shown ? ", " : "", list[i]);
 		width += len + 2;
 		shown++;
 	}
+	for (size_t i = 0; i < total; i++)
+		free(list[i]);
+	free(list);
 }
 
-static void table_bins(FILE *out, const struct profile *p, struct symbols *s,
+void tables_print_types(FILE *out, struct symbols *s, uint32_t size, int full)
+{
+	print_types(out, s, size, NULL, 0, full);
+}
+
+static void table_bins(FILE *out, const struct model *m, const struct profile *p, struct symbols *s,
 		       const struct tables_opts *o)
 {
 	uint64_t tb = 0, tk = 0, ta = 0;
-	size_t hidden = 0;
+	size_t hidden = 0, f = 0;
+	struct btypes bt = { 0 };
 
+	frame_types(m, p, o->full_names, &bt);
 	for (size_t i = 0; i < p->nbins; i++) {
 		tb += p->bins[i].bytes;
 		tk += p->bins[i].bytes - p->bins[i].freed;
@@ -109,6 +278,7 @@ static void table_bins(FILE *out, const struct profile *p, struct symbols *s,
 		uint64_t kept = b->bytes - b->freed;
 		double th = tables_threshold(o->verbosity);
 		char pb[3], pk[3], size[16];
+		size_t nf = 0;
 
 		if (!b->allocs && !b->frees)
 			continue;
@@ -124,11 +294,23 @@ static void table_bins(FILE *out, const struct profile *p, struct symbols *s,
 			snprintf(size, sizeof(size), "%u", b->size);
 		fprintf(out, "%9s %9" PRIu64 " %12" PRIu64 " (%s) %9" PRIu64 " %12" PRIu64 " (%s)  ",
 			size, b->allocs, b->bytes, pb, b->frees, kept, pk);
-		tables_print_types(out, s, b->size);
+		/* bins come sorted by size; a file may lie: look from the start */
+		if (f < bt.n && bt.v[f].size > b->size)
+			f = 0;
+		while (f < bt.n && bt.v[f].size < b->size)
+			f++;
+		while (f + nf < bt.n && bt.v[f + nf].size == b->size)
+			nf++;
+		print_types(out, s, b->size, bt.v + f, nf, o->full_names);
 		fputc('\n', out);
 	}
 	if (hidden)
 		fprintf(out, "  (%zu smaller bins not shown; -verbose shows every bin)\n", hidden);
+	for (size_t i = 0; i < bt.n; i++)
+		free(bt.v[i].label);
+	free(bt.v);
+	free(bt.slot);
+	free(bt.idx);
 }
 
 /* ---- Table 2: memory leaks, and the heap's peak by chain ---------------- */
@@ -726,7 +908,7 @@ void tables_print(FILE *out, const struct model *m, const struct callgraph *g,
 	if (m->has_peak)
 		fprintf(out, ", peak %" PRIu64 " bytes live", model_peak(m, m->tot));
 	fputc('\n', out);
-	table_bins(out, p, s, o);
+	table_bins(out, m, p, s, o);
 	if (o->leaktable)
 		table_leaks(out, m, o);
 	if (o->peaktable && m->has_peak)

@@ -22,6 +22,7 @@ struct tables_opts {
 	int lines;     /* file:line after each function in leak paths */
 	int depth;     /* callers in a partial chain (default 5) */
 	int peaktable; /* print the heap peak's chains (files that have them) */
+	int full_names; /* table 1: C++ types as demangled, not simplified */
 };
 
 /*
@@ -33,8 +34,10 @@ void tables_print(FILE *out, const struct model *m, const struct callgraph *g,
 		  const struct profile *p, struct symbols *s, const struct tables_opts *o);
 
 /* Table 1's types column: the names of the DWARF types of this size (none
- * for s NULL or a size over 1024), at most about 60 columns of them. */
-void tables_print_types(FILE *out, struct symbols *s, uint32_t size);
+ * for s NULL or a size over 1024), at most about 60 columns of them, C++
+ * ones written short unless full (tables_print adds the types allocating
+ * frames name, which a model of differences does not have). */
+void tables_print_types(FILE *out, struct symbols *s, uint32_t size, int full);
 
 /*
  * A partial call chain of table 2: the innermost n frames of model stack

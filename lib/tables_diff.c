@@ -346,7 +346,7 @@ static void table_bins(FILE *out, const struct tables_diff_side *b,
 			snprintf(size, sizeof(size), "%u", i);
 		fprintf(out, "%9s %9s %12s %7s %9s %12s %7s  ", size, sgn(sa, x->allocs), sgn(sb, x->bytes),
 			ppct(pb, x->bytes, t->bytes), sgn(sf, x->frees), sgn(sk, kept), ppct(pk, kept, t->kept));
-		tables_print_types(out, s, i);
+		tables_print_types(out, s, i, o->full_names);
 		fputc('\n', out);
 		shown++;
 	}

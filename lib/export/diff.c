@@ -203,7 +203,7 @@ int export_diff_main(int argc, char **argv, int tables)
 	struct side b = { 0 }, n = { 0 };
 	struct row *rows;
 	size_t nrows = 0, shown = 0;
-	struct tables_opts o = { TABLES_NORMAL, 1, 0, 0, 5, 0 };
+	struct tables_opts o = { TABLES_NORMAL, 1, 0, 0, 5, 0, 0 };
 	unsigned mflags = 0;
 
 	for (int i = 1; i < argc; i++) {

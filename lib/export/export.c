@@ -126,7 +126,7 @@ static int html(const struct export_data *d, size_t k, const char *data, FILE *f
 	int rc;
 
 	if (d->p->kind == FORMAT_KIND_MPROF) {
-		struct tables_opts o = { TABLES_NORMAL, 1, 0, 0, 5, 1 };
+		struct tables_opts o = { TABLES_NORMAL, 1, 0, 0, 5, 1, 0 };
 		struct callgraph g;
 		FILE *mem = open_memstream(&tables, &len);
 

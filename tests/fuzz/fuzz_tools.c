@@ -9,7 +9,10 @@
  * cfprof's flat profile and call graph figures.  Any input must be accepted or rejected with a reason, and
  * never crash, leak, read out of bounds or trip UBSan; and the model,
  * which keeps shared frames shared, must give each stack the path the
- * same stacks written out whole give (oracle()).
+ * same stacks written out whole give (oracle()).  Every other input
+ * is shown with full C++ names, and every input is also read as a
+ * demangled name by lib/cxxname.c (names come from binaries, which may be
+ * anyone's).
  *
  * `make fuzz` runs it for FUZZ_SECONDS; tests/e2e/58-fuzz.t replays
  * tests/fuzz/corpus/ through it and fuzzes for a bounded time in
@@ -18,6 +21,7 @@
 #include "callgraph.h"
 #include "callpath.h"
 #include "cfgraph.h"
+#include "cxxname.h"
 #include "export/export.h"
 #include "format.h"
 #include "model.h"
@@ -243,9 +247,30 @@ static void exports(const struct profile *p, const struct model *m, struct symbo
 	export_html(&d, &info, null_out);
 }
 
+/* The input as a demangled name: each of cxxname's readings. */
+static void names(const uint8_t *data, size_t size)
+{
+	char *s = malloc(size + 1), *r;
+	enum cxxname_size how;
+
+	if (!s)
+		abort();
+	memcpy(s, data, size);
+	s[size] = 0;
+	free(cxxname_simplify(s));
+	free(cxxname_type(s));
+	r = cxxname_alloc_type(s, &how);
+	if (r)
+		free(cxxname_type(r));
+	free(r);
+	cxxname_is_plumbing(s);
+	cxxname_builtin_size(s);
+	free(s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct tables_opts o = { TABLES_VERBOSE, 1, 1, 1, 5, 1 };
+	struct tables_opts o = { TABLES_VERBOSE, 1, 1, 1, 5, 1, (int)(size & 1) };
 	struct profile p;
 	struct symbols *sy;
 	struct model m;
@@ -253,6 +278,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!null_out && !(null_out = fopen("/dev/null", "w")))
 		abort();
+	names(data, size);
 	err[0] = 0;
 	if (reader_parse(data, size, &p, err, sizeof(err)) < 0) {
 		if (!err[0])
@@ -263,6 +289,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sy = symbols_open(&p, NULL);
 	if (!sy)
 		abort();
+	symbols_full_names(sy, o.full_names);
 	model_init(&m);
 	err[0] = 0;
 	if (model_from_profile(&m, &p, sy, 0, err, sizeof(err)) == 0) {

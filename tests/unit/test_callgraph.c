@@ -75,7 +75,7 @@ static void test_paper_fg(void)
 		is_int(cg_sum(g.merged.edge[0].b), 10, "F/G: main -> cycle carries 10 bytes");
 	}
 	{
-		struct tables_opts o = { TABLES_NORMAL, 1, 0, 0, 5, 0 };
+		struct tables_opts o = { TABLES_NORMAL, 1, 0, 0, 5, 0, 0 };
 		char *out = render(&m, &g, &o);
 		ok(strstr(out, "<cycle 1 as a whole>") != NULL, "F/G: cycle listed");
 		ok(strstr(out, "F <cycle 1>") && strstr(out, "G <cycle 1>"), "F/G: members named with their cycle");
@@ -160,7 +160,7 @@ static void test_partial_chains(void)
 	const char *s3[] = { "main", "g" };
 	struct model m;
 	struct callgraph g;
-	struct tables_opts o = { TABLES_VERBOSE, 1, 0, 0, 5, 0 };
+	struct tables_opts o = { TABLES_VERBOSE, 1, 0, 0, 5, 0, 0 };
 	char *out;
 
 	model_init(&m);

@@ -118,7 +118,7 @@ static void test_difference(void)
 	{
 		struct profile pb, pn;
 		struct tables_diff_side sb = { "b.data", &pb, &b }, sn = { "n.data", &pn, &n };
-		struct tables_opts o = { TABLES_NORMAL, 1, 0, 0, 5, 0 };
+		struct tables_opts o = { TABLES_NORMAL, 1, 0, 0, 5, 0, 0 };
 		char *buf = NULL;
 		size_t len = 0;
 		FILE *f = open_memstream(&buf, &len);

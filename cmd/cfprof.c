@@ -31,12 +31,13 @@
 #include <unistd.h>
 
 #define USAGE                                                                                  \
-	"usage: cfprof [-p | -q] [-e RESOURCE] [a.out] [cfprof.data]\n"                      \
+	"usage: cfprof [-p | -q] [-e RESOURCE] [--full-names] [a.out] [cfprof.data]\n"       \
 	"       cfprof record [-e RESOURCE[:INTERVAL]]... [--unprofiled FUNC[,FUNC]...]\n"  \
 	"                     [--no-random] [-o FILE] [--] PROG [ARGS...]\n"                    \
-	"       cfprof export --format folded|pprof|html [--counter NAME] [-o OUT] [a.out] [cfprof.data]\n" \
+	"       cfprof export --format folded|pprof|html [--counter NAME] [--full-names] [-o OUT]\n" \
+	"                     [a.out] [cfprof.data]\n"                                          \
 	"       cfprof merge FILES... -o OUT\n"                                                  \
-	"       cfprof diff [--counter NAME] [--root F] [a.out] BASE NEW\n"
+	"       cfprof diff [--counter NAME] [--root F] [--full-names] [a.out] BASE NEW\n"
 #define RECORD_USAGE                                                                           \
 	"usage: cfprof record [-e RESOURCE[:INTERVAL]]... [--unprofiled FUNC[,FUNC]...] "     \
 	"[--no-random] [-o FILE] [--] PROG [ARGS...]"
@@ -287,7 +288,8 @@ static void usage(FILE *f)
 	fputs(USAGE "Prints the flat profile and the call graph of cfprof.data (-p: the flat\n"
 		    "profile only, -q: the call graph only) for RESOURCE (default: the first\n"
 		    "sampled, cpu).  record runs PROG, built with -finstrument-functions, with\n"
-		    "the profiler preloaded and writes cfprof.data (or FILE).\n",
+		    "the profiler preloaded and writes cfprof.data (or FILE).  C++ names are\n"
+		    "short (std::vector::push_back) unless --full-names.\n",
 	      f);
 }
 
@@ -295,7 +297,7 @@ int main(int argc, char **argv)
 {
 	static struct view v;
 	const char *exe = NULL, *data = NULL, *args[2], *want = NULL, *why;
-	int nargs = 0, show_flat = 1, show_graph = 1, col = -1, calls_col;
+	int nargs = 0, show_flat = 1, show_graph = 1, col = -1, calls_col, full = 0;
 	char err[256], exebuf[PATH_MAX];
 
 	util_progname = "cfprof";
@@ -316,6 +318,8 @@ int main(int argc, char **argv)
 			if (i + 1 >= argc)
 				die("-e needs a resource");
 			want = argv[++i];
+		} else if (!strcmp(argv[i], "--full-names") || !strcmp(argv[i], "-full-names")) {
+			full = 1;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
 			return 0;
@@ -357,6 +361,7 @@ int main(int argc, char **argv)
 	v.sy = symbols_open(&v.p, exe);
 	if (!v.sy)
 		die("out of memory opening symbols");
+	symbols_full_names(v.sy, full);
 	model_init(&v.m);
 	if (model_from_profile(&v.m, &v.p, v.sy, 0, err, sizeof(err)) < 0)
 		die("%s: %s", data, err);

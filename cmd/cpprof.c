@@ -47,6 +47,7 @@ struct session {
 	char *root;
 	double threshold;
 	int sites;
+	int full_names; /* C++ names as demangled, not simplified */
 	int failed; /* a batch command failed: exit 2 */
 };
 
@@ -200,20 +201,19 @@ static void input_of(const struct session *s, struct cp_input *in)
 }
 
 /*
- * The ids a root name stands for: the function of that name; failing that,
- * the functions whose entry address carries that name among its aliases
- * (read and __libc_read).  NULL (and a message) if none.
+ * The ids a root name stands for: the function of that name, or those its
+ * C++ name stands for in the other form (model_find_fns: a full name
+ * among short ones, every instantiation of a short one among full ones);
+ * failing that, the functions whose entry address carries that name among
+ * its aliases (read and __libc_read).  NULL (and a message) if none.
  */
 static uint8_t *root_set(struct session *s, const char *name)
 {
 	size_t n = nids(s), hits = 0;
 	uint8_t *set = xcalloc(n + 1, 1);
-	int64_t fn = strtab_find(s->m.fns, name);
 	uint8_t *fnset = xcalloc(strtab_count(s->m.fns) + 1, 1);
 
-	if (fn >= 0) {
-		fnset[fn] = 1;
-	} else {
+	if (!model_find_fns(&s->m, name, fnset)) {
 		uint64_t addrs[64];
 		size_t na = symbols_addrs_of(s->sy, name, addrs, 64);
 		for (size_t i = 0; i < s->m.nsites; i++)
@@ -414,7 +414,7 @@ static int show_threads(struct session *s)
 
 static const char *const commands[] = {
 	"resources", "resource", "root", "threshold", "function", "body", "down", "up",
-	"tree", "threads", "sites", "help", "quit", NULL,
+	"tree", "threads", "sites", "full-names", "help", "quit", NULL,
 };
 
 static void help(void)
@@ -431,16 +431,79 @@ static void help(void)
 	       "  tree                 the sample tree\n"
 	       "  threads              samples per thread (cpprof record data)\n"
 	       "  sites on|off         tell call sites apart (function@file:line, function+offset)\n"
+	       "  full-names on|off    C++ names as demangled, with template arguments and\n"
+	       "                       parameters (default off: std::vector::push_back)\n"
 	       "  help                 this text\n"
 	       "  quit                 leave\n"
 	       "Paths are printed depth first: a path, then its extensions, each level by\n"
-	       "decreasing samples; function and body profiles by decreasing samples.\n");
+	       "decreasing samples; function and body profiles by decreasing samples.\n"
+	       "A FUNCTION is the rest of the line (operator new); a C++ name may be typed\n"
+	       "short or in full.\n");
+}
+
+static void load_model(struct session *s)
+{
+	char err[256];
+
+	symbols_full_names(s->sy, s->full_names);
+	model_init(&s->m);
+	if (model_from_profile(&s->m, &s->p, s->sy, 0, err, sizeof(err)) < 0)
+		die("%s: %s", s->p.path, err);
+	make_resources(s);
+	if (s->nres == 0)
+		die("%s: no resources in this profile", s->p.path);
+}
+
+/* full-names on|off: the model again, with the other names (the root's
+ * name still finds its function: root_set reads both forms). */
+static void set_full_names(struct session *s, int on)
+{
+	if (on == s->full_names)
+		return;
+	for (size_t k = 0; k < s->nres; k++) {
+		free(s->res[k].name);
+		free(s->res[k].w);
+	}
+	free(s->res);
+	free(s->calls);
+	s->res = NULL;
+	s->calls = NULL;
+	s->nres = 0;
+	model_release(&s->m);
+	s->full_names = on;
+	load_model(s);
+}
+
+/*
+ * The rest of a command line after its first word, spaces trimmed and
+ * runs of them made one, into buf: a function name, which may hold
+ * spaces (operator new, (anonymous namespace)::f).
+ */
+static char *rest_of(const char *line, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	line += strspn(line, " \t\r\n");
+	line += strcspn(line, " \t\r\n");
+	for (const char *p = line; *p && n + 1 < len; p++) {
+		if (strchr(" \t\r\n", *p)) {
+			if (n && buf[n - 1] != ' ')
+				buf[n++] = ' ';
+		} else {
+			buf[n++] = *p;
+		}
+	}
+	while (n && buf[n - 1] == ' ')
+		n--;
+	buf[n] = 0;
+	return buf;
 }
 
 /* Run one command line; 1 means quit. */
 static int run(struct session *s, char *line)
 {
-	char *argv[4], *save = NULL, *tok;
+	char *argv[4], *save = NULL, *tok, namebuf[4096];
+	const char *name = rest_of(line, namebuf, sizeof(namebuf));
 	int argc = 0;
 
 	for (tok = strtok_r(line, " \t\r\n", &save); tok && argc < 4; tok = strtok_r(NULL, " \t\r\n", &save))
@@ -463,13 +526,13 @@ static int run(struct session *s, char *line)
 		if (i == s->nres)
 			goto bad_arg;
 		s->cur = i;
-	} else if (!strcmp(argv[0], "root") && argc == 2) {
-		uint8_t *set = root_set(s, argv[1]);
+	} else if (!strcmp(argv[0], "root") && argc >= 2) {
+		uint8_t *set = root_set(s, name);
 		if (!set)
 			goto failed;
 		free(set);
 		free(s->root);
-		s->root = xstrdup(argv[1]);
+		s->root = xstrdup(name);
 	} else if (!strcmp(argv[0], "threshold") && argc == 2) {
 		char *end;
 		double t = strtod(argv[1], &end);
@@ -480,8 +543,8 @@ static int run(struct session *s, char *line)
 		show(s, V_FUNCTION, NULL);
 	} else if (!strcmp(argv[0], "body") && argc == 1) {
 		show(s, V_BODY, NULL);
-	} else if ((!strcmp(argv[0], "down") || !strcmp(argv[0], "up")) && argc <= 2) {
-		if (show(s, argv[0][0] == 'd' ? V_DOWN : V_UP, argc == 2 ? argv[1] : s->root) < 0)
+	} else if (!strcmp(argv[0], "down") || !strcmp(argv[0], "up")) {
+		if (show(s, argv[0][0] == 'd' ? V_DOWN : V_UP, argc >= 2 ? name : s->root) < 0)
 			goto failed;
 	} else if (!strcmp(argv[0], "tree") && argc == 1) {
 		if (show(s, V_TREE, NULL) < 0)
@@ -492,6 +555,9 @@ static int run(struct session *s, char *line)
 	} else if (!strcmp(argv[0], "sites") && argc == 2 &&
 		   (!strcmp(argv[1], "on") || !strcmp(argv[1], "off"))) {
 		s->sites = !strcmp(argv[1], "on");
+	} else if (!strcmp(argv[0], "full-names") && argc == 2 &&
+		   (!strcmp(argv[1], "on") || !strcmp(argv[1], "off"))) {
+		set_full_names(s, !strcmp(argv[1], "on"));
 	} else {
 		int known = 0;
 		for (int i = 0; commands[i]; i++)
@@ -574,16 +640,18 @@ static void interactive(struct session *s)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: cpprof [-c 'CMD; CMD...'] [a.out] [cpprof.data]\n"
+	fprintf(f, "usage: cpprof [-c 'CMD; CMD...'] [--full-names] [a.out] [cpprof.data]\n"
 		   "       cpprof record [-e RESOURCE[:INTERVAL]]... [-o FILE] [--no-random] [--] PROG [ARGS...]\n"
 		   "       cpprof list\n"
-		   "       cpprof export --format folded|pprof|html [--counter NAME] [-o OUT] [a.out] [DATA]\n"
+		   "       cpprof export --format folded|pprof|html [--counter NAME] [--full-names] [-o OUT]\n"
+		   "                     [a.out] [DATA]\n"
 		   "       cpprof merge FILES... -o OUT\n"
-		   "       cpprof diff [--counter NAME] [--root F] [a.out] BASE NEW\n"
+		   "       cpprof diff [--counter NAME] [--root F] [--full-names] [a.out] BASE NEW\n"
 		   "Reads cpprof.data or mprof.data and answers the call path profile commands\n"
 		   "('help' lists them) from -c, from standard input, or interactively.\n"
 		   "record runs PROG with the sampler preloaded and writes cpprof.data (or FILE);\n"
-		   "list shows the resources this machine can sample.\n");
+		   "list shows the resources this machine can sample.  C++ names are short\n"
+		   "(std::vector::push_back) unless --full-names.\n");
 }
 
 /* ---- record and list: running a program under the sampler ------------- */
@@ -696,6 +764,8 @@ int main(int argc, char **argv)
 			if (i + 1 >= argc)
 				die("-c needs commands");
 			cmds = argv[++i];
+		} else if (!strcmp(argv[i], "--full-names") || !strcmp(argv[i], "-full-names")) {
+			s.full_names = 1;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
 			return 0;
@@ -721,12 +791,7 @@ int main(int argc, char **argv)
 	s.sy = symbols_open(&s.p, exe);
 	if (!s.sy)
 		die("out of memory opening symbols");
-	model_init(&s.m);
-	if (model_from_profile(&s.m, &s.p, s.sy, 0, err, sizeof(err)) < 0)
-		die("%s: %s", data, err);
-	make_resources(&s);
-	if (s.nres == 0)
-		die("%s: no resources in this profile", data);
+	load_model(&s);
 	s.threshold = 0.01;
 	if (strtab_find(s.m.fns, "main") >= 0)
 		s.root = xstrdup("main");

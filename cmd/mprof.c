@@ -30,12 +30,12 @@ static void usage(FILE *f)
 		"usage: mprof [options] [a.out [mprof.data]]   print the four tables\n"
 		"       mprof run [-o FILE] [--] PROG [ARGS...]  run PROG under the monitor\n"
 		"       mprof dump [--shared] [mprof.data]      print the data file raw\n"
-		"       mprof export --format folded|pprof|html [--counter NAME] [-o OUT] [a.out] [mprof.data]\n"
-		"                                               the profile for other tools\n"
+		"       mprof export --format folded|pprof|html [--counter NAME] [--full-names] [-o OUT]\n"
+		"                    [a.out] [mprof.data]      the profile for other tools\n"
 		"       mprof merge FILES... -o OUT             many profiles of one program as one\n"
-		"       mprof diff [-verbose|-terse] [-noleaktable] [-depth N] [a.out] BASE NEW\n"
+		"       mprof diff [-verbose|-terse] [-noleaktable] [-depth N] [--full-names] [a.out] BASE NEW\n"
 		"                                               the four tables of NEW minus BASE\n"
-		"       mprof diff --paths [--counter NAME] [a.out] BASE NEW\n"
+		"       mprof diff --paths [--counter NAME] [--full-names] [a.out] BASE NEW\n"
 		"                                               call path fractions side by side\n"
 		"\n"
 		"Display options (one dash or two):\n"
@@ -50,6 +50,8 @@ static void usage(FILE *f)
 		"  -lines         leak table: file:line of each call site\n"
 		"  -depth N       leak and peak tables: callers in a partial chain (default 5)\n"
 		"  -all-frames    keep frames outer to main (_start, __libc_start_main)\n"
+		"  -full-names    C++ names as demangled, with template arguments and\n"
+		"                 parameters (default: std::vector::push_back)\n"
 		"  -help          this text\n"
 		"\n"
 		"The program writes mprof.data in the directory it started in; set\n"
@@ -196,6 +198,8 @@ static int cmd_show(int argc, char **argv)
 			o.lines = 1;
 		else if (strcmp(a, "-all-frames") == 0)
 			mflags |= MODEL_KEEP_ABOVE_MAIN;
+		else if (strcmp(a, "-full-names") == 0)
+			o.full_names = 1;
 		else if (strcmp(a, "-depth") == 0) {
 			char *end;
 			long d;
@@ -238,6 +242,7 @@ static int cmd_show(int argc, char **argv)
 	sy = symbols_open(&p, exe);
 	if (!sy)
 		die("out of memory opening symbols");
+	symbols_full_names(sy, o.full_names);
 	model_init(&m);
 	if (model_from_profile(&m, &p, sy, mflags, err, sizeof(err)) < 0)
 		die("%s: %s", data, err);

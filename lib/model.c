@@ -9,6 +9,7 @@
  * model costs what the file holds, not what its references add up to.
  */
 #include "model.h"
+#include "cxxname.h"
 #include "reader.h"
 #include "symbols.h"
 #include "util.h"
@@ -475,6 +476,35 @@ void model_release(struct model *m)
 	strtab_free(m->atypes);
 	free(m->atype_size);
 	memset(m, 0, sizeof(*m));
+}
+
+size_t model_find_fns(const struct model *m, const char *name, uint8_t *set)
+{
+	int64_t id = strtab_find(m->fns, name);
+	size_t n = strtab_count(m->fns), hits = 0;
+	char *key;
+
+	if (id >= 0) {
+		set[id] = 1;
+		return 1;
+	}
+	key = cxxname_simplify(name);
+	for (size_t f = 0; key && f < n; f++) {
+		const char *fn = strtab_get(m->fns, (uint32_t)f);
+		char *sf;
+		if (!strcmp(fn, key)) {
+			set[f] = 1;
+			hits++;
+		} else if (strchr(fn, '(') && (sf = cxxname_simplify(fn))) { /* a full C++ name */
+			if (!strcmp(sf, key)) {
+				set[f] = 1;
+				hits++;
+			}
+			free(sf);
+		}
+	}
+	free(key);
+	return hits;
 }
 
 static uint64_t sum4(const uint64_t *c, int base)

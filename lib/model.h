@@ -129,6 +129,15 @@ uint32_t model_path(const struct model *m, const struct model_stack *s, uint32_t
 /* The same for its innermost k frames (k <= s->n). */
 void model_inner(const struct model *m, const struct model_stack *s, uint32_t k, uint32_t *out);
 
+/*
+ * Mark in set (room for strtab_count(m->fns)) the functions a name a user
+ * typed stands for: the function of that name; failing that, those whose
+ * short C++ name (cxxname_simplify) is the typed name's, so that a name
+ * typed in full finds its function among short names, and a short name
+ * every instantiation among full ones.  Returns how many were marked.
+ */
+size_t model_find_fns(const struct model *m, const char *name, uint8_t *set);
+
 /* Convenience over the counter vector. */
 uint64_t model_allocs(const uint64_t *c);
 uint64_t model_bytes(const uint64_t *c);

@@ -47,7 +47,7 @@ static uint32_t fn_ids(const void *ctx, size_t i, uint32_t *out)
 	return n;
 }
 
-static void load(struct side *s, const char *exe, unsigned mflags)
+static void load(struct side *s, const char *exe, unsigned mflags, int full)
 {
 	char err[256];
 
@@ -56,6 +56,7 @@ static void load(struct side *s, const char *exe, unsigned mflags)
 	s->sy = symbols_open(&s->p, exe);
 	if (!s->sy)
 		die("out of memory opening symbols");
+	symbols_full_names(s->sy, full);
 	model_init(&s->m);
 	if (model_from_profile(&s->m, &s->p, s->sy, mflags, err, sizeof err) < 0 ||
 	    export_prepare(&s->d, &s->p, &s->m, err, sizeof err) < 0)
@@ -67,17 +68,16 @@ static void load(struct side *s, const char *exe, unsigned mflags)
 static int profile(struct side *s, size_t k, const char *root)
 {
 	struct cp_input in = { 0 };
-	int64_t id = strtab_find(s->m.fns, root);
 	uint8_t *set = xcalloc(strtab_count(s->m.fns) + 1, 1);
 	int rc;
+
+	model_find_fns(&s->m, root, set);
 
 	s->w = xcalloc(s->m.nstacks + 1, sizeof(uint64_t));
 	for (size_t i = 0; i < s->m.nstacks; i++) {
 		s->w[i] = export_value(&s->d, i, k);
 		s->total += s->w[i];
 	}
-	if (id >= 0)
-		set[id] = 1;
 	in.nstacks = s->m.nstacks;
 	in.weight = s->w;
 	in.path = fn_ids;
@@ -142,7 +142,8 @@ static int by_key(const void *a, const void *b)
 
 #define DIFF_USAGE                                                                                 \
 	"diff [--paths] [--counter NAME] [--root FUNCTION] [--threshold FRACTION]\n"                 \
-	"         [-verbose|-normal|-terse] [-noleaktable] [-depth N] [-all-frames] [a.out] BASE NEW"
+	"         [-verbose|-normal|-terse] [-noleaktable] [-depth N] [-all-frames] [--full-names]\n" \
+	"         [a.out] BASE NEW"
 
 /* mprof's four tables of the difference, NEW's stacks minus BASE's. */
 static void diff_tables(const struct side *b, const struct side *n, const struct tables_opts *o)
@@ -199,7 +200,7 @@ int export_diff_main(int argc, char **argv, int tables)
 	const char *path_opt = NULL, *table_opt = NULL, *opt; /* the first of each given */
 	char exebuf[PATH_MAX];
 	double threshold = 0.01;
-	int nargs = 0, kb, kn;
+	int nargs = 0, kb, kn, full = 0;
 	struct side b = { 0 }, n = { 0 };
 	struct row *rows;
 	size_t nrows = 0, shown = 0;
@@ -215,6 +216,8 @@ int export_diff_main(int argc, char **argv, int tables)
 			path_opt = argv[i], root = argv[++i];
 		else if (!strcmp(argv[i], "--threshold") && i + 1 < argc)
 			path_opt = argv[i], threshold = strtod(argv[++i], NULL);
+		else if (!strcmp(argv[i], "--full-names") || !strcmp(argv[i], "-full-names"))
+			full = 1;
 		else if (argv[i][0] == '-' && argv[i][1] &&
 			 (opt = argv[i], table_option(argc, argv, &i, &o, &mflags)))
 			table_opt = table_opt ? table_opt : opt;
@@ -234,8 +237,9 @@ int export_diff_main(int argc, char **argv, int tables)
 			die("%s: %s", args[0], why);
 		exe = exebuf;
 	}
-	load(&b, exe, mflags);
-	load(&n, exe, mflags);
+	load(&b, exe, mflags, full);
+	load(&n, exe, mflags, full);
+	o.full_names = full;
 	if (b.p.kind != n.p.kind)
 		die("%s: not the same kind of profile as %s: no diff", n.path, b.path);
 	tables = tables && b.p.kind == FORMAT_KIND_MPROF && !path_opt;

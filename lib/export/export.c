@@ -126,7 +126,7 @@ static int html(const struct export_data *d, size_t k, const char *data, FILE *f
 	int rc;
 
 	if (d->p->kind == FORMAT_KIND_MPROF) {
-		struct tables_opts o = { TABLES_NORMAL, 1, 0, 0, 5, 1, 0 };
+		struct tables_opts o = { TABLES_NORMAL, 1, 0, 0, 5, 1, d->full_names };
 		struct callgraph g;
 		FILE *mem = open_memstream(&tables, &len);
 
@@ -155,7 +155,9 @@ static int html(const struct export_data *d, size_t k, const char *data, FILE *f
 	return rc;
 }
 
-#define EXPORT_USAGE "export --format folded|pprof|html [--counter NAME] [--diff-base BASE] [-o OUT] [a.out] [DATA]"
+#define EXPORT_USAGE                                                                           \
+	"export --format folded|pprof|html [--counter NAME] [--diff-base BASE] [--full-names] "  \
+	"[-o OUT] [a.out] [DATA]"
 
 int export_main(int argc, char **argv, const char *default_data)
 {
@@ -167,7 +169,7 @@ int export_main(int argc, char **argv, const char *default_data)
 	struct export_data bd;
 	const char *args[2], *why;
 	char err[256], exebuf[PATH_MAX];
-	int nargs = 0, rc, k;
+	int nargs = 0, rc, k, full = 0;
 	struct profile p;
 	struct symbols *sy;
 	struct model m;
@@ -185,6 +187,8 @@ int export_main(int argc, char **argv, const char *default_data)
 			out = argv[++i];
 		else if (!strcmp(argv[i], "--diff-base") && i + 1 < argc)
 			base_path = argv[++i];
+		else if (!strcmp(argv[i], "--full-names") || !strcmp(argv[i], "-full-names"))
+			full = 1;
 		else if (argv[i][0] == '-' && argv[i][1])
 			die("export: unknown option '%s' (usage: %s %s)", argv[i], util_progname,
 			    EXPORT_USAGE);
@@ -210,11 +214,13 @@ int export_main(int argc, char **argv, const char *default_data)
 	sy = symbols_open(&p, exe);
 	if (!sy)
 		die("out of memory opening symbols");
+	symbols_full_names(sy, full);
 	model_init(&m);
 	if (model_from_profile(&m, &p, sy, 0, err, sizeof(err)) < 0 ||
 	    export_prepare(&d, &p, &m, err, sizeof(err)) < 0)
 		die("%s: %s", data, err);
 	d.sy = sy;
+	d.full_names = full;
 	k = counter ? export_find(&d, counter) : (int)d.dflt;
 	if (k < 0) {
 		char names[1024] = "";
@@ -236,6 +242,7 @@ int export_main(int argc, char **argv, const char *default_data)
 		bsy = symbols_open(&bp, exe);
 		if (!bsy)
 			die("out of memory opening symbols");
+		symbols_full_names(bsy, full);
 		model_init(&bm);
 		if (model_from_profile(&bm, &bp, bsy, 0, err, sizeof(err)) < 0 ||
 		    export_prepare(&bd, &bp, &bm, err, sizeof(err)) < 0)

@@ -33,6 +33,7 @@ struct export_data {
 	const struct profile *p;
 	const struct model *m;
 	struct symbols *sy; /* pprof: locations are symbolized per address */
+	int full_names;     /* C++ names in full (the HTML report's tables) */
 	size_t n;
 	struct export_counter c[EXPORT_MAX_COUNTERS];
 	size_t dflt; /* the counter a tool shows first (pprof's default) */
@@ -73,14 +74,14 @@ struct export_html_info {
 int export_html(const struct export_data *d, const struct export_html_info *info, FILE *out);
 
 /*
- * `TOOL export --format folded|pprof|html [--counter NAME] [-o OUT] [a.out] [DATA]`: the
- * verb as each command runs it (argv[0] is "export"); default_data is the
- * tool's data file.  Returns the exit status.
+ * `TOOL export --format folded|pprof|html [--counter NAME] [--full-names] [-o OUT] [a.out]
+ * [DATA]`: the verb as each command runs it (argv[0] is "export");
+ * default_data is the tool's data file.  Returns the exit status.
  */
 int export_main(int argc, char **argv, const char *default_data);
 
 /* `TOOL diff [--paths] [--counter NAME] [--root F] [--threshold X] [table
- * options] [a.out] BASE NEW` (diff.c): with tables (mprof's command), on
+ * options] [--full-names] [a.out] BASE NEW` (diff.c): with tables (mprof's command), on
  * allocation data, mprof's four tables of NEW minus BASE unless a call
  * path option is given; else call path fractions side by side.  The exit
  * status. */

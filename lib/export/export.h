@@ -53,7 +53,8 @@ int export_find(const struct export_data *d, const char *name);
 int export_folded(const struct export_data *d, size_t k, FILE *out);
 
 /* pprof's profile.proto, gzip-compressed: every counter a sample type,
- * dflt the default one.  With base (the same kind and counters), its
+ * dflt the default one; a function's name is the one views print, its
+ * system_name the symbol's (mangled) name, as pprof itself fills them.  With base (the same kind and counters), its
  * samples too, negated, their addresses moved into d's address space:
  * the profile of the difference, pprof's own -diff_base view.  0, or -1
  * on a write error. */

@@ -166,25 +166,29 @@ static void put_mappings(struct pb *out, const struct profile *p, struct strs *s
 	free(x.b);
 }
 
-/* Functions by (name, file): the function table pprof and speedscope
- * need filled. */
+/* Functions by (name, system name, file): the function table pprof and
+ * speedscope need filled.  The name is the one views print (a C++ name
+ * simplified unless --full-names), the system name the symbol's, mangled,
+ * as pprof fills them: two instantiations of a template are two functions
+ * of one name, which pprof's views merge, and `pprof
+ * -symbolize=demangle=full` demangles the system name again. */
 struct fnmap {
-	struct strtab *keys; /* "name\nfile" */
+	struct strtab *keys; /* "name\nsystem name\nfile" */
 };
 
 static uint64_t fn_of(struct fnmap *f, struct pb *out, struct strs *s, const struct sym_frame *sf)
 {
-	char key[2048];
+	char *key = xasprintf("%s\n%s\n%s", sf->func, sf->sysname, sf->file ? sf->file : "");
 	size_t before = strtab_count(f->keys);
 	uint64_t id;
 
-	snprintf(key, sizeof key, "%s\n%s", sf->func, sf->file ? sf->file : "");
 	id = (uint64_t)strtab_intern(f->keys, key) + 1;
+	free(key);
 	if (strtab_count(f->keys) > before) {
 		struct pb x = { 0 };
 		pb_int(&x, 1, id);
 		pb_int(&x, 2, (uint64_t)str(s, sf->func));
-		pb_int(&x, 3, (uint64_t)str(s, sf->func));
+		pb_int(&x, 3, (uint64_t)str(s, sf->sysname));
 		if (sf->file)
 			pb_int(&x, 4, (uint64_t)str(s, sf->file));
 		pb_bytes(out, 5, x.b, x.n);

@@ -208,8 +208,9 @@ if ! missing java-version java openjdk-17-jre-headless; then
 	ERR_RE='^openjdk version "[0-9]' EXPECT=""
 	EXE=$(readlink -f "$(command -v java)")
 	# Samples in Java code end at its frames (no CFI there): which of the
-	# VM's functions are sampled varies, but some are, demangled.
-	M_NAMES='os::malloc Threads::create_vm' C_NAMES='[A-Z][A-Za-z0-9_]*::[A-Za-z0-9_]+\('
+	# VM's functions are sampled varies, but some are, demangled and
+	# short (no parameter list: Class::method [samples]).
+	M_NAMES='os::malloc Threads::create_vm' C_NAMES='[A-Z][A-Za-z0-9_]*::[A-Za-z0-9_]+ \['
 	corpus java -version
 fi
 new_case java

@@ -1,0 +1,129 @@
+# C++ names people can read (issue 15).  tests/progs/cxx_names.cc, built
+# with g++ and with clang++ (-g -O0: the allocators' frames are real
+# calls), fills a map, a list, vectors, an unordered_map, make_unique and
+# make_shared blocks and a long string, with known counts, all kept at
+# exit.  The bin table must name each block by the frame that allocated it
+# (std::_Rb_tree_node<std::pair<int const, std::string>> at 72 bytes,
+# Widget[10] at 10 * sizeof(Widget), ...), and leave the blocks of plain
+# new[] and malloc unnamed; every view (mprof's tables, cpprof, cfprof,
+# folded, pprof, HTML) prints short names by default, the two
+# instantiations of make_n as one function, and the full names with
+# --full-names.
+. "$(dirname "$0")/../lib.sh"
+plan 54
+CPPROF=$B/bin/cpprof
+CFPROF=$B/bin/cfprof
+PPROF=$B/tools/pprof
+cd "$T" || exit 1
+
+# bin OUT SIZE ALLOCS TYPES NAME: bin SIZE of OUT holds ALLOCS allocations
+# (all kept) and its types column is TYPES (an ERE).
+bin() {
+	like "$1" "^ +$2 +$3 +$(($2 * $3)) \\(..\\) +0 +$(($2 * $3)) \\(..\\)  $4\$" "$5"
+}
+
+for cxx in g++ clang++; do
+	if ! command -v $cxx > /dev/null 2>&1 || ! $cxx -g -O0 -o names_$cxx "$TOP/tests/progs/cxx_names.cc"; then
+		for i in $(seq 12); do pass "# SKIP no $cxx"; done
+		continue
+	fi
+	"$MPROF" run -o $cxx.data ./names_$cxx > $cxx.out
+	set -- $(sed -n 's/^sizeof Widget \([0-9]*\) Gadget \([0-9]*\) buckets \([0-9]*\)$/\1 \2 \3/p' $cxx.out)
+	w=$1 g=$2 nb=$3
+	out=$("$MPROF" -verbose ./names_$cxx $cxx.data)
+	bin "$out" 72 100 'std::_Rb_tree_node<std::pair<int const, std::string>>' \
+		"$cxx: 100 map nodes, std::_Rb_tree_node<std::pair<int const, std::string>>"
+	bin "$out" 24 30 'std::_List_node<int>' "$cxx: 30 list nodes, std::_List_node<int>"
+	bin "$out" 16 20 'std::__detail::_Hash_node<std::pair<int const, int>, false>' \
+		"$cxx: 20 unordered_map nodes"
+	bin "$out" $((8 * nb)) 1 "std::__detail::_Hash_node_base\\*\\[$nb\\]" \
+		"$cxx: its bucket array, $nb pointers"
+	bin "$out" $((10 * w)) 1 'Widget\[10\]' "$cxx: vector<Widget>::reserve(10): Widget[10] ($((10 * w)) bytes)"
+	bin "$out" $w 5 'Widget' "$cxx: 5 make_unique<Widget>: Widget ($w bytes)"
+	bin "$out" 40 1 'std::unique_ptr<Widget>\[5\]' "$cxx: the vector of 5 unique_ptrs"
+	bin "$out" $((w + 16)) 7 'std::_Sp_counted_ptr_inplace<Widget>' \
+		"$cxx: 7 make_shared<Widget>: std::_Sp_counted_ptr_inplace<Widget>"
+	bin "$out" 112 1 'std::shared_ptr<Widget>\[7\]' "$cxx: the vector of 7 shared_ptrs"
+	bin "$out" $g 4 'Gadget' "$cxx: 4 make_unique<Gadget> in a lambda: Gadget ($g bytes)"
+	bin "$out" 101 1 'char\[101\]' "$cxx: a string of 100 characters: char[101]"
+	is "$(printf '%s\n' "$out" | grep -E '^ +(100 +3|200 +2|777 +1) ' | grep -cE '\)  $')" 3 \
+		"$cxx: new int[25], new double[25] and malloc name no type"
+done
+
+# The views, by default: short names (g++'s program, as above).
+out=$("$MPROF" -verbose ./names_g++ g++.data)
+unlike "$out" 'std::__cxx11::basic_string<char, std::char_traits<char>' "no std::__cxx11::basic_string<char, std::char_traits<char>, ...> by default"
+unlike "$(printf '%s\n' "$out" | sed '1,/MEMORY LEAKS/d')" '\(unsigned long\)|\(int\)|<int>' \
+	"no parameter lists, no template arguments in function names"
+like "$out" '^ +700 \(..\) +5 +700 \(..\) +main > make_n > operator new$' \
+	"make_n<int> and make_n<double> are one make_n: one leak chain of 5 allocations"
+like "$out" '^ +352 \(..\) +4 +352 \(..\) +main > main::\{lambda#1\}::operator\(\) > std::make_unique > operator new$' \
+	"a lambda is {lambda#1}, make_unique<Gadget, long&>(long&) std::make_unique"
+like "$out" '^ +[0-9]+ +[0-9]+ .* [0-9]+  operator new$' "operator new(unsigned long) is operator new"
+like "$out" ' 1  \(anonymous namespace\)::scratch$' "(anonymous namespace) stays"
+is "$(printf '%s\n' "$out" | grep -cE '^\[[0-9]+\] .* make_n \[[0-9]+\]$')" 1 "one call graph entry for make_n"
+like "$out" '^\[[0-9]+\] .* 5\+0 +make_n \[[0-9]+\]$' "called 5 times (3 + 2)"
+like "$out" '^ +72 +100 .*  std::_Rb_tree_node<std::pair<int const, std::string>>$' "bin 72 as above"
+
+# --full-names (mprof takes -full-names too): as demangled.
+out=$("$MPROF" -verbose --full-names ./names_g++ g++.data)
+like "$out" '^ +72 +100 .*  std::_Rb_tree_node<std::pair<int const, std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > > >$' \
+	"--full-names: bin 72's type in full"
+like "$out" '^ +300 \(..\) +3 +300 \(..\) +main > int\* make_n<int>\(int\) > operator new\(unsigned long\)$' \
+	"--full-names: make_n<int> apart, with its return type and parameters"
+like "$out" '^ +400 \(..\) +2 +400 \(..\) +main > double\* make_n<double>\(int\) > operator new\(unsigned long\)$' \
+	"--full-names: make_n<double> apart"
+like "$out" ' 1  \(anonymous namespace\)::scratch\(unsigned long\)$' "--full-names: (anonymous namespace)::scratch(unsigned long)"
+is "$("$MPROF" -verbose -full-names ./names_g++ g++.data)" "$out" "-full-names is --full-names"
+
+# cpprof: short names; a name typed short or in full; --full-names and
+# full-names on|off; a name with a space.
+cp=$("$CPPROF" -c 'threshold 0; down make_n' ./names_g++ g++.data)
+like "$cp" '^0\.[0-9]+ \(make_n\) \[700\]$' "cpprof: down make_n: 700 bytes under the merged make_n"
+cp=$("$CPPROF" -c 'threshold 0; down int* make_n<int>(int)' ./names_g++ g++.data)
+like "$cp" '^0\.[0-9]+ \(make_n\) \[700\]$' "cpprof: a full name typed finds its short function"
+cp=$("$CPPROF" --full-names -c 'threshold 0; down make_n' ./names_g++ g++.data)
+like "$cp" '^0\.[0-9]+ \(int\* make_n<int>\(int\)\) \[300\]$' "cpprof --full-names: a short name finds every instantiation (int)"
+like "$cp" '^0\.[0-9]+ \(double\* make_n<double>\(int\)\) \[400\]$' "cpprof --full-names: ... and double"
+cp=$("$CPPROF" -c 'threshold 0; full-names on; function; full-names off; function' ./names_g++ g++.data)
+is "$(printf '%s\n' "$cp" | grep -cE ' std::vector<Widget, std::allocator<Widget> >::reserve\(unsigned long\) \[480\]$')/$(printf '%s\n' "$cp" | grep -cE ' std::vector::reserve \[')" \
+	"1/1" "cpprof: full-names on, then off again"
+cp=$("$CPPROF" -c 'threshold 0; root  operator   new ; up' ./names_g++ g++.data)
+like "$cp" '^0\.[0-9]+ \(operator new\) \[[0-9]+\]$' "cpprof: root operator new (the rest of the line, one space)"
+
+# cfprof: a program built with -finstrument-functions counts make_n's
+# calls: 5 as one function, 3 and 2 with --full-names.
+if g++ -g -O0 -finstrument-functions -o cf_names "$TOP/tests/progs/cxx_names.cc" &&
+	"$CFPROF" record -o cf.data ./cf_names > /dev/null; then
+	flat=$("$CFPROF" -p ./cf_names cf.data)
+	is "$(printf '%s\n' "$flat" | awk '$5 == "make_n" && NF == 5 { print $3 }')" 5 "cfprof: make_n called 5 times"
+	flat=$("$CFPROF" -p --full-names ./cf_names cf.data)
+	is "$(printf '%s\n' "$flat" | awk '/ int\* make_n<int>\(int\)$/ { print $3 }')/$(printf '%s\n' "$flat" | awk '/ double\* make_n<double>\(int\)$/ { print $3 }')" \
+		"3/2" "cfprof --full-names: make_n<int> 3 times, make_n<double> twice"
+else
+	fail "cfprof record"; fail "cfprof record"
+fi
+
+# Exports.
+f=$("$MPROF" export --format folded --counter alloc_objects ./names_g++ g++.data)
+like "$f" '^main;std::make_unique;operator new 5$' "folded: short names"
+f=$("$MPROF" export --format folded --counter alloc_objects --full-names ./names_g++ g++.data)
+like "$f" '^main;std::__detail::_MakeUniq<Widget>::__single_object std::make_unique<Widget>\(\);operator new\(unsigned long\) 5$' \
+	"folded --full-names: full names"
+"$MPROF" export --format html -o r.html ./names_g++ g++.data
+html=$(cat r.html)
+like "$html" '"std::make_unique"' "html: short names"
+unlike "$html" 'std::__cxx11::basic_string<char, std::char_traits<char>' "html: no full names, in the stacks or the tables"
+like "$html" 'std::_Rb_tree_node\\u003cstd::pair\\u003cint const, std::string\\u003e\\u003e' \
+	"html: the tables name the map's nodes (in JSON, < is \\u003c)"
+if [ -x "$PPROF" ]; then
+	"$MPROF" export --format pprof -o p.pb.gz ./names_g++ g++.data
+	like "$("$PPROF" -traces p.pb.gz 2> /dev/null)" '^ +std::make_unique$' "pprof: the short name"
+	like "$("$PPROF" -raw p.pb.gz 2> /dev/null)" ' std::make_unique [^ ]+ s=0\(_ZSt11make_uniqueI6WidgetJEE' \
+		"pprof: system_name is the mangled symbol"
+	like "$("$PPROF" -symbolize=demangle=full -traces p.pb.gz 2> /dev/null)" 'std::make_unique<Widget>\(\)$' \
+		"pprof -symbolize=demangle=full: full names from the system names"
+else
+	for i in 1 2 3; do pass "# SKIP no pprof (make check builds it)"; done
+fi
+done_testing

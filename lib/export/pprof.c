@@ -14,8 +14,8 @@
  * offset; one sample per stack, its locations innermost first; one
  * location per distinct address (a return address as its call
  * instruction's), its inline frames as repeated lines, callee first, the
- * last the function they were inlined into; one function per name and
- * file.  The message's fields go out in four runs (types and mappings,
+ * last the function they were inlined into; one function per name,
+ * system name and file (fn_of).  The message's fields go out in four runs (types and mappings,
  * samples, locations, functions and strings): protobuf allows any order.
  */
 #include "export/export.h"

@@ -108,8 +108,11 @@ static const char *const op_syms[] = {
 	NULL,
 };
 
-/* p is just past the word "operator": the end of the operator's name. */
-static size_t after_operator(const char *s, size_t e, size_t p, int depth)
+/* p is just past the word "operator": the end of the operator's name;
+ * -1 if a conversion operator's type does not close (then nothing around
+ * it can, and giving up at once keeps a scan from starting again at every
+ * "operator" inside it). */
+static long after_operator(const char *s, size_t e, size_t p, int depth)
 {
 	if (p < e && s[p] == '"') { /* operator"" _km */
 		size_t q = p;
@@ -119,7 +122,7 @@ static size_t after_operator(const char *s, size_t e, size_t p, int depth)
 			q++;
 		while (q < e && ident(s[q]))
 			q++;
-		return q;
+		return (long)q;
 	}
 	if (p + 1 < e && s[p] == ' ') {
 		size_t q = p + 1, w = q;
@@ -128,17 +131,17 @@ static size_t after_operator(const char *s, size_t e, size_t p, int depth)
 		if (word_eq(s, q, w, "new") || word_eq(s, q, w, "delete")) {
 			if (w + 1 < e && s[w] == '[' && s[w + 1] == ']')
 				w += 2;
-			return w;
+			return (long)w;
 		}
 		if (word_eq(s, q, w, "co_await"))
-			return w;
+			return (long)w;
 		/* A conversion operator: its type, up to the parameters. */
 		while (q < e && s[q] != '(' && s[q] != ')' && s[q] != ',' && s[q] != '>' && s[q] != ']' &&
 		       s[q] != '}') {
 			if (s[q] == '<' || s[q] == '[' || s[q] == '{') {
 				long g = group_end(s, e, q, depth + 1);
 				if (g < 0)
-					return p;
+					return -1;
 				q = (size_t)g;
 			} else {
 				q++;
@@ -146,7 +149,7 @@ static size_t after_operator(const char *s, size_t e, size_t p, int depth)
 		}
 		while (q > p && s[q - 1] == ' ')
 			q--;
-		return q > p + 1 ? q : p;
+		return (long)(q > p + 1 ? q : p);
 	}
 	for (int i = 0; op_syms[i]; i++) {
 		size_t n = strlen(op_syms[i]);
@@ -156,10 +159,10 @@ static size_t after_operator(const char *s, size_t e, size_t p, int depth)
 			 * template arguments of an operator ending in '<'. */
 			if (s[p - 1] == '<' && p + 1 < e && s[p] == ' ' && s[p + 1] == '<')
 				p++;
-			return p;
+			return (long)p;
 		}
 	}
-	return p; /* a word "operator" and no operator: a plain word */
+	return (long)p; /* a word "operator" and no operator: a plain word */
 }
 
 /* The end of the group opening at s[i] ('<', '(', '[' or '{'), -1 if it
@@ -183,12 +186,12 @@ static long group_end(const char *s, size_t e, size_t i, int depth)
 		} else if (c == ')' || c == ']' || c == '}') {
 			return -1; /* another group's end: unbalanced */
 		} else if (ident(c)) {
-			size_t w = p;
-			while (w < e && ident(s[w]))
+			long w = (long)p;
+			while ((size_t)w < e && ident(s[w]))
 				w++;
-			if (word_eq(s, p, w, "operator"))
-				w = after_operator(s, e, w, depth + 1);
-			p = w;
+			if (word_eq(s, p, (size_t)w, "operator") && (w = after_operator(s, e, (size_t)w, depth + 1)) < 0)
+				return -1;
+			p = (size_t)w;
 		} else {
 			p++;
 		}
@@ -243,7 +246,10 @@ static int lex(const char *s, size_t b, size_t e, struct toks *t, int depth)
 				q++;
 			k = K_WORD;
 			if (word_eq(s, p, q, "operator")) {
-				q = after_operator(s, e, q, depth + 1);
+				long o = after_operator(s, e, q, depth + 1);
+				if (o < 0)
+					return -1;
+				q = (size_t)o;
 				if (q > p + 8)
 					k = K_OP;
 			}
@@ -403,12 +409,15 @@ static int alias(const char *q, size_t qlen, const char *c, size_t clen, struct 
 }
 
 /* Where the qualified name that ends out begins ("std::basic_string" in
- * "foo<std::basic_string"). */
+ * "foo<std::basic_string"), for alias(): out->n (none) when it is longer
+ * than any alias's, so that a name of many template argument lists costs
+ * no more than its length. */
 static size_t qname_start(const struct buf *out)
 {
 	size_t r = out->n;
 	while (r > 0 && (ident(out->s[r - 1]) || out->s[r - 1] == ':'))
-		r--;
+		if (out->n - --r > 40)
+			return out->n;
 	return r;
 }
 
@@ -472,7 +481,7 @@ static void emit_name(const char *s, const struct toks *t, size_t start, size_t 
 			/* Dropped; std::basic_string<char, ...> says std::string. */
 			if (first_arg(s, x, &ab, &ae, depth) == 0) {
 				size_t r = qname_start(out);
-				char *q = out->oom ? NULL : strndup(out->s + r, out->n - r);
+				char *q = out->oom || r == out->n ? NULL : strndup(out->s + r, out->n - r);
 				if (q) {
 					size_t n = out->n;
 					out->n = r;

@@ -301,7 +301,7 @@ static void table_bins(FILE *out, const struct model *m, const struct profile *p
 			f++;
 		while (f + nf < bt.n && bt.v[f + nf].size == b->size)
 			nf++;
-		print_types(out, s, b->size, bt.v + f, nf, o->full_names);
+		print_types(out, s, b->size, nf ? bt.v + f : NULL, nf, o->full_names);
 		fputc('\n', out);
 	}
 	if (hidden)

@@ -27,6 +27,14 @@ rm -f "$C"/*
 "$H" distinct "$C/distinct" 100
 "$H" distinct "$C/distinct-gap" 40 0x8000000
 "$H" mdistinct "$C/mdistinct" 40 0x8000000
+# Demangled names for lib/cxxname.c, which reads every input as one: a
+# long function name, an allocating frame, operators, and the unbalanced
+# conversion operators whose rescans once took seconds.
+printf '%s' 'std::_Rb_tree_node<std::pair<int const, std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > > >* std::_Rb_tree<int, std::pair<int const, std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > >, std::_Select1st<std::pair<int const, std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > > >, std::less<int>, std::allocator<std::pair<int const, std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > > > >::_M_create_node<std::piecewise_construct_t const&, std::tuple<int&&>, std::tuple<> >(std::piecewise_construct_t const&, std::tuple<int&&>&&, std::tuple<>&&) const::{lambda(int)#1}::operator()<int>(int) const [clone .cold]' > "$C/cxx-function-name"
+printf '%s' 'std::allocator_traits<std::allocator<std::_Sp_counted_ptr_inplace<Widget, std::allocator<void>, (__gnu_cxx::_Lock_policy)2> > >::allocate(std::allocator<std::_Sp_counted_ptr_inplace<Widget, std::allocator<void>, (__gnu_cxx::_Lock_policy)2> >&, unsigned long)' > "$C/cxx-alloc-frame"
+printf '%s' 'Foo::operator std::__cxx11::basic_string<wchar_t, std::char_traits<wchar_t>, std::allocator<wchar_t> >() const; bool operator< <int>(Foo<int> const&); void (*pick<int>(int))(int); non-virtual thunk to (anonymous namespace)::Der::g(int) &&' > "$C/cxx-operators"
+i=0
+while [ $i -lt 40 ]; do printf '(operator a<[xxx'; i=$((i + 1)); done > "$C/cxx-operator-rescan"
 # Real profiles: an allocation profile and a CPU profile of test programs.
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT

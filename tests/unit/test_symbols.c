@@ -1,8 +1,9 @@
 /*
  * test_symbols.c - lib/symbols.c against this test's own process: the
  * profile is built by hand from dl_iterate_phdr (no reader), then functions,
- * return addresses, inline frames, libc, unknown addresses, missing and
- * mismatched files, and the types-by-size index are checked.
+ * return addresses, inline frames, libc, C++ names from libstdc++ (short,
+ * full, mangled; a std::string member's type), unknown addresses, missing
+ * and mismatched files, and the types-by-size index are checked.
  */
 #include "reader.h"
 #include "symbols.h"
@@ -252,6 +253,38 @@ static void test_functions(struct symbols *s)
 	is_str(f[0].func, "0x11", "outside, return address: the recorded address");
 }
 
+/* C++ names, from libstdc++ (loaded before the profile is made): short by
+ * default, in full after symbols_full_names, the mangled symbol as the
+ * system name, and a std::string member naming its characters' type. */
+static void test_cxx(struct symbols *s, void *libstdcxx)
+{
+	void *nw = libstdcxx ? dlsym(libstdcxx, "_Znwm") : NULL;
+	void *mc = libstdcxx ? dlsym(libstdcxx, "_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE9_M_createERmm")
+			     : NULL;
+	struct sym_frame f[4];
+
+	if (!nw || !mc) {
+		for (int i = 0; i < 9; i++)
+			ok(1, "# SKIP no libstdc++.so.6 with operator new and std::string::_M_create");
+		return;
+	}
+	symbols_resolve(s, (uint64_t)(uintptr_t)nw, 0, f, 4);
+	is_str(f[0].func, "operator new", "C++: operator new(unsigned long) is printed short");
+	is_str(f[0].full, "operator new(unsigned long)", "C++: its full name beside");
+	is_str(f[0].sysname, "_Znwm", "C++: and its system name, mangled");
+	ok(!f[0].atype, "C++: operator new names no type");
+	symbols_resolve(s, (uint64_t)(uintptr_t)mc, 0, f, 4);
+	is_str(f[0].func, "std::string::_M_create", "C++: std::__cxx11::basic_string<char, ...>::_M_create is std::string::_M_create");
+	is_str(f[0].atype, "char", "C++: a std::string member allocates chars");
+	is_int(f[0].asize, 1, "C++: of 1 byte");
+	symbols_full_names(s, 1);
+	symbols_resolve(s, (uint64_t)(uintptr_t)nw, 0, f, 4);
+	is_str(f[0].func, "operator new(unsigned long)", "C++: full names after symbols_full_names");
+	symbols_full_names(s, 0);
+	symbols_resolve(s, (uint64_t)(uintptr_t)nw, 0, f, 4);
+	is_str(f[0].func, "operator new", "C++: and short again");
+}
+
 static void test_types(struct symbols *s)
 {
 	const char *const *names;
@@ -375,6 +408,7 @@ int main(void)
 {
 	struct profile p = { 0 };
 	struct symbols *s;
+	void *libstdcxx = dlopen("libstdc++.so.6", RTLD_NOW);
 
 	g_div = div(7, 2);
 	g_widget.b[0] = (char)g_div.quot;
@@ -389,6 +423,7 @@ int main(void)
 	s = symbols_open(&p, NULL);
 	ok(s != NULL, "symbols_open");
 	test_functions(s);
+	test_cxx(s, libstdcxx);
 	test_types(s);
 	symbols_free(s);
 	test_missing_module(&p);

@@ -26,7 +26,11 @@
  *   4. The real function is named by the ELF symbol when there is one,
  *      inlined ones by DWARF (linkage name, else DW_AT_name); C++ and
  *      Rust names (legacy "_ZN...17h<hash>E" and v0 "_R...") are
- *      demangled by libiberty's cplus_demangle, the GNU tools' own.
+ *      demangled by libiberty's cplus_demangle, the GNU tools' own, and
+ *      a C++ name is simplified by cxxname.c unless full names are asked
+ *      for.  A frame of an allocator's allocate, a make_unique or a
+ *      std::string member also gets the type it allocates, sized by its
+ *      DWARF (alloc_type).
  */
 #include "symbols.h"
 

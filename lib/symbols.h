@@ -5,7 +5,9 @@
  * loaded module (path, build-id, address range, bias) and this module maps
  * an absolute address back to function names, inline frames and file:line,
  * later, in the tools.  It also collects the program's named types by size
- * for mprof's allocation bin table (mprof.1, TABLE 1: "types").
+ * for mprof's allocation bin table (mprof.1, TABLE 1: "types"), and names
+ * the type an allocating C++ frame asks storage for (sym_frame.atype).
+ * C++ names are printed short (cxxname.h) unless symbols_full_names.
  */
 #ifndef SYMBOLS_H
 #define SYMBOLS_H

@@ -28,7 +28,8 @@ struct tables_opts {
 /*
  * Print the header and the four tables, and after the leak table the
  * chains live at the heap's peak.  bins come from p (exact per size);
- * type names from s (may be NULL: no types column entries).
+ * type names from the allocating frames of m's stacks and from s (may be
+ * NULL: none of the program's types).
  */
 void tables_print(FILE *out, const struct model *m, const struct callgraph *g,
 		  const struct profile *p, struct symbols *s, const struct tables_opts *o);

@@ -514,20 +514,40 @@ struct fnames {
  */
 static void names_of(struct symbols *s, const char *raw, struct fnames *fn)
 {
-	char *d = NULL, *buf, *simple;
+	/* A symbol table may spell the version into the name
+	 * ("_ZNKSt11logic_error4whatEv@@GLIBCXX_3.4.22"), which the
+	 * demangler refuses: the name before it is demangled, the full name
+	 * keeps it, the short one does not. */
+	const char *at = raw[0] == '_' ? strchr(raw, '@') : NULL;
+	char *head = at ? strndup(raw, (size_t)(at - raw)) : NULL, *d = NULL, *buf, *simple;
+	const char *m = head ? head : raw;
 
 	memset(fn, 0, sizeof(*fn));
-	if (raw[0] == '_' && (raw[1] == 'Z' || raw[1] == 'R')) {
-		d = rust_demangle(raw, DMGL_PARAMS | DMGL_ANSI);
-		if (!d && raw[1] == 'Z' && (d = cplus_demangle(raw, DMGL_PARAMS | DMGL_ANSI | DMGL_GNU_V3)))
+	if (m[0] == '_' && (m[1] == 'Z' || m[1] == 'R')) {
+		d = rust_demangle(m, DMGL_PARAMS | DMGL_ANSI);
+		if (!d && m[1] == 'Z' && (d = cplus_demangle(m, DMGL_PARAMS | DMGL_ANSI | DMGL_GNU_V3)))
 			fn->cxx = 1;
 	}
-	buf = strdup(d ? d : raw);
-	free(d);
+	free(head);
+	if (!d)
+		at = NULL;
+	if (!d)
+		buf = strdup(raw);
+	else if (!at)
+		buf = d;
+	else if (asprintf(&buf, "%s%s", d, at) < 0)
+		buf = NULL;
+	if (buf != d)
+		free(d);
 	if (!buf)
 		return;
 	fn->cold = strip_cold(buf);
 	fn->full = fn->name = intern(s, buf);
+	if (at) { /* the short name without the version */
+		size_t n = strlen(buf), v = strlen(at);
+		if (n >= v && !strcmp(buf + n - v, at))
+			buf[n - v] = 0;
+	}
 	if (fn->cxx && !s->full_names && (simple = cxxname_simplify(buf))) {
 		fn->name = intern(s, simple);
 		free(simple);

@@ -830,6 +830,10 @@ char *cxxname_alloc_type(const char *name, enum cxxname_size *how)
 		    first_arg(name, c[n - 2].args, &tb, &te, 0) == 0)
 			*how = CXXNAME_SIZE_NAME;
 	}
+	/* A value, not a type (MyPool<64ul>::allocate): nothing. */
+	if (te > tb && ((name[tb] >= '0' && name[tb] <= '9') || name[tb] == '-' || name[tb] == '(' ||
+			name[tb] == '&' || word_eq(name, tb, te, "true") || word_eq(name, tb, te, "false")))
+		te = tb;
 	if (te > tb)
 		r = strndup(name + tb, te - tb);
 done:

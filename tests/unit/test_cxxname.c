@@ -222,6 +222,9 @@ int main(void)
 	      "std::__1::__shared_ptr_emplace<Widget, std::__1::allocator<Widget> >", CXXNAME_SIZE_RETURN);
 	alloc("Arena<Node, 64ul>::allocate(unsigned long)", NULL, 0);
 	alloc("PoolAlloc<Node>::allocate(unsigned long)", "Node", CXXNAME_SIZE_RETURN);
+	alloc("FixedAlloc<64ul>::allocate(unsigned long)", NULL, 0);
+	alloc("FlagAlloc<true, Node>::allocate(unsigned long)", NULL, 0);
+	alloc("EnumAlloc<(Kind)2>::allocate(unsigned long)", NULL, 0);
 	alloc("std::__detail::_MakeUniq<Widget>::__single_object std::make_unique<Widget>()", "Widget",
 	      CXXNAME_SIZE_TPARAM);
 	alloc("std::__detail::_MakeUniq<Widget>::__single_object std::make_unique<Widget, int&, char const (&) "

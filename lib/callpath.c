@@ -18,6 +18,7 @@
  * repeated id up in the current path instead of walking the ancestors.
  */
 #include "callpath.h"
+#include "pairmap.h"
 #include "util.h"
 
 #include <stdlib.h>
@@ -25,9 +26,9 @@
 
 #define NONE UINT32_MAX
 
+/* A trie node; its parent (NONE for an outermost one) and frame id are
+ * its key in the trie's pairmap. */
 struct node {
-	uint32_t parent; /* NONE for the trie's root */
-	uint32_t id;     /* frame id */
 	uint32_t depth;
 	uint32_t stamp;  /* last stack + 1 that credited it */
 	uint64_t hits;
@@ -35,48 +36,27 @@ struct node {
 };
 
 struct trie {
-	struct node *n;
-	size_t len, cap, max;
-	uint32_t *slot; /* node index + 1 */
-	size_t nslots;
-	int over;       /* more than max nodes were asked for */
+	struct pairmap map; /* (parent, id) -> node */
+	struct node *n;     /* the nodes, by index */
+	size_t cap, max;
+	int over;           /* more than max nodes were asked for */
 };
-
-static size_t thash(uint32_t parent, uint32_t id, size_t mask)
-{
-	uint64_t k = ((uint64_t)parent << 32 | id) * 0x9e3779b97f4a7c15ull;
-	return (size_t)(k >> 21) & mask;
-}
 
 /* The node (parent, id), made if new; NONE once the trie is full. */
 static uint32_t trie_get(struct trie *t, uint32_t parent, uint32_t id)
 {
-	size_t i;
+	int made;
+	uint32_t x = pairmap_get(&t->map, parent, id, t->max, &made);
 
-	if (2 * (t->len + 1) > t->nslots) {
-		t->nslots = t->nslots ? 2 * t->nslots : 1024;
-		free(t->slot);
-		t->slot = xcalloc(t->nslots, sizeof(uint32_t));
-		for (size_t k = 0; k < t->len; k++) {
-			for (i = thash(t->n[k].parent, t->n[k].id, t->nslots - 1); t->slot[i];
-			     i = (i + 1) & (t->nslots - 1))
-				;
-			t->slot[i] = (uint32_t)k + 1;
-		}
-	}
-	for (i = thash(parent, id, t->nslots - 1); t->slot[i]; i = (i + 1) & (t->nslots - 1)) {
-		struct node *x = &t->n[t->slot[i] - 1];
-		if (x->parent == parent && x->id == id)
-			return t->slot[i] - 1;
-	}
-	if ((t->max && t->len >= t->max) || t->len >= NONE - 1) {
+	if (x == PAIRMAP_NONE) {
 		t->over = 1;
 		return NONE;
 	}
-	util_grow(&t->n, &t->cap, t->len + 1, sizeof(*t->n));
-	t->n[t->len] = (struct node){ parent, id, parent == NONE ? 0 : t->n[parent].depth + 1, 0, 0, 0 };
-	t->slot[i] = (uint32_t)++t->len;
-	return (uint32_t)t->len - 1;
+	if (made) {
+		util_grow(&t->n, &t->cap, (size_t)x + 1, sizeof(*t->n));
+		t->n[x] = (struct node){ parent == NONE ? 0 : t->n[parent].depth + 1, 0, 0, 0 };
+	}
+	return x;
 }
 
 static void credit(struct trie *t, uint32_t x, uint64_t w, uint64_t calls, uint32_t stamp)
@@ -115,7 +95,7 @@ static void walk_step(struct walk *w, const struct trie *t, uint32_t id, uint32_
 {
 	uint32_t d = w->at[id];
 
-	if (d < w->len && t->n[w->node[d]].id == id) {
+	if (d < w->len && pairmap_b(&t->map, w->node[d]) == id) {
 		w->len = d + 1;
 	} else {
 		w->at[id] = w->len;
@@ -129,46 +109,51 @@ static const struct trie *sort_t;
 
 static int child_cmp(const void *a, const void *b)
 {
-	const struct node *x = &sort_t->n[*(const uint32_t *)a], *y = &sort_t->n[*(const uint32_t *)b];
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	const struct node *x = &sort_t->n[i], *y = &sort_t->n[j];
+	uint32_t xi = pairmap_b(&sort_t->map, i), yi = pairmap_b(&sort_t->map, j);
 
 	if (x->hits != y->hits)
 		return x->hits > y->hits ? -1 : 1;
 	if (x->calls != y->calls)
 		return x->calls > y->calls ? -1 : 1;
-	return x->id < y->id ? -1 : x->id > y->id;
+	return xi < yi ? -1 : xi > yi;
 }
 
 /* reverse: the trie grows outward (down profiles: walking to the root gives
  * innermost first, so reverse).  The trie's links move into r. */
 static void emit(struct trie *t, int reverse, uint64_t total, struct cp_result *r)
 {
-	uint32_t *off = xcalloc(t->len + 1, sizeof(uint32_t)), *kids = xcalloc(t->len + 1, sizeof(uint32_t));
-	uint32_t *fill = xcalloc(t->len + 1, sizeof(uint32_t)), *roots = xcalloc(t->len + 1, sizeof(uint32_t));
-	uint32_t *stack = xcalloc(t->len + 1, sizeof(uint32_t));
+	size_t len = t->map.n;
+	uint32_t *off = xcalloc(len + 1, sizeof(uint32_t)), *kids = xcalloc(len + 1, sizeof(uint32_t));
+	uint32_t *fill = xcalloc(len + 1, sizeof(uint32_t)), *roots = xcalloc(len + 1, sizeof(uint32_t));
+	uint32_t *stack = xcalloc(len + 1, sizeof(uint32_t));
 	size_t nroots = 0, sp = 0, cap = 0;
 
 	memset(r, 0, sizeof(*r));
 	r->total = total;
 	r->reverse = reverse;
-	free(t->slot); /* no more lookups: its room is the entries' */
-	t->slot = NULL;
+	pairmap_drop_index(&t->map); /* no more lookups: its room is the entries' */
 	/* CSR children lists of nodes with hits (or calls). */
-	for (size_t k = 0; k < t->len; k++)
-		if ((t->n[k].hits || t->n[k].calls) && t->n[k].parent != NONE)
-			off[t->n[k].parent + 1]++;
-	for (size_t k = 0; k < t->len; k++)
+	for (size_t k = 0; k < len; k++) {
+		uint32_t p = pairmap_a(&t->map, (uint32_t)k);
+		if ((t->n[k].hits || t->n[k].calls) && p != NONE)
+			off[p + 1]++;
+	}
+	for (size_t k = 0; k < len; k++)
 		off[k + 1] += off[k];
-	for (size_t k = 0; k < t->len; k++) {
+	for (size_t k = 0; k < len; k++) {
+		uint32_t p = pairmap_a(&t->map, (uint32_t)k);
 		if (!t->n[k].hits && !t->n[k].calls)
 			continue;
-		if (t->n[k].parent == NONE)
+		if (p == NONE)
 			roots[nroots++] = (uint32_t)k;
 		else
-			kids[off[t->n[k].parent] + fill[t->n[k].parent]++] = (uint32_t)k;
+			kids[off[p] + fill[p]++] = (uint32_t)k;
 	}
 	sort_t = t;
 	qsort(roots, nroots, sizeof(uint32_t), child_cmp);
-	for (size_t k = 0; k < t->len; k++)
+	for (size_t k = 0; k < len; k++)
 		qsort(kids + off[k], off[k + 1] - off[k], sizeof(uint32_t), child_cmp);
 	/* Preorder; push children in reverse so the biggest comes out first. */
 	for (size_t i = nroots; i-- > 0;)
@@ -190,10 +175,10 @@ static void emit(struct trie *t, int reverse, uint64_t total, struct cp_result *
 			stack[sp++] = kids[k];
 	}
 	/* Keep the links the paths are spelled from; fill and kids are
-	 * t->len + 1 long, room enough. */
-	for (size_t k = 0; k < t->len; k++) {
-		fill[k] = t->n[k].parent;
-		kids[k] = t->n[k].id;
+	 * len + 1 long, room enough. */
+	for (size_t k = 0; k < len; k++) {
+		fill[k] = pairmap_a(&t->map, (uint32_t)k);
+		kids[k] = pairmap_b(&t->map, (uint32_t)k);
 	}
 	r->parent = fill;
 	r->id = kids;
@@ -226,7 +211,7 @@ static uint64_t total_of(const struct cp_input *in)
 static void trie_free(struct trie *t)
 {
 	free(t->n);
-	free(t->slot);
+	pairmap_release(&t->map);
 }
 
 /* A view's result from its trie, or -1 (r empty) if the trie overflowed. */

@@ -16,51 +16,29 @@
 #include <string.h>
 
 #include "callpath.h"
+#include "pairmap.h"
 #include "util.h"
 
 struct emap {
+	struct pairmap map; /* (from, to) -> edge */
 	struct cfg_edge *e;
 	uint64_t *stamp;
-	size_t n, cap;
-	uint32_t *slot; /* index + 1 */
-	size_t nslots;
+	size_t cap;
 };
-
-static size_t ehash(uint32_t a, uint32_t b, size_t mask)
-{
-	uint64_t k = ((uint64_t)a << 32 | b) * 0x9e3779b97f4a7c15ull;
-	return (size_t)(k >> 20) & mask;
-}
 
 static size_t edge_of(struct emap *m, uint32_t from, uint32_t to)
 {
-	size_t i;
+	int made;
+	uint32_t x = pairmap_get(&m->map, from, to, 0, &made);
 
-	if (2 * (m->n + 1) > m->nslots) {
-		m->nslots = m->nslots ? 2 * m->nslots : 1024;
-		free(m->slot);
-		m->slot = xcalloc(m->nslots, sizeof(uint32_t));
-		for (size_t k = 0; k < m->n; k++) {
-			for (i = ehash(m->e[k].from, m->e[k].to, m->nslots - 1); m->slot[i];
-			     i = (i + 1) & (m->nslots - 1))
-				;
-			m->slot[i] = (uint32_t)k + 1;
-		}
-	}
-	for (i = ehash(from, to, m->nslots - 1); m->slot[i]; i = (i + 1) & (m->nslots - 1)) {
-		struct cfg_edge *x = &m->e[m->slot[i] - 1];
-		if (x->from == from && x->to == to)
-			return m->slot[i] - 1;
-	}
-	if (m->n == m->cap) {
+	if (made) {
 		size_t cap = m->cap;
-		util_grow(&m->e, &m->cap, m->n + 1, sizeof(*m->e));
-		util_grow(&m->stamp, &cap, m->n + 1, sizeof(*m->stamp));
+		util_grow(&m->e, &m->cap, (size_t)x + 1, sizeof(*m->e));
+		util_grow(&m->stamp, &cap, (size_t)x + 1, sizeof(*m->stamp));
+		m->e[x] = (struct cfg_edge){ from, to, 0, 0, 0 };
+		m->stamp[x] = 0;
 	}
-	m->e[m->n] = (struct cfg_edge){ from, to, 0, 0, 0 };
-	m->stamp[m->n] = 0;
-	m->slot[i] = (uint32_t)++m->n;
-	return m->n - 1;
+	return x;
 }
 
 static int by_edge(const void *a, const void *b)
@@ -149,12 +127,12 @@ int cfg_build(const struct cp_input *in, struct cfg *g)
 			}
 		}
 	}
-	if (m.n)
-		qsort(m.e, m.n, sizeof(*m.e), by_edge);
+	if (m.map.n)
+		qsort(m.e, m.map.n, sizeof(*m.e), by_edge);
 	g->edge = m.e;
-	g->nedges = m.n;
+	g->nedges = m.map.n;
 	free(m.stamp);
-	free(m.slot);
+	pairmap_release(&m.map);
 	free(stamp);
 	free(f);
 	sort_g = g;

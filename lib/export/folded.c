@@ -4,17 +4,17 @@
  * flamegraph.pl, speedscope and inferno read it.
  *
  * Distinct address stacks may be one stack of names (two call sites in
- * one function; inline frames): they are summed in the trie of function
- * ids (trie.h), so memory follows the model's distinct paths, however
- * deep; each line is spelled from its node up.
+ * one function; inline frames): they are summed in a trie of function
+ * ids (a pairmap of (parent, function)), so memory follows the model's
+ * distinct paths, however deep; each line is spelled from its node up.
  */
 #include "export/export.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "export/trie.h"
 #include "model.h"
+#include "pairmap.h"
 #include "util.h"
 
 /* A name as folded stacks can carry it: ';' separates frames and a
@@ -29,7 +29,7 @@ static void put_name(const char *s, FILE *out)
 int export_folded(const struct export_data *d, size_t k, FILE *out)
 {
 	const struct model *m = d->m;
-	struct etrie t = { 0 };
+	struct pairmap t = { 0 };
 	uint64_t *self = NULL;
 	size_t selfcap = 0;
 	uint32_t *path = xcalloc((size_t)m->maxn + 1, sizeof(uint32_t));
@@ -38,15 +38,15 @@ int export_folded(const struct export_data *d, size_t k, FILE *out)
 
 	for (size_t i = 0; i < m->nstacks; i++) {
 		uint64_t v = export_value(d, i, k);
-		uint32_t n, node = ETRIE_NONE;
+		uint32_t n, node = PAIRMAP_NONE;
 
 		if (!v)
 			continue;
 		n = model_path(m, &m->stacks[i], path);
 		for (uint32_t j = 0; j < n; j++)
-			node = etrie_child(&t, node, m->sites[path[j]].fn);
-		if (node == ETRIE_NONE) /* an empty stack: no function was running */
-			node = etrie_child(&t, ETRIE_NONE, ETRIE_NONE);
+			node = pairmap_get(&t, node, m->sites[path[j]].fn, 0, NULL);
+		if (node == PAIRMAP_NONE) /* an empty stack: no function was running */
+			node = pairmap_get(&t, PAIRMAP_NONE, PAIRMAP_NONE, 0, NULL);
 		if (node >= selfcap) {
 			size_t old = selfcap;
 			util_grow(&self, &selfcap, (size_t)node + 1, sizeof(*self));
@@ -54,18 +54,18 @@ int export_folded(const struct export_data *d, size_t k, FILE *out)
 		}
 		self[node] += v;
 	}
-	for (size_t x = 0; x < t.len; x++) {
+	for (size_t x = 0; x < t.n; x++) {
 		size_t n = 0;
 
 		if (x >= selfcap || !self[x])
 			continue;
-		for (uint32_t y = (uint32_t)x; y != ETRIE_NONE; y = t.n[y].parent) {
+		for (uint32_t y = (uint32_t)x; y != PAIRMAP_NONE; y = pairmap_a(&t, y)) {
 			util_grow(&up, &upcap, n + 1, sizeof(*up));
 			up[n++] = y;
 		}
 		while (n--) {
-			uint32_t id = t.n[up[n]].id;
-			put_name(id == ETRIE_NONE ? "(none)" : strtab_get(m->fns, id), out);
+			uint32_t id = pairmap_b(&t, up[n]);
+			put_name(id == PAIRMAP_NONE ? "(none)" : strtab_get(m->fns, id), out);
 			if (n)
 				fputc(';', out);
 		}
@@ -74,6 +74,6 @@ int export_folded(const struct export_data *d, size_t k, FILE *out)
 	free(up);
 	free(path);
 	free(self);
-	etrie_release(&t);
+	pairmap_release(&t);
 	return ferror(out) ? -1 : 0;
 }

@@ -5,8 +5,8 @@
  * search, hover), the function view and the callees/callers of any root;
  * for mprof data it shows the four tables too, as mprof prints them.
  *
- * The JSON (doc/format.md, "The HTML report"): the stacks as the trie of
- * function ids (trie.h), nodes as (parent, function) pairs, and per
+ * The JSON (doc/format.md, "The HTML report"): the stacks as a trie of
+ * function ids (a pairmap), nodes as (parent, function) pairs, and per
  * counter the (node, value) pairs of the stacks ending there: the page
  * spells each path from its parents, as folded.c does.
  */
@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export/trie.h"
 #include "model.h"
+#include "pairmap.h"
 #include "reader.h"
 #include "util.h"
 
@@ -55,7 +55,7 @@ int export_html(const struct export_data *d, const struct export_html_info *info
 {
 	const struct model *m = d->m;
 	const char *mark = strstr(export_report_html, MARKER);
-	struct etrie t = { 0 };
+	struct pairmap t = { 0 };
 	uint32_t *node = xcalloc(m->nstacks + 1, sizeof(uint32_t));
 	uint32_t *path = xcalloc((size_t)m->maxn + 1, sizeof(uint32_t));
 	uint64_t *self;
@@ -64,13 +64,13 @@ int export_html(const struct export_data *d, const struct export_html_info *info
 	if (!mark) /* the build embedded a page without its marker */
 		return -1;
 	for (size_t i = 0; i < m->nstacks; i++) {
-		uint32_t n = model_path(m, &m->stacks[i], path), x = ETRIE_NONE;
+		uint32_t n = model_path(m, &m->stacks[i], path), x = PAIRMAP_NONE;
 
 		for (uint32_t j = 0; j < n; j++)
-			x = etrie_child(&t, x, m->sites[path[j]].fn);
-		node[i] = x == ETRIE_NONE ? etrie_child(&t, ETRIE_NONE, ETRIE_NONE) : x;
+			x = pairmap_get(&t, x, m->sites[path[j]].fn, 0, NULL);
+		node[i] = x == PAIRMAP_NONE ? pairmap_get(&t, PAIRMAP_NONE, PAIRMAP_NONE, 0, NULL) : x;
 	}
-	self = xcalloc(t.len + 1, sizeof(uint64_t));
+	self = xcalloc(t.n + 1, sizeof(uint64_t));
 
 	fwrite(export_report_html, 1, (size_t)(mark - export_report_html), out);
 	fprintf(out, "{\"kind\":\"%s\",\"title\":", kind_name(d));
@@ -97,19 +97,19 @@ int export_html(const struct export_data *d, const struct export_html_info *info
 	/* The empty stack's name: no function was running. */
 	fputs(nf ? ",\"(no stack)\"" : "\"(no stack)\"", out);
 	fputs("],\n\"nodes\":[", out);
-	for (size_t x = 0; x < t.len; x++)
+	for (size_t x = 0; x < t.n; x++)
 		fprintf(out, "%s%d,%d", x ? "," : "",
-			t.n[x].parent == ETRIE_NONE ? -1 : (int)t.n[x].parent,
-			t.n[x].id == ETRIE_NONE ? (int)nf : (int)t.n[x].id);
+			pairmap_a(&t, (uint32_t)x) == PAIRMAP_NONE ? -1 : (int)pairmap_a(&t, (uint32_t)x),
+			pairmap_b(&t, (uint32_t)x) == PAIRMAP_NONE ? (int)nf : (int)pairmap_b(&t, (uint32_t)x));
 	fputs("],\n\"self\":[", out);
 	for (size_t k = 0; k < d->n; k++) {
 		int first = 1;
 
-		memset(self, 0, (t.len + 1) * sizeof(uint64_t));
+		memset(self, 0, (t.n + 1) * sizeof(uint64_t));
 		for (size_t i = 0; i < m->nstacks; i++)
 			self[node[i]] += export_value(d, i, k);
 		fputs(k ? ",\n[" : "[", out);
-		for (size_t x = 0; x < t.len; x++) {
+		for (size_t x = 0; x < t.n; x++) {
 			if (!self[x])
 				continue;
 			fprintf(out, "%s%zu,%llu", first ? "" : ",", x, (unsigned long long)self[x]);
@@ -127,6 +127,6 @@ int export_html(const struct export_data *d, const struct export_html_info *info
 	free(self);
 	free(path);
 	free(node);
-	etrie_release(&t);
+	pairmap_release(&t);
 	return ferror(out) ? -1 : 0;
 }

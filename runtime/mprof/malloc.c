@@ -17,28 +17,11 @@
 #include <stdlib.h>
 
 #include "custom.h"
+#include "frame0.h"
 #include "monitor.h"
 #include "real.h"
-#include "unwind.h"
 
 #define EXPORT __attribute__((visibility("default")))
-/*
- * Frame 0 (the caller's frame) as this entry point found it: the return
- * address, the caller's stack pointer once the call returns, and the
- * caller's rbp.  __builtin_frame_address(0) makes the compiler give this
- * function a frame pointer, so fp[0] is the saved rbp and fp[1] the return
- * address.  The unwinder starts there instead of walking the monitor's own
- * frames.
- */
-#define F0_DECL struct unwind_frame0 f0_
-#define F0_SET                                                                       \
-	do {                                                                         \
-		const uintptr_t *fp_ = __builtin_frame_address(0);                   \
-		f0_.ret = (uint64_t)(uintptr_t)__builtin_return_address(0);          \
-		f0_.sp = (uintptr_t)(fp_ + 2);                                       \
-		f0_.bp = fp_[0];                                                     \
-	} while (0)
-
 /* Referenced by monitor.c so that linking libmprof.a pulls this file in. */
 const char mon_hooks_anchor;
 

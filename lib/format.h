@@ -92,6 +92,17 @@ enum format_section {
 #define FORMAT_STACK_CATEGORY_SHIFT 8
 #define FORMAT_STACK_CATEGORY(flags) (((flags) >> FORMAT_STACK_CATEGORY_SHIFT) & 0xffu)
 
+/*
+ * A Lisp profile's pseudo-frames: a frame FORMAT_LISP_FRAME(id) is no
+ * address (it is not canonical: user addresses are below 2^47, the
+ * kernel's from 0xffff800000000000) but the Lisp function INFO's
+ * lisp.fn.<id> names, in place of the interpreter's frame that ran it.
+ */
+#define FORMAT_LISP_FRAME_BASE 0xfffe000000000000ull
+#define FORMAT_LISP_FRAME(id) (FORMAT_LISP_FRAME_BASE | (uint64_t)(uint32_t)(id))
+#define FORMAT_IS_LISP_FRAME(a) (((a) >> 32) == FORMAT_LISP_FRAME_BASE >> 32)
+#define FORMAT_LISP_FRAME_ID(a) ((uint32_t)(a))
+
 /* Largest values a reader accepts; a file beyond them is corrupt. */
 #define FORMAT_MAX_DEPTH 4096
 #define FORMAT_MAX_COUNTERS 256

@@ -25,11 +25,13 @@
 #include "arena.h"
 #include "custom.h"
 #include "freeres.h"
+#include "lisp_names.h"
 #include "lock.h"
 #include "monitor.h"
 #include "mprof.h"
 #include "peak.h"
 #include "real.h"
+#include "stackhash.h"
 #include "stacks.h"
 #include "unwind.h"
 #include "writer.h"
@@ -740,6 +742,8 @@ static int save(const char *reason)
 		.read_counters = mon_read_counters,
 		.read_bins = mon_read_bins,
 		.extra_info = custom_info,
+		.more_info_count = lname_info_count,
+		.more_info_put = lname_info_put,
 		.fail = save_failed,
 	};
 	return writer_save(reason, &src);
@@ -759,10 +763,11 @@ static inline unsigned cache_slot(uint32_t hash)
 	return hash >> 29; /* the table probes by the low bits */
 }
 
-/* Count an allocation of n bytes into t, whose counters for its stack are c. */
-static inline __attribute__((always_inline)) void count(struct mon_thread *t, uint64_t *c, size_t n)
+/* Count an allocation of n bytes into t, whose counters for its stack are
+ * c, in class sc (its size class; a Lisp object's type class). */
+static inline __attribute__((always_inline)) void count(struct mon_thread *t, uint64_t *c, size_t n,
+							 int sc)
 {
-	int sc = format_size_class(n);
 	uint32_t bin = format_bin_index(n);
 
 	if (__builtin_expect(peak_stale(&t->peak, ctr_peak(c)), 0))
@@ -785,7 +790,7 @@ static inline __attribute__((always_inline)) void count(struct mon_thread *t, ui
  * not have filled yet (unwind_fill).
  */
 static int64_t count_alloc(struct mon_thread *t, uint64_t *frames, int depth, uint32_t flags,
-			   uint32_t hash, size_t n, const struct stacks_pos *pos)
+			   uint32_t hash, size_t n, int sc, const struct stacks_pos *pos)
 {
 	unsigned k = cache_slot(hash);
 	const struct stacks_rec *r = t->cache[k].r;
@@ -826,7 +831,7 @@ counted:
 	/* Check mode fills every frame: a lookup by shared frames is verified. */
 	if (__builtin_expect(pos != NULL, 1) && unwind_checking())
 		unwind_check_shared(stacks_same(t->last, frames, (uint32_t)depth, flags));
-	count(t, c, n);
+	count(t, c, n, sc);
 	return idx;
 }
 
@@ -892,7 +897,7 @@ static inline __attribute__((always_inline)) int64_t count_known(struct mon_thre
 		mon_trouble("cannot map memory for counters", NULL);
 		return -1;
 	}
-	count(t, c, n);
+	count(t, c, n, format_size_class(n));
 	return (int64_t)(known - 1);
 }
 
@@ -918,13 +923,14 @@ static __attribute__((noinline)) void alloc_walk(void *p, size_t n,
 		if (idx < 0)
 			return;
 	} else if (t) {
-		idx = count_alloc(t, frames, depth, flags, hash, n, shared_place(depth, &pos));
+		idx = count_alloc(t, frames, depth, flags, hash, n, format_size_class(n),
+				  shared_place(depth, &pos));
 		if (idx >= 0)
 			unwind_memo_set(e, (uint64_t)idx + 1, frames, depth);
 	} else {
 		if (!(t = orphan_lock(e)))
 			return;
-		idx = count_alloc(t, frames, depth, flags, hash, n, NULL);
+		idx = count_alloc(t, frames, depth, flags, hash, n, format_size_class(n), NULL);
 		orphan_flush(t);
 		orphan_unlock();
 	}
@@ -987,11 +993,12 @@ void mon_alloc_custom(const void *p, size_t n, int category, const struct unwind
 		return;
 	flags |= (uint32_t)category << FORMAT_STACK_CATEGORY_SHIFT;
 	if (t) {
-		idx = count_alloc(t, frames, depth, flags, hash, n, NULL);
+		idx = count_alloc(t, frames, depth, flags, hash, n, format_size_class(n), NULL);
 	} else {
 		if (!(t = orphan_lock(e)))
 			return;
-		idx = count_alloc(t, frames, depth, flags, hash, n, NULL);
+		idx = count_alloc(t, frames, depth, flags, hash, n, format_size_class(n), NULL);
+		orphan_flush(t);
 		orphan_unlock();
 	}
 	if (idx < 0) {
@@ -1019,6 +1026,48 @@ void mon_free_custom(const void *p)
 	int found = custom_take((uintptr_t)p, &idx, &size);
 
 	settle_free(t, e, found, idx, size);
+}
+
+/*
+ * A Lisp object (lisp.c): like the custom path, a full walk, but counted
+ * in class cls (its type's: c f s o) and kept in no map, since the
+ * collector frees it, never the program.  rewrite names the interpreter's
+ * frames in the captured stack (lisp_ihs.c).
+ */
+void mon_alloc_lisp(size_t n, int cls, const struct unwind_frame0 *f0,
+		    int (*rewrite)(uint64_t *frames, int depth))
+{
+	uint64_t orphan_frames[ORPHAN_DEPTH], *frames, e;
+	struct mon_thread *t = self(&e);
+	uint32_t flags, hash;
+	int64_t idx;
+	int depth, as;
+
+	if ((uint64_t)n >> MON_SIZE_BITS) {
+		ADD(mon.dropped, 1);
+		return;
+	}
+	frames = t ? t->frames : orphan_frames;
+	depth = unwind_capture(frames, t ? MON_MAX_DEPTH : ORPHAN_DEPTH, f0, &flags, e, NULL, &hash);
+	if (__atomic_load_n(&mon.state, __ATOMIC_RELAXED) != MON_ON)
+		return;
+	if (rewrite(frames, depth))
+		hash = stackhash(frames, (uint32_t)depth, flags);
+	if (t) {
+		idx = count_alloc(t, frames, depth, flags, hash, n, cls, NULL);
+	} else {
+		if (!(t = orphan_lock(e)))
+			return;
+		idx = count_alloc(t, frames, depth, flags, hash, n, cls, NULL);
+		orphan_unlock();
+	}
+	if (idx < 0) {
+		ADD(mon.dropped, 1);
+		return;
+	}
+	as = __atomic_load_n(&mon.autosave, __ATOMIC_RELAXED);
+	if (__builtin_expect(as > 0, 0) && (ADD(mon.nallocs, 1) + 1) % (uint64_t)as == 0)
+		autosave();
 }
 
 void mon_realloc_take(void *p, struct mon_old *o)

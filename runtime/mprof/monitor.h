@@ -86,6 +86,12 @@ void mon_free(void *p);
 void mon_alloc_custom(const void *p, size_t n, int category, const struct unwind_frame0 *f0);
 void mon_free_custom(const void *p);
 
+/* A Lisp object (lisp.c): n bytes of class cls (lisp_ihs.h), made from
+ * frame 0 f0; rewrite(frames, depth) names the captured stack's Lisp
+ * frames and says whether it changed any.  Never freed. */
+void mon_alloc_lisp(size_t n, int cls, const struct unwind_frame0 *f0,
+		    int (*rewrite)(uint64_t *frames, int depth));
+
 /* realloc: take p out of the map before the real call, then settle. */
 struct mon_old {
 	uint64_t size;

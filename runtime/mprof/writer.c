@@ -94,13 +94,15 @@ static void put_info(struct format_writer *w, const char *reason, const struct w
 		{ "monitor", "mprof-runtime 1" },
 		{ "unwinder", unwind_name },
 	};
-	size_t i, n = sizeof kv / sizeof kv[0], nx = 0;
+	size_t i, n = sizeof kv / sizeof kv[0], nx = 0, nm = 0;
 	static const char *extra[256][2]; /* under the save lock */
 
 	if (src->extra_info)
 		nx = src->extra_info(extra, sizeof extra / sizeof extra[0]);
+	if (src->more_info_count)
+		nm = src->more_info_count();
 	format_begin_section(w, FORMAT_SEC_INFO);
-	format_put_u32(w, (uint32_t)(n + nx));
+	format_put_u32(w, (uint32_t)(n + nx + nm));
 	for (i = 0; i < n; i++) {
 		format_put_str(w, kv[i][0]);
 		format_put_str(w, kv[i][1]);
@@ -109,6 +111,8 @@ static void put_info(struct format_writer *w, const char *reason, const struct w
 		format_put_str(w, extra[i][0]);
 		format_put_str(w, extra[i][1]);
 	}
+	if (nm)
+		src->more_info_put(w);
 	format_end_section(w);
 }
 

@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct format_writer;
+
 /* The save lock: one save at a time; also excludes mprof_restart. */
 int writer_lock(void);    /* 0, or -1: not taken (lock.h) */
 int writer_trylock(void); /* 0 when taken */
@@ -47,6 +49,11 @@ struct writer_source {
 	/* More INFO entries (the category names): up to max (key, value)
 	 * pairs into kv, their number; NULL for none. */
 	size_t (*extra_info)(const char *kv[][2], size_t max);
+	/* Yet more INFO entries, as many as they come (a Lisp profile's
+	 * names): how many, then write exactly those (key, value) strings;
+	 * NULL for none. */
+	size_t (*more_info_count)(void);
+	void (*more_info_put)(struct format_writer *w);
 	/* The save failed (what, and the errno's name): report it, save no more. */
 	void (*fail)(const char *what, const char *detail);
 };

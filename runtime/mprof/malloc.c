@@ -2,7 +2,9 @@
  * malloc.c - owns the interposed allocator entry points: malloc, calloc,
  * realloc, reallocarray, free, posix_memalign, aligned_alloc, memalign,
  * valloc, pvalloc (C++ operator new/delete arrive through malloc/free),
- * and the reports of a program's own allocators (mprof_report_*).
+ * and the reports of a program's own allocators (mprof_report_*).  In a
+ * Lisp process (lisp.c) they all pass through: its Lisp objects are what
+ * is recorded.
  *
  * Each one calls the real allocator and, unless the monitor is off or this
  * thread is already inside it (the recursion guard), records the event.
@@ -18,6 +20,7 @@
 
 #include "custom.h"
 #include "frame0.h"
+#include "lisp.h"
 #include "monitor.h"
 #include "real.h"
 
@@ -40,6 +43,26 @@ static inline int *err(void)
 	return e;
 }
 
+/*
+ * Enter the monitor for a C allocator's event (mon_enter), unless the
+ * process is a Lisp one (lisp.h): then its mallocs pass straight through
+ * and its Lisp objects are what is recorded.  The first event decides.
+ */
+static inline __attribute__((always_inline)) int c_enter(int is_alloc)
+{
+	if (!mon_enter(is_alloc))
+		return 0;
+	if (__builtin_expect(lisp_on != 0, 0)) {
+		if (lisp_on == -1)
+			lisp_detect();
+		if (lisp_on != 0) {
+			mon_leave();
+			return 0;
+		}
+	}
+	return 1;
+}
+
 /* Record p (n bytes) if it was allocated; errno stays the real call's. */
 static inline void note_alloc(void *p, size_t n, const struct unwind_frame0 *f0)
 {
@@ -55,7 +78,7 @@ EXPORT void *malloc(size_t n)
 	F0_DECL;
 	void *p;
 
-	if (!mon_enter(1))
+	if (!c_enter(1))
 		return real_malloc(n);
 	p = real_malloc(n);
 	F0_SET;
@@ -75,7 +98,7 @@ EXPORT void *calloc(size_t n, size_t m)
 	size_t total;
 	void *p;
 
-	if (!mon_enter(1))
+	if (!c_enter(1))
 		return real_calloc(n, m);
 	p = real_calloc(n, m);
 	if (__builtin_mul_overflow(n, m, &total))
@@ -94,7 +117,7 @@ EXPORT void *calloc(size_t n, size_t m)
  */
 EXPORT void free(void *p)
 {
-	if (p && mon_enter(0)) {
+	if (p && c_enter(0)) {
 		int *ep = err(), e = *ep;
 		mon_free(p);
 		mon_leave();
@@ -111,13 +134,13 @@ static void *do_realloc(void *p, size_t n, const struct unwind_frame0 *f0)
 	int e;
 
 	if (!p) {
-		if (!mon_enter(1))
+		if (!c_enter(1))
 			return real_malloc(n);
 		q = real_malloc(n);
 		note_alloc(q, n, f0);
 		return q;
 	}
-	if (!mon_enter(0))
+	if (!c_enter(0))
 		return real_realloc(p, n);
 	mon_realloc_take(p, &old);
 	q = real_realloc(p, n);
@@ -161,7 +184,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
 	F0_DECL;
 	int rc, e;
 
-	if (!mon_enter(1))
+	if (!c_enter(1))
 		return real_posix_memalign(out, align, n);
 	rc = real_posix_memalign(out, align, n);
 	e = errno;
@@ -178,7 +201,7 @@ EXPORT void *aligned_alloc(size_t align, size_t n)
 	F0_DECL;
 	void *p;
 
-	if (!mon_enter(1))
+	if (!c_enter(1))
 		return real_aligned_alloc(align, n);
 	p = real_aligned_alloc(align, n);
 	F0_SET;
@@ -191,7 +214,7 @@ EXPORT void *memalign(size_t align, size_t n)
 	F0_DECL;
 	void *p;
 
-	if (!mon_enter(1))
+	if (!c_enter(1))
 		return real_memalign(align, n);
 	p = real_memalign(align, n);
 	F0_SET;
@@ -204,7 +227,7 @@ EXPORT void *valloc(size_t n)
 	F0_DECL;
 	void *p;
 
-	if (!mon_enter(1))
+	if (!c_enter(1))
 		return real_valloc(n);
 	p = real_valloc(n);
 	F0_SET;
@@ -217,7 +240,7 @@ EXPORT void *pvalloc(size_t n)
 	F0_DECL;
 	void *p;
 
-	if (!mon_enter(1))
+	if (!c_enter(1))
 		return real_pvalloc(n);
 	p = real_pvalloc(n);
 	F0_SET;
@@ -241,7 +264,7 @@ EXPORT void mprof_report_alloc(const void *p, size_t n, int category)
 {
 	F0_DECL;
 
-	if (!p || !mon_enter(1))
+	if (!p || !c_enter(1))
 		return;
 	F0_SET;
 	{
@@ -254,7 +277,7 @@ EXPORT void mprof_report_alloc(const void *p, size_t n, int category)
 
 EXPORT void mprof_report_free(const void *p)
 {
-	if (p && mon_enter(0)) {
+	if (p && c_enter(0)) {
 		int *ep = err(), e = *ep;
 		mon_free_custom(p);
 		mon_leave();

@@ -211,7 +211,7 @@ int writer_save(const char *reason, const struct writer_source *src)
 	}
 	format_writer_init(&w, fd, writer_buf, sizeof writer_buf, FORMAT_KIND_MPROF);
 	put_info(&w, reason, src);
-	if (modules_write(&w) < 0 && !w.error)
+	if (modules_write_all(&w) < 0 && !w.error)
 		w.error = ENOMEM;
 	put_counters(&w);
 	put_stacks(&w, src);

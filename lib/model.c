@@ -10,6 +10,7 @@
  */
 #include "model.h"
 #include "cxxname.h"
+#include "lispview.h"
 #include "reader.h"
 #include "symbols.h"
 #include "util.h"
@@ -33,6 +34,15 @@ void model_init(struct model *m)
 	m->sitemap = xcalloc(1, sizeof(struct sitemap));
 	m->nc = MPROF_NCOUNTERS;
 	m->main_fn = MODEL_NONE;
+	m->toplevel_fn = MODEL_NONE;
+}
+
+/* A name made here (not the symbolizer's): its copy's function id. */
+static uint32_t own_fn(struct model *m, const char *name)
+{
+	if (!m->own_names)
+		m->own_names = strtab_new();
+	return strtab_intern(m->fns, strtab_get(m->own_names, strtab_intern(m->own_names, name)));
 }
 
 static size_t site_hash(const struct model_site *s, size_t mask)
@@ -232,6 +242,24 @@ static const uint32_t *expand(struct model *m, struct addrcache *a, struct symbo
 		}
 	if (a->n >= a->max)
 		return NULL;
+	if (m->lisp) {
+		/* A Lisp profile: one frame, the Lisp function's, or none. */
+		char buf[256];
+		const char *name = lispview_frame(m->lisp, sy, addr, ret, buf, sizeof buf);
+		struct model_site st;
+
+		util_grow(&a->pool, &a->cap, a->npool + 1, sizeof(uint32_t));
+		cnt = 0;
+		if (name) {
+			memset(&st, 0, sizeof(st)); /* sites are compared bytewise */
+			st.fn = own_fn(m, name);
+			st.offset = MODEL_NO_OFFSET;
+			st.loc = MODEL_NO_LOC;
+			a->pool[a->npool] = site_id(m, &st);
+			cnt = 1;
+		}
+		goto cached;
+	}
 	cnt = symbols_resolve(sy, addr, ret, sf, 32);
 	util_grow(&a->pool, &a->cap, a->npool + (size_t)cnt, sizeof(uint32_t));
 	/* mprof.h's always-inline wrapper is not the program's frame: the
@@ -267,6 +295,7 @@ static const uint32_t *expand(struct model *m, struct addrcache *a, struct symbo
 		}
 		a->pool[a->npool + (size_t)i] = site_id(m, &st);
 	}
+cached:
 	a->key[j] = k;
 	a->start[j] = (uint32_t)a->npool;
 	a->count[j] = (uint32_t)cnt;
@@ -305,6 +334,11 @@ static int own_frames(struct model *m, struct addrcache *ac, struct symbols *sy,
 		while (k-- > 0) {
 			if (a->main == MODEL_NONE && m->sites[e[k]].fn == m->main_fn)
 				a->main = a->n;
+			/* Top-level forms that evaluate top-level forms (ECL's
+			 * command line, a load, the file's form): one. */
+			if (m->sites[e[k]].fn == m->toplevel_fn && a->node != MODEL_NONE &&
+			    m->sites[m->site[a->node]].fn == m->toplevel_fn)
+				continue;
 			if (node_new(m, a, e[k]) < 0)
 				return -1;
 		}
@@ -331,11 +365,21 @@ static int category_frame(struct model *m, const struct profile *p, uint32_t c, 
 		snprintf(name, sizeof name, "[%s]", v);
 	else
 		snprintf(name, sizeof name, "[category %u]", c);
-	if (!m->own_names)
-		m->own_names = strtab_new();
 	memset(&st, 0, sizeof(st)); /* sites are compared bytewise */
-	st.fn = strtab_intern(m->fns,
-			      strtab_get(m->own_names, strtab_intern(m->own_names, name)));
+	st.fn = own_fn(m, name);
+	st.offset = MODEL_NO_OFFSET;
+	st.loc = MODEL_NO_LOC;
+	return node_new(m, a, site_id(m, &st));
+}
+
+/* The frame of a Lisp profile's stack with no Lisp function on it (made
+ * while ECL boots, or by its C code alone). */
+static int lisp_none_frame(struct model *m, struct at *a)
+{
+	struct model_site st;
+
+	memset(&st, 0, sizeof(st));
+	st.fn = own_fn(m, LISP_NONE);
 	st.offset = MODEL_NO_OFFSET;
 	st.loc = MODEL_NO_LOC;
 	st.atype = MODEL_NONE;
@@ -376,6 +420,9 @@ int model_from_profile(struct model *m, const struct profile *p, struct symbols 
 	 * has about 1 per 40; an allocation profile far fewer). */
 	ac.max = p->size / 4 + (1u << 14);
 	m->main_fn = strtab_intern(m->fns, "main");
+	m->lisp = lispview_open(p);
+	if (m->lisp)
+		m->toplevel_fn = own_fn(m, LISP_TOPLEVEL);
 	/* Where the own frames of a stack that later stacks refer to end:
 	 * their shared frames hang there (the reader resolved each reference
 	 * to the stack whose own frames hold its first shared frame). */
@@ -433,6 +480,8 @@ int model_from_profile(struct model *m, const struct profile *p, struct symbols 
 					first[i] == MODEL_NONE ? NULL : keep + first[i]);
 		if (rc == 0 && FORMAT_STACK_CATEGORY(ps->flags))
 			rc = category_frame(m, p, FORMAT_STACK_CATEGORY(ps->flags), &a);
+		if (rc == 0 && m->lisp && a.n == 0)
+			rc = lisp_none_frame(m, &a);
 		push(m, a, (flags & MODEL_KEEP_ABOVE_MAIN) != 0,
 		     (ps->flags & FORMAT_STACK_TRUNCATED) != 0, c);
 	}
@@ -469,6 +518,7 @@ void model_release(struct model *m)
 		free(sm->slot);
 	free(sm);
 
+	lispview_free(m->lisp);
 	strtab_free(m->fns);
 	strtab_free(m->locs);
 	if (m->own_names)

@@ -23,6 +23,7 @@
 struct profile;
 struct symbols;
 struct strtab;
+struct lispview;
 
 #define MODEL_NO_OFFSET UINT32_MAX
 #define MODEL_NO_LOC UINT32_MAX
@@ -57,11 +58,14 @@ struct model {
 			      * model_add's caller's) strings, not copies:
 			      * they must outlive the model */
 	struct strtab *locs; /* "file:line" strings */
-	struct strtab *own_names; /* copies of names made here ("[category]") */
+	struct strtab *own_names; /* copies of names made here ("[category]",
+				   * Lisp names) */
 	struct strtab *atypes; /* element types allocating frames name, as
 				* demangled: the symbolizer's strings */
 	uint64_t *atype_size;  /* sizeof each, 0 if unknown */
 	size_t atype_cap;
+	struct lispview *lisp;    /* a Lisp profile's view (lispview.h), or NULL */
+	uint32_t toplevel_fn;     /* its "(top-level)" function, or MODEL_NONE */
 	struct model_site *sites;
 	size_t nsites, sites_cap;
 	/* The calling context tree, as runs: a stack's own frames are

@@ -17,6 +17,9 @@
  * last the function they were inlined into; one function per name,
  * system name and file (fn_of).  The message's fields go out in four runs (types and mappings,
  * samples, locations, functions and strings): protobuf allows any order.
+ * A Lisp profile's samples are its Lisp view (lispview.h), as the model
+ * has it: a location per Lisp function's frame, named as Lisp names it;
+ * ECL's own C frames left out.
  */
 #include "export/export.h"
 
@@ -26,6 +29,7 @@
 #include <zlib.h>
 
 #include "format.h"
+#include "lispview.h"
 #include "merge.h"
 #include "model.h"
 #include "reader.h"
@@ -197,6 +201,28 @@ static uint64_t fn_of(struct fnmap *f, struct pb *out, struct strs *s, const str
 	return id;
 }
 
+/* A Lisp profile's locations: the string index of each one's function,
+ * by location id; 0 ("") for one left out (ECL's C frames). */
+struct lispmap {
+	uint32_t *fn;
+	size_t cap;
+};
+
+/*
+ * The one line of a new location at a in a Lisp profile (the model's
+ * view): its Lisp function, or none (*name NULL: the location is left
+ * out).  A stack with no Lisp function is the frame LISP_NONE.
+ */
+static void lisp_line(const struct export_data *d, uint64_t a, int ret, struct sym_frame *sf,
+		      char *buf, size_t len)
+{
+	memset(sf, 0, sizeof(*sf));
+	if (a == FORMAT_LISP_FRAME(0))
+		sf->func = LISP_NONE;
+	else
+		sf->func = lispview_frame(d->m->lisp, d->sy, a, ret, buf, len);
+}
+
 int export_pprof(const struct export_data *d, size_t dflt, const struct export_data *base,
 		 FILE *out)
 {
@@ -206,10 +232,14 @@ int export_pprof(const struct export_data *d, size_t dflt, const struct export_d
 	struct locmap lm = { 0 };
 	struct pb hdr = { 0 }, smp = { 0 }, loc = { 0 }, fns = { 0 }, x = { 0 }, y = { 0 }, z = { 0 };
 	uint64_t *frames = xcalloc(FORMAT_MAX_DEPTH + 1, sizeof(uint64_t));
+	struct lispmap lmap = { 0 };
+	uint32_t toplevel = 0;
 	gzFile gz;
 	int rc = 0;
 
-	str(&s, "");
+	str(&s, ""); /* string_table[0] */
+	if (d->m->lisp)
+		toplevel = (uint32_t)str(&s, LISP_TOPLEVEL);
 	for (size_t k = 0; k < d->n; k++)
 		value_type(&hdr, 1, &s, d->c[k].name, d->c[k].unit);
 	put_mappings(&hdr, p, &s);
@@ -235,13 +265,54 @@ int export_pprof(const struct export_data *d, size_t dflt, const struct export_d
 				continue;
 			n = reader_frames(q, i, frames);
 			x.n = y.n = 0;
-			for (uint32_t j = 0; j < n; j++) {
+			int kept = 0;
+			uint32_t last = 0; /* the Lisp function of the frame before */
+			for (uint32_t j = 0; j <= n; j++) {
 				int ret = !((j == 0 && (ps->flags & FORMAT_STACK_PC_FIRST)) ||
 					    (ps->flags & FORMAT_STACK_ENTRY));
-				uint64_t a = side ? merge_move(q, delta, frames[j]) : frames[j];
+				uint64_t a;
 				int fresh;
-				uint32_t id = loc_of(&lm, a, ret, &fresh);
+				uint32_t id;
 
+				if (j == n) {
+					/* A Lisp stack none of whose frames is kept. */
+					if (!d->m->lisp || kept)
+						break;
+					a = FORMAT_LISP_FRAME(0);
+					ret = 0;
+				} else {
+					a = side ? merge_move(q, delta, frames[j]) : frames[j];
+				}
+				id = loc_of(&lm, a, ret, &fresh);
+				if (fresh && d->m->lisp) {
+					struct sym_frame sf;
+					char buf[256];
+
+					lisp_line(d, a, ret, &sf, buf, sizeof buf);
+					util_grow(&lmap.fn, &lmap.cap, (size_t)id + 1, sizeof(uint32_t));
+					lmap.fn[id] = sf.func ? (uint32_t)str(&s, sf.func) : 0;
+					if (sf.func) {
+						struct pb l = { 0 };
+						z.n = 0;
+						pb_int(&z, 1, id);
+						pb_int(&z, 3, a);
+						pb_int(&l, 1, fn_of(&fm, &fns, &s, &sf));
+						pb_bytes(&z, 4, l.b, l.n);
+						free(l.b);
+						pb_bytes(&loc, 4, z.b, z.n);
+					}
+				}
+				if (d->m->lisp) {
+					/* Top-level forms that evaluate top-level forms as
+					 * one, as the model has them. */
+					uint32_t fn = id < lmap.cap ? lmap.fn[id] : 0;
+					if (!fn || (fn == toplevel && last == toplevel))
+						continue;
+					last = fn;
+					kept++;
+					pb_varint(&y, id);
+					continue;
+				}
 				pb_varint(&y, id);
 				if (fresh) {
 					struct sym_frame sf[32];
@@ -297,6 +368,7 @@ int export_pprof(const struct export_data *d, size_t dflt, const struct export_d
 	free(frames);
 	free(lm.key);
 	free(lm.id);
+	free(lmap.fn);
 	strtab_free(fm.keys);
 	strtab_free(s.t);
 	return rc;

@@ -65,6 +65,11 @@ static void breakdown(char *out, const uint64_t *v, uint64_t den)
 	}
 }
 
+void tables_breakdown(char *out, const uint64_t *v, uint64_t den)
+{
+	breakdown(out, v, den);
+}
+
 static void rule(FILE *out, const char *title)
 {
 	fprintf(out, "\n--------- %s ---------\n\n", title);
@@ -846,7 +851,9 @@ static void cycle_members(const struct cgctx *c, int k, int index)
 	fprintf(c->out, "\n");
 }
 
-static void table_callgraph(FILE *out, const struct model *m, const struct callgraph *g)
+/* cls: the class columns' labels, " s  m  l  x" (" c  f  s  o": Lisp). */
+static void table_callgraph(FILE *out, const struct model *m, const struct callgraph *g,
+			    const char *cls)
 {
 	size_t n = 0;
 	struct entry *e = xcalloc(g->nfns + g->ncycles + 1, sizeof(*e));
@@ -877,7 +884,7 @@ static void table_callgraph(FILE *out, const struct model *m, const struct callg
 	cg_row(out, "index", "self+desc", "self", "%", "size-func", "", "called", '+', "recur",
 	       "name [index]");
 	cg_row(out, "", "", "self", "%", "size-desc", "frac-desc", "called", '/', "total", "descendents");
-	cg_row(out, "", "", "", NULL, " s  m  l  x", " s  m  l  x", "", ' ', "", "");
+	cg_row(out, "", "", "", NULL, cls, cls, "", ' ', "", "");
 	fputc('\n', out);
 	for (size_t i = 0; i < n; i++) {
 		if (e[i].is_cycle) {
@@ -899,6 +906,12 @@ void tables_print(FILE *out, const struct model *m, const struct callgraph *g,
 {
 	const char *cmd = reader_info(p, "cmdline"), *pid = reader_info(p, "pid");
 	uint64_t bytes = model_bytes(m->tot), freed = model_freed(m->tot);
+	char cls[16];
+
+	if (tables_lisp_print(out, m, g, p, o, cls) == 0) {
+		table_callgraph(out, m, g, cls);
+		return;
+	}
 
 	fprintf(out, "mprof: %s (pid %s): %" PRIu64 " allocations of %" PRIu64 " bytes, %" PRIu64
 		" frees of %" PRIu64 " bytes, %" PRIu64 " bytes kept",
@@ -914,5 +927,5 @@ void tables_print(FILE *out, const struct model *m, const struct callgraph *g,
 	if (o->peaktable && m->has_peak)
 		table_peak(out, m, o);
 	table_direct(out, m, g);
-	table_callgraph(out, m, g);
+	table_callgraph(out, m, g, " s  m  l  x");
 }

@@ -68,6 +68,18 @@ size_t tables_chains(const struct model *m, int depth, int offsets, struct table
  */
 void tables_pct2(char *out, uint64_t num, uint64_t den);
 
+/* The four classes of v, each a share of den: "cc cc cc cc" (tables_pct2's
+ * fields), into out (12 bytes). */
+void tables_breakdown(char *out, const uint64_t *v, uint64_t den);
+
+/*
+ * A Lisp profile's header and tables 1 to 3 (tables_lisp.c), and in cls
+ * (16 bytes) the labels of its class columns for table 4: 0; or -1, doing
+ * nothing, when p is no Lisp profile.
+ */
+int tables_lisp_print(FILE *out, const struct model *m, const struct callgraph *g,
+		      const struct profile *p, const struct tables_opts *o, char *cls);
+
 /* Threshold, in percent, a leak chain or bin must exceed to be printed at
  * this verbosity (verbose: -1, every one). */
 double tables_threshold(enum tables_verbosity v);

@@ -225,12 +225,12 @@ if ! missing java javac openjdk-17-jdk-headless; then
 	fi
 fi
 
-# ECL running a Lisp file (its objects are the Boehm collector's; malloc
-# is libc's own business there).
+# ECL running a Lisp file: mprof profiles it as a Lisp program (its Lisp
+# objects, under the Lisp functions that made them: tests/e2e/89-lisp.t).
 new_case ecl
 if ! missing ecl ecl ecl; then
 	EXPECT=$(printf '26623 308 271\n(308 282 279)')
-	EXE=$(readlink -f "$(command -v ecl)") M_NAMES='cl_boot cl_load' C_NAMES='cl_load ecl_interpret'
+	EXE=$(readlink -f "$(command -v ecl)") M_NAMES='collatz-len !cl_boot' C_NAMES='cl_load ecl_interpret'
 	corpus ecl --norc --shell "$SRC/corpus.lisp"
 fi
 

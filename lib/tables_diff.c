@@ -18,6 +18,7 @@
  */
 #include "tables_diff.h"
 #include "callgraph.h"
+#include "lispview.h"
 #include "model.h"
 #include "reader.h"
 #include "tables.h"
@@ -749,8 +750,13 @@ void tables_diff_print(FILE *out, const struct model *d, const struct callgraph 
 
 	header(out, base, nw);
 	table_bins(out, base, nw, s, o, &t);
-	if (o->leaktable)
+	if (o->leaktable && (lispview_classes(base->p) || lispview_classes(nw->p))) {
+		/* Lisp: the collector frees, so no chain keeps anything. */
+		rule(out, "MEMORY LEAKS");
+		fprintf(out, "  (none in a Lisp profile: the garbage collector frees objects)\n");
+	} else if (o->leaktable) {
 		table_leaks(out, d, o, &t);
+	}
 	table_direct(out, d, g, &t);
 	table_callgraph(out, d, g, &t);
 }

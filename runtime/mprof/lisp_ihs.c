@@ -40,6 +40,7 @@
 
 /* ---- ECL 21, x86-64: offsets in bytes ---- */
 #define ENV_IHS_TOP 648  /* cl_env_struct.ihs_top (threads, 64 values) */
+#define ENV_THREAD_FIELDS 24 /* before it: three fields only with threads */
 #define IHS_NEXT 0       /* struct ecl_ihs_frame */
 #define IHS_FUNCTION 8
 #define IHS_INDEX 24
@@ -63,11 +64,11 @@
 
 /* Type numbers that depend on the build: t_symbol is 13 with complex
  * floats (3 more number types), else 10; t_string exists with Unicode.
- * Until calibrated: Debian's ECL 21.2.1 (both). */
+ * Until calibrated: Debian's ECL 21.2.1 (both), types_from(13, 1). */
 static struct {
 	int symbol, unicode;
 	int array, base_string, bitvector, bytecodes, bclosure, cfun, cfunfixed, instance;
-} ty;
+} ty = { 13, 1, 16, 19, 20, 25, 26, 27, 28, 30 };
 
 static void types_from(int symbol, int unicode)
 {
@@ -82,11 +83,6 @@ static void types_from(int symbol, int unicode)
 	ty.cfun = ty.bytecodes + 2;
 	ty.cfunfixed = ty.bytecodes + 3;
 	ty.instance = ty.bytecodes + 5; /* after t_cclosure */
-}
-
-__attribute__((constructor)) static void types_default(void)
-{
-	types_from(13, 1);
 }
 
 int ihs_class(int t)
@@ -112,6 +108,7 @@ int ihs_class_of(const void *p)
 
 static void *(*env_fn)(void); /* ecl_process_env_unsafe: NULL off an ECL thread */
 static void **env_var;         /* cl_env_p, in a build without threads */
+static int ihs_top_at = ENV_IHS_TOP; /* offset of ihs_top in the environment */
 static const unsigned char *symbols; /* cl_symbols */
 static uintptr_t interp_lo, interp_len; /* ecl_interpret's code */
 static int calib;              /* the layout was checked: 1 */
@@ -123,8 +120,10 @@ void ihs_setup(void)
 	void *f;
 
 	env_fn = (void *(*)(void))dlsym(RTLD_DEFAULT, "ecl_process_env_unsafe");
-	if (!env_fn)
+	if (!env_fn) {
 		env_var = dlsym(RTLD_DEFAULT, "cl_env_p");
+		ihs_top_at = ENV_IHS_TOP - ENV_THREAD_FIELDS; /* unchecked: no such build here */
+	}
 	symbols = dlsym(RTLD_DEFAULT, "cl_symbols");
 	f = dlsym(RTLD_DEFAULT, "ecl_interpret");
 	if (f && dladdr1(f, &info, (void **)&sym, RTLD_DL_SYMENT) && sym && sym->st_size) {
@@ -429,7 +428,7 @@ int ihs_rewrite(uint64_t *frames, int depth)
 	env = env_fn ? (uintptr_t)env_fn() : env_var ? (uintptr_t)*env_var : 0;
 	if (!objp(env))
 		return 0;
-	f = at(env, ENV_IHS_TOP);
+	f = at(env, ihs_top_at);
 	for (int k = 0; k < depth; k++) {
 		uintptr_t code = 0;
 

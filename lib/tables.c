@@ -851,9 +851,10 @@ static void cycle_members(const struct cgctx *c, int k, int index)
 	fprintf(c->out, "\n");
 }
 
-/* cls: the class columns' labels, " s  m  l  x" (" c  f  s  o": Lisp). */
+/* cls: the class columns' labels, " s  m  l  x" by size, or by type
+ * (" c  f  s  o": Lisp). */
 static void table_callgraph(FILE *out, const struct model *m, const struct callgraph *g,
-			    const char *cls)
+			    const char *cls, int by_type)
 {
 	size_t n = 0;
 	struct entry *e = xcalloc(g->nfns + g->ncycles + 1, sizeof(*e));
@@ -880,10 +881,12 @@ static void table_callgraph(FILE *out, const struct model *m, const struct callg
 	}
 
 	rule(out, "ALLOCATION CALL GRAPH");
-	cg_row(out, "", "", "self", "%", "size-ances", "frac-ances", "called", '/', "total", "ancestors");
-	cg_row(out, "index", "self+desc", "self", "%", "size-func", "", "called", '+', "recur",
-	       "name [index]");
-	cg_row(out, "", "", "self", "%", "size-desc", "frac-desc", "called", '/', "total", "descendents");
+	cg_row(out, "", "", "self", "%", by_type ? "type-ances" : "size-ances", "frac-ances", "called",
+	       '/', "total", "ancestors");
+	cg_row(out, "index", "self+desc", "self", "%", by_type ? "type-func" : "size-func", "", "called",
+	       '+', "recur", "name [index]");
+	cg_row(out, "", "", "self", "%", by_type ? "type-desc" : "size-desc", "frac-desc", "called",
+	       '/', "total", "descendents");
 	cg_row(out, "", "", "", NULL, cls, cls, "", ' ', "", "");
 	fputc('\n', out);
 	for (size_t i = 0; i < n; i++) {
@@ -909,7 +912,7 @@ void tables_print(FILE *out, const struct model *m, const struct callgraph *g,
 	char cls[16];
 
 	if (tables_lisp_print(out, m, g, p, o, cls) == 0) {
-		table_callgraph(out, m, g, cls);
+		table_callgraph(out, m, g, cls, 1);
 		return;
 	}
 
@@ -927,5 +930,5 @@ void tables_print(FILE *out, const struct model *m, const struct callgraph *g,
 	if (o->peaktable && m->has_peak)
 		table_peak(out, m, o);
 	table_direct(out, m, g);
-	table_callgraph(out, m, g, " s  m  l  x");
+	table_callgraph(out, m, g, " s  m  l  x", 0);
 }

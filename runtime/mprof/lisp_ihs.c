@@ -195,19 +195,21 @@ static int calibrate(void)
 }
 
 /*
- * Whether the layout was checked (calibrate): tried at the first calls,
- * then at every 1024th until it holds.  Objects made before count with
+ * Whether the layout was checked (calibrate): tried at the first 16
+ * calls, then at every 1024th until it holds.  Objects made before count with
  * Debian's ECL 21.2.1 type numbers, the ones it most likely has.
  */
 static int calibrated(void)
 {
 	static unsigned tries;
+	unsigned k;
 
 	if (__atomic_load_n(&calib, __ATOMIC_ACQUIRE))
 		return 1;
 	if (!symbols || !interp_lo || (!env_fn && !env_var))
 		return 0;
-	if (__atomic_fetch_add(&tries, 1, __ATOMIC_RELAXED) % 1024 > 16)
+	k = __atomic_fetch_add(&tries, 1, __ATOMIC_RELAXED);
+	if (k >= 16 && k % 1024)
 		return 0;
 	if (calibrate() < 0) {
 		lname_status("none: ECL's objects are not laid out as in ECL 21 (x86-64)");

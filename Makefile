@@ -36,12 +36,14 @@ BASE_CFLAGS := -std=gnu11 $(WARN) -Ilib -Iinclude -D_GNU_SOURCE
 # the unwinder's recall inline into each other though they stay one module
 # per file (loop: 30 fewer instructions a malloc+free pair).  The objects
 # are fat, so libmprof.a links into programs built without it; the link
-# gets the compile flags again (LTO generates code, and DWARF, there).
+# gets the compile flags again (LTO generates code, and DWARF, there), in
+# one partition: the library is small, and gcc otherwise splits it (and
+# warns that it compiles the parts one after the other).
 # The shared runtime headers are found with -iquote, for "unwind.h" only:
 # libgcc's <unwind.h> (the reference unwinder's) keeps its name.
 RT_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden \
 	-ftls-model=initial-exec -fno-strict-aliasing -pthread \
-	-fdebug-prefix-map=$(CURDIR)=/usr/src/mprof -flto -ffat-lto-objects \
+	-fdebug-prefix-map=$(CURDIR)=/usr/src/mprof -flto -flto-partition=one -ffat-lto-objects \
 	-iquote runtime/common
 
 TOOL_CFLAGS := $(BASE_CFLAGS) $(CFLAGS)

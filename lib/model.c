@@ -255,6 +255,7 @@ static const uint32_t *expand(struct model *m, struct addrcache *a, struct symbo
 			st.fn = own_fn(m, name);
 			st.offset = MODEL_NO_OFFSET;
 			st.loc = MODEL_NO_LOC;
+			st.atype = MODEL_NONE;
 			a->pool[a->npool] = site_id(m, &st);
 			cnt = 1;
 		}
@@ -369,6 +370,7 @@ static int category_frame(struct model *m, const struct profile *p, uint32_t c, 
 	st.fn = own_fn(m, name);
 	st.offset = MODEL_NO_OFFSET;
 	st.loc = MODEL_NO_LOC;
+	st.atype = MODEL_NONE;
 	return node_new(m, a, site_id(m, &st));
 }
 

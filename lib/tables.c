@@ -172,7 +172,7 @@ static void frame_types(const struct model *m, const struct profile *p, int full
 				break;
 			}
 		}
-		if (at == MODEL_NONE)
+		if (at == MODEL_NONE || at >= m->atype_cap)
 			continue;
 		tsize = m->atype_size[at];
 		for (int c = 0; c < SIZE_NCLASSES; c++) {

@@ -167,9 +167,14 @@ void lisp_detect(void)
 	if (!__atomic_compare_exchange_n(&lisp_on, &expect, -2, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE))
 		return; /* decided, or another thread is deciding */
-	/* cl_boot: libecl's, not another monitor's (which defines ecl_cons
-	 * too: a program linked with libmprof.a, run with libmprof.so). */
-	if (!dlsym(RTLD_DEFAULT, "cl_boot") && !from_libecl("cl_boot")) {
+	/* No libecl loaded: a C program, decided with no dlsym (whose
+	 * failure allocates a dlerror string, unrecorded, that libc frees at
+	 * exit: an unknown free).  cl_boot: libecl's, not another monitor's
+	 * (which defines ecl_cons too: a program linked with libmprof.a, run
+	 * with libmprof.so). */
+	libecl_path[0] = 0;
+	dl_iterate_phdr(find_libecl, NULL);
+	if (!libecl_path[0] || (!dlsym(RTLD_DEFAULT, "cl_boot") && !from_libecl("cl_boot"))) {
 		__atomic_store_n(&lisp_on, 0, __ATOMIC_RELEASE);
 		return;
 	}

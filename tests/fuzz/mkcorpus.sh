@@ -41,6 +41,9 @@ trap 'rm -rf "$T"' EXIT
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cc -g -o "$T/fg" "$top/tests/progs/fg.c"
 "$B/bin/mprof" run -o "$C/fg.mprof" "$T/fg" > /dev/null
+# Objects a program reported itself: categories in the stacks' flags.
+cc -g -I"$top/include" -o "$T/pool" "$top/tests/progs/pool.c"
+"$B/bin/mprof" run -o "$C/pool.mprof" "$T/pool" > /dev/null
 cc -O2 -g -o "$T/phases" "$top/examples/phases.c"
 "$B/bin/cpprof" record -e cpu:200us -o "$C/phases.cpprof" "$T/phases" > /dev/null
 ls -l "$C"

@@ -3,7 +3,8 @@
  * space, 32 bits per granule, in leaves found through a two-level
  * directory.  Leaves and directory pages come from mmap, are published with
  * release stores and are never unmapped (a reader needs no lock), and only
- * pages where objects start are touched.
+ * pages where objects start are touched.  addrmap_each walks every leaf in
+ * address order, for the leak scan at exit.
  *
  * The granule is 32 bytes over glibc's malloc, whose chunks are at least
  * 32 bytes apart (MINSIZE), so no two live objects start in one granule
@@ -76,4 +77,53 @@ void addrmap_unlock_all(void)
 void addrmap_lock_reinit(void)
 {
 	lock_reinit(&addrmap_leaf_lock);
+}
+
+/* The objects of leaf k (its slots s) in address order, as addrmap.h says. */
+static int leaf_each(uint64_t k, const uint32_t *s,
+		     int (*fn)(void *ctx, uintptr_t p, uint32_t idx, uint64_t size), void *ctx)
+{
+	uint64_t n = addrmap_leaf_slots(), i;
+	uintptr_t base = (uintptr_t)(k << ADDRMAP_LEAF_SHIFT);
+
+	for (i = 0; i < n; i++) {
+		uint32_t v = __atomic_load_n(&s[i], __ATOMIC_RELAXED);
+		uint64_t size;
+
+		/* Most slots are empty: skip them two at a time. */
+		if (!v) {
+			if (!(i & 1) && i + 1 < n && !__atomic_load_n(&s[i + 1], __ATOMIC_RELAXED))
+				i++;
+			continue;
+		}
+		if (v & ADDRMAP_CONT)
+			continue;
+		if ((v & 0xff) < ADDRMAP_SMALL)
+			size = v & 0xff;
+		else
+			size = (uint64_t)(__atomic_load_n(&s[i + 1], __ATOMIC_RELAXED) & ~ADDRMAP_CONT) |
+			       (uint64_t)(__atomic_load_n(&s[i + 2], __ATOMIC_RELAXED) & ~ADDRMAP_CONT)
+				       << 31;
+		if (fn(ctx, base + (uintptr_t)(i << addrmap_shift) + (v & ADDRMAP_HALF ? 16 : 0),
+		       ((v & ~ADDRMAP_HALF) >> 8) - 1, size))
+			return -1;
+	}
+	return 0;
+}
+
+int addrmap_each(int (*fn)(void *ctx, uintptr_t p, uint32_t idx, uint64_t size), void *ctx)
+{
+	for (uint64_t t = 0; t < (1u << ADDRMAP_TOP_BITS); t++) {
+		uint32_t **mid = __atomic_load_n(&addrmap_top[t], __ATOMIC_ACQUIRE);
+
+		if (!mid)
+			continue;
+		for (uint64_t m = 0; m < (1u << ADDRMAP_MID_BITS); m++) {
+			uint32_t *leaf = __atomic_load_n(&mid[m], __ATOMIC_ACQUIRE);
+
+			if (leaf && leaf_each(t << ADDRMAP_MID_BITS | m, leaf, fn, ctx) < 0)
+				return -1;
+		}
+	}
+	return 0;
 }

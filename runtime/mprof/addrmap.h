@@ -148,6 +148,17 @@ static inline int addrmap_take(uintptr_t p, uint32_t *idx, uint64_t *size)
 	return 1;
 }
 
+/*
+ * Every object in the map, in address order: fn(ctx, p, index, size).
+ * For the leak scan at exit (leakscan.c).  Reads the shadow as it is:
+ * while other threads allocate and free, an object may be missed or seen
+ * twice, and a size read half-way through a put is wrong (the caller
+ * bounds each object by the next).  Pages of a leaf that were never
+ * touched are skipped without being read.  0, or -1 when fn asked to
+ * stop (returned non-zero).
+ */
+int addrmap_each(int (*fn)(void *ctx, uintptr_t p, uint32_t idx, uint64_t size), void *ctx);
+
 /* The lock that adds leaves (fork: held across it, reset in the child);
  * 0, or -1: not taken (lock.h). */
 int addrmap_lock_all(void);

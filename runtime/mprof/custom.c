@@ -123,6 +123,20 @@ int custom_take(uintptr_t p, uint32_t *idx, uint64_t *size)
 	return 1;
 }
 
+int custom_each(int (*fn)(void *ctx, uintptr_t p, uint32_t idx, uint64_t size), void *ctx)
+{
+	int rc = 0;
+
+	if (lock_take(&custom_lk, "the custom allocation map") < 0)
+		return -1;
+	for (size_t i = 0; i < cap && rc == 0; i++)
+		if (tab[i].key > GONE)
+			rc = fn(ctx, tab[i].key, (uint32_t)(tab[i].val >> SIZE_BITS),
+				tab[i].val & ((1ull << SIZE_BITS) - 1)) ? -1 : 0;
+	lock_give(&custom_lk);
+	return rc;
+}
+
 int custom_lock(void)
 {
 	return lock_take(&custom_lk, "the custom allocation map");

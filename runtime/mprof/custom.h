@@ -40,6 +40,14 @@ void custom_unlock(void);
 /* In a forked child: whatever the parent's threads held. */
 void custom_lock_reinit(void);
 
+/*
+ * Every object in the map, in no order: fn(ctx, p, index, size), under the
+ * map's lock (fn must not report objects).  For the leak scan at exit
+ * (leakscan.c).  0; -1 when fn asked to stop (returned non-zero) or the
+ * lock was not had.
+ */
+int custom_each(int (*fn)(void *ctx, uintptr_t p, uint32_t idx, uint64_t size), void *ctx);
+
 /* INFO's category.N entries: up to max (key, name) pairs into kv. */
 size_t custom_info(const char *kv[][2], size_t max);
 

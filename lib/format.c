@@ -12,18 +12,21 @@
 #include <string.h>
 #include <unistd.h>
 
-const char *const format_mprof_counter_names[MPROF_NCOUNTERS_ALL] = {
+const char *const format_mprof_counter_names[MPROF_NCOUNTERS_SCAN] = {
 	"allocs.s", "allocs.m", "allocs.l", "allocs.x",
 	"bytes.s",  "bytes.m",  "bytes.l",  "bytes.x",
 	"frees.s",  "frees.m",  "frees.l",  "frees.x",
 	"freed.s",  "freed.m",  "freed.l",  "freed.x",
 	"peak_bytes", "peak_objects",
+	"lost_bytes", "lost_objects", "indirect_bytes", "indirect_objects",
+	"possible_bytes", "possible_objects", "reachable_bytes", "reachable_objects",
 };
 
-const char *const format_mprof_counter_units[MPROF_NCOUNTERS_ALL] = {
+const char *const format_mprof_counter_units[MPROF_NCOUNTERS_SCAN] = {
 	"count", "count", "count", "count", "bytes", "bytes", "bytes", "bytes",
 	"count", "count", "count", "count", "bytes", "bytes", "bytes", "bytes",
 	"bytes", "count",
+	"bytes", "count", "bytes", "count", "bytes", "count", "bytes", "count",
 };
 
 /*

@@ -132,6 +132,10 @@ static inline uint32_t format_bin_index(uint64_t size)
  * MPROF_NCOUNTERS.  Then the live bytes and objects the stack held when
  * the heap was at its peak (runtime/mprof/peak.h): the monitor writes them
  * since issue 15; a file from before has none, and readers do without.
+ * Then, only from a run whose objects were classified at exit
+ * (MPROF_LEAKS=scan, runtime/mprof/leakscan.h), the bytes and objects the
+ * stack kept that were definitely lost, indirectly lost, possibly lost and
+ * still reachable (memcheck's classes); they add up to what it kept.
  */
 enum {
 	MPROF_C_ALLOCS = 0,
@@ -141,10 +145,22 @@ enum {
 	MPROF_NCOUNTERS = 4 * SIZE_NCLASSES,
 	MPROF_C_PEAK_BYTES = MPROF_NCOUNTERS,
 	MPROF_C_PEAK_OBJECTS,
-	MPROF_NCOUNTERS_ALL, /* what the monitor writes */
+	MPROF_NCOUNTERS_ALL, /* what the monitor always writes */
+	MPROF_C_LOST_BYTES = MPROF_NCOUNTERS_ALL,
+	MPROF_C_LOST_OBJECTS,
+	MPROF_C_INDIRECT_BYTES,
+	MPROF_C_INDIRECT_OBJECTS,
+	MPROF_C_POSSIBLE_BYTES,
+	MPROF_C_POSSIBLE_OBJECTS,
+	MPROF_C_REACHABLE_BYTES,
+	MPROF_C_REACHABLE_OBJECTS,
+	MPROF_NCOUNTERS_SCAN, /* what it writes after a leak scan */
 };
-extern const char *const format_mprof_counter_names[MPROF_NCOUNTERS_ALL];
-extern const char *const format_mprof_counter_units[MPROF_NCOUNTERS_ALL];
+/* The classes, in the order of their counters: lost first. */
+enum { MPROF_CLASS_LOST, MPROF_CLASS_INDIRECT, MPROF_CLASS_POSSIBLE, MPROF_CLASS_REACHABLE,
+       MPROF_NCLASSES };
+extern const char *const format_mprof_counter_names[MPROF_NCOUNTERS_SCAN];
+extern const char *const format_mprof_counter_units[MPROF_NCOUNTERS_SCAN];
 
 uint32_t format_crc32(uint32_t crc, const void *buf, size_t len);
 

@@ -25,10 +25,12 @@
 #include "arena.h"
 #include "custom.h"
 #include "freeres.h"
+#include "leakscan.h"
 #include "lisp_names.h"
 #include "lock.h"
 #include "monitor.h"
 #include "mprof.h"
+#include "outfile.h"
 #include "peak.h"
 #include "real.h"
 #include "stackhash.h"
@@ -406,7 +408,7 @@ static void mon_read_counters(uint32_t idx, uint64_t *out)
 	struct live l;
 	int k;
 
-	memset(out, 0, MPROF_NCOUNTERS_ALL * sizeof *out);
+	memset(out, 0, MPROF_NCOUNTERS_SCAN * sizeof *out);
 	for (t = __atomic_load_n(&mon_all, __ATOMIC_ACQUIRE); t; t = t->all) {
 		if (__atomic_load_n(&t->epoch, __ATOMIC_ACQUIRE) != e)
 			continue;
@@ -429,6 +431,25 @@ static void mon_read_counters(uint32_t idx, uint64_t *out)
 	/* Negative only in a snapshot taken while threads run. */
 	out[MPROF_C_PEAK_BYTES] = sb > 0 ? (uint64_t)sb : 0;
 	out[MPROF_C_PEAK_OBJECTS] = sn > 0 ? (uint64_t)sn : 0;
+	if (leakscan_done())
+		leakscan_counters(idx, out + MPROF_NCOUNTERS_ALL);
+}
+
+/* INFO's extra entries: how the leak scan went, the category names. */
+static size_t mon_extra_info(const char *kv[][2], size_t max)
+{
+	static char ns[24]; /* under the save lock */
+	const char *st = leakscan_status();
+	size_t n = 0;
+
+	if (st && max >= 2) {
+		kv[0][0] = "leak_scan";
+		kv[0][1] = st;
+		kv[1][0] = "leak_scan_ns";
+		kv[1][1] = outfile_u64(ns, leakscan_ns());
+		n = 2;
+	}
+	return n + custom_info(kv + n, max - n);
 }
 
 /* ---- trouble ---- */
@@ -565,6 +586,8 @@ void mon_config(void)
 		mon.root_pid = getpid();
 	s = getenv("MPROF_FREERES");
 	mon.no_freeres = s && !strcmp(s, "0");
+	s = getenv("MPROF_LEAKS");
+	mon.leak_scan = s && !strcmp(s, "scan");
 	/* Bytes a thread may hold back from the others' view of the heap
 	 * (peak.h): 0 makes the peak exact with threads too, at a cost. */
 	if (parse_u64(getenv("MPROF_PEAK_SLACK"), &v) == 0 && v <= (uint64_t)INT64_MAX)
@@ -739,9 +762,10 @@ static int save(const char *reason)
 		.start_ns = mon.start_ns,
 		.now_ns = mon_now_ns,
 		.read_totals = mon_read_totals,
+		.ncounters = leakscan_done() ? MPROF_NCOUNTERS_SCAN : MPROF_NCOUNTERS_ALL,
 		.read_counters = mon_read_counters,
 		.read_bins = mon_read_bins,
-		.extra_info = custom_info,
+		.extra_info = mon_extra_info,
 		.more_info_count = lname_info_count,
 		.more_info_put = lname_info_put,
 		.fail = save_failed,
@@ -1310,6 +1334,10 @@ __attribute__((destructor(101))) static void mon_fini(void)
 		return;
 	}
 	st = __atomic_load_n(&mon.state, __ATOMIC_ACQUIRE);
+	/* What is kept, classified (leakscan.h): this frame and those above
+	 * it are roots; a profile in trouble may miss objects. */
+	if (st == MON_ON && !mon.nosave && mon.leak_scan && !mon.tainted)
+		leakscan_run(stacks_base(), stacks_count());
 	if ((st == MON_ON || st == MON_TROUBLE) && !mon.nosave)
 		save("exit");
 	/* What later destructors (of other objects) do is not in the file:

@@ -41,6 +41,7 @@ struct mon {
 			    * never profile again, not even after a restart */
 	int autosave;      /* save every this many allocations; 0: at exit */
 	int no_freeres;    /* MPROF_FREERES=0: keep libc's buffers at exit */
+	int leak_scan;     /* MPROF_LEAKS=scan: classify what is kept at exit */
 	uint64_t epoch;    /* bumped by every restart */
 	uint64_t start_ns; /* CLOCK_REALTIME at init or restart */
 	pid_t root_pid;    /* the process that writes FILE; others FILE.PID */

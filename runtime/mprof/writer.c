@@ -116,13 +116,13 @@ static void put_info(struct format_writer *w, const char *reason, const struct w
 	format_end_section(w);
 }
 
-static void put_counters(struct format_writer *w)
+static void put_counters(struct format_writer *w, unsigned n)
 {
-	int i;
+	unsigned i;
 
 	format_begin_section(w, FORMAT_SEC_COUNTERS);
-	format_put_u32(w, MPROF_NCOUNTERS_ALL);
-	for (i = 0; i < MPROF_NCOUNTERS_ALL; i++) {
+	format_put_u32(w, n);
+	for (i = 0; i < n; i++) {
 		format_put_str(w, format_mprof_counter_names[i]);
 		format_put_str(w, format_mprof_counter_units[i]);
 	}
@@ -133,7 +133,7 @@ static void put_stacks(struct format_writer *w, const struct writer_source *src)
 {
 	static uint64_t frames[STACKS_MAX_DEPTH];
 	uint32_t base = stacks_base(), n = stacks_count(), i;
-	uint64_t ctr[MPROF_NCOUNTERS_ALL];
+	uint64_t ctr[MPROF_NCOUNTERS_SCAN];
 
 	/* The current profile's stacks (after a restart, not the old ones).
 	 * A record that keeps only its inner frames, the outer ones being the
@@ -147,10 +147,10 @@ static void put_stacks(struct format_writer *w, const struct writer_source *src)
 		src->read_counters(i, ctr);
 		if (q && q->idx >= base && q->idx < i && q->depth - r->pbase == shared)
 			format_put_stack(w, r->depth, r->flags, i - q->idx, shared, r->frames, ctr,
-					 MPROF_NCOUNTERS_ALL);
+					 src->ncounters);
 		else
 			format_put_stack(w, r->depth, r->flags, 0, 0, stacks_frames(r, frames), ctr,
-					 MPROF_NCOUNTERS_ALL);
+					 src->ncounters);
 	}
 	format_end_section(w);
 }
@@ -213,7 +213,7 @@ int writer_save(const char *reason, const struct writer_source *src)
 	put_info(&w, reason, src);
 	if (modules_write_all(&w) < 0 && !w.error)
 		w.error = ENOMEM;
-	put_counters(&w);
+	put_counters(&w, src->ncounters);
 	put_stacks(&w, src);
 	put_bins(&w, src);
 	rc = format_writer_finish(&w);

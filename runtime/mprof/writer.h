@@ -42,7 +42,9 @@ struct writer_source {
 	uint64_t start_ns;        /* INFO start_ns */
 	uint64_t (*now_ns)(void); /* INFO end_ns */
 	void (*read_totals)(struct writer_totals *t);
-	/* MPROF_NCOUNTERS_ALL counters for stack idx. */
+	/* ncounters counters for stack idx: MPROF_NCOUNTERS_ALL, or
+	 * MPROF_NCOUNTERS_SCAN with the classes of a leak scan. */
+	unsigned ncounters;
 	void (*read_counters)(uint32_t idx, uint64_t *counters);
 	/* FORMAT_NBINS x (allocs, frees, bytes, freed). */
 	void (*read_bins)(uint64_t (*bins)[4]);

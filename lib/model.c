@@ -391,7 +391,7 @@ static int lisp_none_frame(struct model *m, struct at *a)
 int model_from_profile(struct model *m, const struct profile *p, struct symbols *sy,
 		       unsigned flags, char *err, size_t errlen)
 {
-	int idx[MPROF_NCOUNTERS_ALL], identity = 1, rc = 0;
+	int idx[MPROF_NCOUNTERS_SCAN], identity = 1, rc = 0;
 	struct addrcache ac;
 	struct at *keep, *hang;
 	uint32_t *first;
@@ -400,7 +400,7 @@ int model_from_profile(struct model *m, const struct profile *p, struct symbols 
 	if (p->kind != FORMAT_KIND_MPROF) {
 		m->nc = p->ncounters;
 	} else {
-		for (int k = 0; k < MPROF_NCOUNTERS_ALL; k++)
+		for (int k = 0; k < MPROF_NCOUNTERS_SCAN; k++)
 			idx[k] = reader_counter(p, format_mprof_counter_names[k]);
 		for (int k = 0; k < MPROF_NCOUNTERS; k++) {
 			if (idx[k] < 0) {
@@ -412,6 +412,13 @@ int model_from_profile(struct model *m, const struct profile *p, struct symbols 
 		/* The peak's counters are optional: older files lack them. */
 		m->has_peak = idx[MPROF_C_PEAK_BYTES] >= 0 && idx[MPROF_C_PEAK_OBJECTS] >= 0;
 		m->nc = m->has_peak ? MPROF_NCOUNTERS_ALL : MPROF_NCOUNTERS;
+		/* So are the leak classes' (a run without MPROF_LEAKS=scan):
+		 * all eight, after the peak's. */
+		m->has_scan = m->has_peak;
+		for (int k = MPROF_C_LOST_BYTES; k < MPROF_NCOUNTERS_SCAN; k++)
+			m->has_scan &= idx[k] >= 0;
+		if (m->has_scan)
+			m->nc = MPROF_NCOUNTERS_SCAN;
 		for (size_t k = 0; k < m->nc; k++)
 			identity &= idx[k] == (int)k;
 	}
@@ -448,7 +455,7 @@ int model_from_profile(struct model *m, const struct profile *p, struct symbols 
 		struct at a = { MODEL_NONE, MODEL_NONE, 0, MODEL_NONE };
 
 		if (p->kind == FORMAT_KIND_MPROF && !identity) {
-			uint64_t v[MPROF_NCOUNTERS_ALL];
+			uint64_t v[MPROF_NCOUNTERS_SCAN];
 			for (size_t k = 0; k < m->nc; k++)
 				v[k] = ps->counts[idx[k]];
 			c = own(m, v);
@@ -568,6 +575,14 @@ uint64_t model_allocs(const uint64_t *c) { return sum4(c, MPROF_C_ALLOCS); }
 uint64_t model_bytes(const uint64_t *c) { return sum4(c, MPROF_C_BYTES); }
 uint64_t model_frees(const uint64_t *c) { return sum4(c, MPROF_C_FREES); }
 uint64_t model_freed(const uint64_t *c) { return sum4(c, MPROF_C_FREED); }
+uint64_t model_class_bytes(const struct model *m, const uint64_t *c, int k)
+{
+	return m->has_scan ? c[MPROF_C_LOST_BYTES + 2 * k] : 0;
+}
+uint64_t model_class_objects(const struct model *m, const uint64_t *c, int k)
+{
+	return m->has_scan ? c[MPROF_C_LOST_OBJECTS + 2 * k] : 0;
+}
 uint64_t model_peak(const struct model *m, const uint64_t *c)
 {
 	return m->has_peak ? c[MPROF_C_PEAK_BYTES] : 0;

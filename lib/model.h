@@ -84,10 +84,13 @@ struct model {
 	uint32_t maxn;        /* the largest n: room model_path needs */
 	uint32_t main_fn;     /* function id of main (frames outer to it drop) */
 	size_t nc;            /* counters per stack: MPROF_NCOUNTERS, or
-			       * MPROF_NCOUNTERS_ALL with has_peak, in mprof
-			       * order for allocation data, else the file's */
+			       * MPROF_NCOUNTERS_ALL with has_peak, or
+			       * MPROF_NCOUNTERS_SCAN with has_scan too, in
+			       * mprof order for allocation data, else the
+			       * file's */
 	int has_peak;         /* allocation data with the peak's counters
 			       * (files from before issue 15 have none) */
+	int has_scan;         /* and the leak classes' (MPROF_LEAKS=scan) */
 	uint64_t tot[FORMAT_MAX_COUNTERS]; /* sums over all stacks */
 	/* storage */
 	uint64_t **owned;     /* counter vectors the model copied */
@@ -109,8 +112,9 @@ void model_init(struct model *m);
 /*
  * Symbolize every stack of a profile.  For allocation data (kind mprof) the
  * counters are mprof's 16, matched by name, in MPROF_C_* order, then the
- * peak's two if the file has them (has_peak); for other kinds they are the
- * file's, in its order.
+ * peak's two if the file has them (has_peak), then the leak classes' eight
+ * if it has those too (has_scan); for other kinds they are the file's, in
+ * its order.
  * Frames outer to main are dropped unless MODEL_KEEP_ABOVE_MAIN.  The model
  * may point into p's counters: p must outlive it.  Returns 0, or -1 with a
  * reason in err when the profile lacks mprof's counters.
@@ -147,6 +151,10 @@ uint64_t model_allocs(const uint64_t *c);
 uint64_t model_bytes(const uint64_t *c);
 uint64_t model_frees(const uint64_t *c);
 uint64_t model_freed(const uint64_t *c);
+/* Bytes (objects) the stack kept that the leak scan put in class k
+ * (MPROF_CLASS_LOST ...); 0 without a scan. */
+uint64_t model_class_bytes(const struct model *m, const uint64_t *c, int k);
+uint64_t model_class_objects(const struct model *m, const uint64_t *c, int k);
 /* Live bytes (objects) the stack held at the heap's peak; 0 without. */
 uint64_t model_peak(const struct model *m, const uint64_t *c);
 uint64_t model_peak_objects(const struct model *m, const uint64_t *c);

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format.h"
+
 void tables_pct2(char *out, uint64_t num, uint64_t den)
 {
 	uint64_t p;
@@ -352,15 +354,32 @@ static void chain(const struct model *m, uint32_t stack, uint32_t n, uint32_t *o
 	model_inner(m, &m->stacks[stack], n, out);
 }
 
-/* Bytes first, then objects (kept, or live at the peak). */
+/* Bytes lost (definitely or indirectly), then possibly lost, then still
+ * reachable: what a leak scan found, lost first. */
+static int class_cmp(const struct tables_chain *a, const struct tables_chain *b)
+{
+	uint64_t x[3] = { a->cls[0] + a->cls[2], a->cls[4], a->cls[6] };
+	uint64_t y[3] = { b->cls[0] + b->cls[2], b->cls[4], b->cls[6] };
+
+	for (int k = 0; k < 3; k++)
+		if (x[k] != y[k])
+			return x[k] > y[k] ? -1 : 1;
+	return 0;
+}
+
+/* Bytes first, then objects (kept, or live at the peak); kept by class
+ * when the leak scan classified them. */
 static int leak_cmp(const void *xp, const void *yp)
 {
 	const struct tables_chain *a = &sort_lk[*(const uint32_t *)xp], *b = &sort_lk[*(const uint32_t *)yp];
 	uint64_t ka = a->bytes - a->freed, kb = b->bytes - b->freed;
 	uint64_t na = a->allocs - a->frees, nb = b->allocs - b->frees;
+	int c;
 
 	if (sort_of == CHAINS_PEAK)
 		ka = a->peak, kb = b->peak, na = a->peak_n, nb = b->peak_n;
+	else if (sort_lm->has_scan && (c = class_cmp(a, b)) != 0)
+		return c;
 	if (ka != kb)
 		return ka > kb ? -1 : 1;
 	if (na != nb)
@@ -440,6 +459,10 @@ static size_t collect(const struct model *m, int depth, int offsets, enum chains
 		l->freed += model_freed(s->c);
 		l->peak += model_peak(m, s->c);
 		l->peak_n += model_peak_objects(m, s->c);
+		for (int k = 0; k < MPROF_NCLASSES; k++) {
+			l->cls[2 * k] += model_class_bytes(m, s->c, k);
+			l->cls[2 * k + 1] += model_class_objects(m, s->c, k);
+		}
 	}
 	free(slot);
 	free(f);
@@ -515,15 +538,64 @@ static void print_chain(FILE *out, const struct model *m, const struct tables_op
 	fputc('\n', out);
 }
 
-static void table_leaks(FILE *out, const struct model *m, const struct tables_opts *o)
+static const char *const class_names[MPROF_NCLASSES] = {
+	"definitely lost", "indirectly lost", "possibly lost", "still reachable",
+};
+
+/*
+ * memcheck's LEAK SUMMARY, from the leak scan at exit (MPROF_LEAKS=scan):
+ * the same four lines, so the two compare at a glance.  A run that asked
+ * for the scan and did not get it says why.
+ */
+static void leak_summary(FILE *out, const struct model *m, const struct profile *p)
+{
+	const char *st = reader_info(p, "leak_scan");
+	uint64_t kept = model_bytes(m->tot) - model_freed(m->tot), in = 0;
+
+	if (!m->has_scan) {
+		if (st)
+			fprintf(out, "  (what is kept was not classified at exit: %s)\n\n",
+				strncmp(st, "skipped: ", 9) ? st : st + 9);
+		return;
+	}
+	for (int k = 0; k < MPROF_NCLASSES; k++) {
+		fprintf(out, "  %15s: %" PRIu64 " bytes in %" PRIu64 " objects\n", class_names[k],
+			model_class_bytes(m, m->tot, k), model_class_objects(m, m->tot, k));
+		in += model_class_bytes(m, m->tot, k);
+	}
+	if (st && strcmp(st, "complete"))
+		fprintf(out, "  (the scan at exit took %s)\n", st);
+	if (kept > in)
+		fprintf(out, "  (%" PRIu64 " bytes kept are in no class: objects the monitor did not map)\n",
+			kept - in);
+	fputc('\n', out);
+}
+
+/* A count, or blanks for 0 (as mprof.1 leaves out frees when none). */
+static void cell(FILE *out, int width, uint64_t v)
+{
+	if (v)
+		fprintf(out, " %*" PRIu64, width, v);
+	else
+		fprintf(out, " %*s", width, "");
+}
+
+static void table_leaks(FILE *out, const struct model *m, const struct profile *p,
+			const struct tables_opts *o)
 {
 	struct chains ch;
 	size_t hidden = 0;
 	uint64_t tot_bytes = model_bytes(m->tot), tot_kept = tot_bytes - model_freed(m->tot);
+	uint64_t tot_lost = model_class_bytes(m, m->tot, MPROF_CLASS_LOST) +
+			    model_class_bytes(m, m->tot, MPROF_CLASS_INDIRECT);
+	uint64_t tot_possible = model_class_bytes(m, m->tot, MPROF_CLASS_POSSIBLE);
+	double th = tables_threshold(o->verbosity);
 
 	chains_group(&ch, m, o, CHAINS_KEPT);
 	rule(out, "MEMORY LEAKS");
-	fprintf(out, "   kept bytes  (%%)    allocs        bytes  (%%)     frees        bytes  (%%)  path\n");
+	leak_summary(out, m, p);
+	fprintf(out, "   kept bytes  (%%)%s    allocs        bytes  (%%)     frees        bytes  (%%)  path\n",
+		m->has_scan ? "       lost   indirect   possible  reachable" : "");
 	for (size_t i = 0; i < ch.n; i++) {
 		struct tables_chain *l = &ch.lk[ch.order[i]];
 		uint64_t kept = l->bytes - l->freed;
@@ -531,14 +603,20 @@ static void table_leaks(FILE *out, const struct model *m, const struct tables_op
 
 		if (l->allocs <= l->frees && kept == 0)
 			continue;
-		if (!over(kept, tot_kept, tables_threshold(o->verbosity))) {
+		/* A chain that loses memory shows among the lost, however
+		 * little it keeps beside the reachable. */
+		if (!over(kept, tot_kept, th) && !over(l->cls[0] + l->cls[2], tot_lost, th) &&
+		    !over(l->cls[4], tot_possible, th)) {
 			hidden++;
 			continue;
 		}
 		tables_pct2(pk, kept, tot_kept);
 		tables_pct2(pb, l->bytes, tot_bytes);
-		fprintf(out, "%13" PRIu64 " (%s) %9" PRIu64 " %12" PRIu64 " (%s) ", kept, pk, l->allocs,
-			l->bytes, pb);
+		fprintf(out, "%13" PRIu64 " (%s)", kept, pk);
+		if (m->has_scan)
+			for (int k = 0; k < MPROF_NCLASSES; k++)
+				cell(out, 10, l->cls[2 * k]);
+		fprintf(out, " %9" PRIu64 " %12" PRIu64 " (%s) ", l->allocs, l->bytes, pb);
 		/* mprof.1: frees and bytes freed are omitted when nothing was freed. */
 		if (l->frees) {
 			fprintf(out, "%9" PRIu64 " ", l->frees);
@@ -926,7 +1004,7 @@ void tables_print(FILE *out, const struct model *m, const struct callgraph *g,
 	fputc('\n', out);
 	table_bins(out, m, p, s, o);
 	if (o->leaktable)
-		table_leaks(out, m, o);
+		table_leaks(out, m, p, o);
 	if (o->peaktable && m->has_peak)
 		table_peak(out, m, o);
 	table_direct(out, m, g);

@@ -51,6 +51,8 @@ struct tables_chain {
 	int cut;           /* more callers were present: "..." */
 	uint64_t allocs, bytes, frees, freed;
 	uint64_t peak, peak_n; /* live bytes, objects at the heap's peak */
+	uint64_t cls[8];       /* bytes, objects kept of each leak class, in
+				* format.h's order (lost first); 0 unscanned */
 };
 
 /*

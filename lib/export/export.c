@@ -64,6 +64,20 @@ int export_prepare(struct export_data *d, const struct profile *p, const struct 
 			add(d, "peak_objects", "count", MPROF_C_PEAK_OBJECTS, 1);
 			add(d, "peak_space", "bytes", MPROF_C_PEAK_BYTES, 1);
 		}
+		/* What is kept, by the leak scan's classes (MPROF_LEAKS=scan),
+		 * lost first: inuse_space split four ways. */
+		if (m->has_scan) {
+			static const char *const cls[MPROF_NCLASSES][2] = {
+				{ "lost_objects", "lost_space" },
+				{ "indirect_objects", "indirect_space" },
+				{ "possible_objects", "possible_space" },
+				{ "reachable_objects", "reachable_space" },
+			};
+			for (int k = 0; k < MPROF_NCLASSES; k++) {
+				add(d, cls[k][0], "count", MPROF_C_LOST_OBJECTS + 2 * k, 1);
+				add(d, cls[k][1], "bytes", MPROF_C_LOST_BYTES + 2 * k, 1);
+			}
+		}
 		d->dflt = MP_INUSE_SPACE;
 		return 0;
 	}

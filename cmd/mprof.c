@@ -28,7 +28,9 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: mprof [options] [a.out [mprof.data]]   print the four tables\n"
-		"       mprof run [-o FILE] [--] PROG [ARGS...]  run PROG under the monitor\n"
+		"       mprof run [--leaks] [-o FILE] [--] PROG [ARGS...]\n"
+		"                                               run PROG under the monitor; --leaks\n"
+		"                                               classifies what is kept at exit\n"
 		"       mprof dump [--shared] [mprof.data]      print the data file raw\n"
 		"       mprof export --format folded|pprof|html [--counter NAME] [--full-names] [-o OUT]\n"
 		"                    [a.out] [mprof.data]      the profile for other tools\n"
@@ -129,8 +131,11 @@ static int cmd_dump(int argc, char **argv)
 	return 0;
 }
 
+#define RUN_USAGE "usage: mprof run [--leaks] [-o FILE] [--] PROG [ARGS...]"
+
 static int cmd_run(int argc, char **argv)
 {
+	static const char *const scan[] = { "MPROF_LEAKS", "scan", NULL };
 	struct launch l = { "run", "MPROF_LIB", "libmprof.so", DEFAULT_DATA, "MPROF_OUT",
 			    "MPROF_ROOT_PID", NULL };
 	char err[512];
@@ -145,16 +150,18 @@ static int cmd_run(int argc, char **argv)
 			if (i + 1 >= argc)
 				die("run: -o needs a file name");
 			l.out = argv[++i];
+		} else if (strcmp(argv[i], "--leaks") == 0 || strcmp(argv[i], "-leaks") == 0) {
+			l.env = scan; /* classify what is kept at exit */
 		} else if (strncmp(argv[i], "-o", 2) == 0) {
 			l.out = argv[i] + 2;
 		} else if (argv[i][0] == '-') {
-			die("run: unknown option '%s' (usage: mprof run [-o FILE] [--] PROG [ARGS...])", argv[i]);
+			die("run: unknown option '%s' (" RUN_USAGE ")", argv[i]);
 		} else {
 			break;
 		}
 	}
 	if (i >= argc)
-		die("run: no program given (usage: mprof run [-o FILE] [--] PROG [ARGS...])");
+		die("run: no program given (" RUN_USAGE ")");
 	st = launch_run(&l, argv + i, err, sizeof(err));
 	if (st < 0)
 		die("run: %s", err);

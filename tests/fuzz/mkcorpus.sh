@@ -1,7 +1,8 @@
 #!/bin/sh
 # mkcorpus.sh BUILD_DIR: (re)write tests/fuzz/corpus/, the fuzz target's
 # seeds and tests/e2e/58-fuzz.t's replay: the hostile files of issue 12,
-# small (made by BUILD_DIR/tests/hostile), and two real profiles.  Module
+# small (made by BUILD_DIR/tests/hostile), and real profiles (one with
+# the leak classes).  Module
 # paths name files every machine has: /proc/self/exe is the program
 # reading the file (the fuzz target, with its DWARF).
 set -eu
@@ -41,6 +42,8 @@ trap 'rm -rf "$T"' EXIT
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cc -g -o "$T/fg" "$top/tests/progs/fg.c"
 "$B/bin/mprof" run -o "$C/fg.mprof" "$T/fg" > /dev/null
+# With the leak classes (mprof run --leaks).
+"$B/bin/mprof" run --leaks -o "$C/fg-leaks.mprof" "$T/fg" > /dev/null
 # Objects a program reported itself: categories in the stacks' flags.
 cc -g -I"$top/include" -o "$T/pool" "$top/tests/progs/pool.c"
 "$B/bin/mprof" run -o "$C/pool.mprof" "$T/pool" > /dev/null

@@ -564,7 +564,7 @@ static void leak_summary(FILE *out, const struct model *m, const struct profile 
 		in += model_class_bytes(m, m->tot, k);
 	}
 	if (st && strcmp(st, "complete"))
-		fprintf(out, "  (the scan at exit took %s)\n", st);
+		fprintf(out, "  (at exit: %s)\n", st);
 	if (kept > in)
 		fprintf(out, "  (%" PRIu64 " bytes kept are in no class: objects the monitor did not map)\n",
 			kept - in);

@@ -593,8 +593,10 @@ static __attribute__((noinline)) int scan(const struct leakroots_regs *regs)
 		release();
 		return -1;
 	}
-	if (others)
-		status("", others, others > 1 ? " other threads by their stacks" : " other thread by its stack");
+	if (others > 1)
+		status("", others, " other threads scanned by their stacks, not their registers");
+	else if (others)
+		status("1 other thread scanned by its stack, not its registers", -1, NULL);
 	else
 		status("complete", -1, NULL);
 	release();

@@ -42,9 +42,9 @@ int leakscan_done(void);
  * stack the scan did not count). */
 void leakscan_counters(uint32_t idx, uint64_t *out);
 
-/* INFO's leak_scan: "complete", "N other threads by their stacks" or
- * "skipped: REASON"; NULL when no scan was made.  And leak_scan_ns, its
- * duration. */
+/* INFO's leak_scan: "complete", "N other threads scanned by their
+ * stacks, not their registers" or "skipped: REASON"; NULL when no scan
+ * was made.  And leak_scan_ns, its duration. */
 const char *leakscan_status(void);
 uint64_t leakscan_ns(void);
 

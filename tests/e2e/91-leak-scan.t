@@ -115,7 +115,7 @@ like "$(chains p.data reachable_space)" 'main;pool 320' "the pool's chunk: reach
 
 # Other threads.
 MPROF_LEAKS=scan "$MPROF" run -o t.data ./ls thread > /dev/null
-is "$(scan_info t.data leak_scan)" "1 other thread by its stack" "a thread blocked at exit: scanned from the stack pointer the kernel reports"
+is "$(scan_info t.data leak_scan)" "1 other thread scanned by its stack, not its registers" "a thread blocked at exit: scanned from the stack pointer the kernel reports"
 is "$(chains t.data reachable_space | grep -o 'sleeper [0-9]*')" "sleeper 400" \
 	"what only the blocked thread's stack points to is reachable"
 is "$(classes t.data | sed 's/ possible [^ ]*//')" "$(memcheck ./ls thread | sed 's/ possible [^ ]*//')" \

@@ -433,12 +433,13 @@ static void sort_objs(struct obj *o, size_t n)
  * The two sorted runs (the address map's, the custom map's) into one,
  * with the custom objects marked; each object's parent; the bounds.
  * The address map's objects never overlap: one whose size was read while
- * being written is cut at the next.
+ * being written is cut at the next.  Without custom objects (the common
+ * case) the address map's run is the table as it is: no copy, no nesting.
  */
 static int merge(void)
 {
 	size_t n = S->n, a = 0, b = S->nmalloc, k = 0, top = 0;
-	struct obj *o = S->o, *m;
+	struct obj *o = S->o, *m = o;
 	uint32_t *open;
 	uintptr_t hi = 0;
 
@@ -446,10 +447,11 @@ static int merge(void)
 		if (o[i].size > o[i + 1].start - o[i].start)
 			o[i].size = o[i + 1].start - o[i].start;
 	sort_objs(o + S->nmalloc, n - S->nmalloc);
-	m = arena_map((n ? n : 1) * sizeof *m);
 	S->st = arena_map(n ? n : 1);
 	S->work = arena_map((2 * n + 1) * sizeof *S->work);
-	if (!m || !S->st || !S->work)
+	if (n > S->nmalloc && !(m = arena_map(n * sizeof *m)))
+		return -1;
+	if (!S->st || !S->work)
 		return -1;
 	while (a < S->nmalloc || b < n) {
 		int take_b = a == S->nmalloc || (b < n && before(&o[b], &o[a]));
@@ -460,23 +462,25 @@ static int merge(void)
 		 * be unmapped by now. */
 		if (!leakroots_readable(m[k].start - 16, m[k].start + m[k].size))
 			S->st[k] |= ST_COPY;
+		if (m[k].start + m[k].size > hi)
+			hi = m[k].start + m[k].size;
 		k++;
 	}
-	arena_unmap(S->o, S->cap * sizeof *o);
-	S->o = m;
-	S->cap = n ? n : 1;
-	/* Nesting: the objects still open at each start, on a stack. */
-	open = S->work;
-	for (size_t i = 0; i < n; i++) {
-		uintptr_t s = m[i].start, e = s + m[i].size;
-		while (top && m[open[top - 1]].start + m[open[top - 1]].size <= s)
-			top--;
-		if (top && e <= m[open[top - 1]].start + m[open[top - 1]].size)
-			m[i].parent = open[top - 1] + 1;
-		if (m[i].size)
-			open[top++] = (uint32_t)i;
-		if (e > hi)
-			hi = e;
+	if (m != o) {
+		arena_unmap(S->o, S->cap * sizeof *o);
+		S->o = m;
+		S->cap = n;
+		/* Nesting: the objects still open at each start, on a stack. */
+		open = S->work;
+		for (size_t i = 0; i < n; i++) {
+			uintptr_t s = m[i].start, e = s + m[i].size;
+			while (top && m[open[top - 1]].start + m[open[top - 1]].size <= s)
+				top--;
+			if (top && e <= m[open[top - 1]].start + m[open[top - 1]].size)
+				m[i].parent = open[top - 1] + 1;
+			if (m[i].size)
+				open[top++] = (uint32_t)i;
+		}
 	}
 	S->lo = n ? m[0].start : 0;
 	S->span = n ? hi - S->lo + 1 : 0; /* + 1: a 0-byte object at the end */

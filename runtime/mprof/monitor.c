@@ -1,10 +1,10 @@
 /*
  * monitor.c - owns the monitor's state (mon_*): initialisation and
  * configuration, the recursion guard, recording allocations and frees into
- * the stack table, the size bins and the address map, the per-thread
- * blocks (frame buffer and counts), autosave, mprof_stop/mprof_restart,
- * fork and exit.  The heap's peak is peak.c's; its per-stack part lives
- * beside each stack's counters in the blocks.
+ * the stack table, the address map and the thread's block (its counts and
+ * size bins; the blocks themselves are blocks.c's), autosave,
+ * mprof_stop/mprof_restart, fork and exit.  The heap's peak is peak.c's;
+ * its per-stack part lives beside each stack's counters in the blocks.
  *
  * mprof paper, "The Monitor": every allocation is charged to its call chain
  * (here the whole stack, not the last five callers), and the object is
@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "addrmap.h"
-#include "arena.h"
+#include "blocks.h"
 #include "custom.h"
 #include "freeres.h"
 #include "leakscan.h"
@@ -61,376 +61,22 @@ __attribute__((used)) static const void *const mon_link_refs[] = {
 
 #define ADD(x, v) __atomic_fetch_add(&(x), (v), __ATOMIC_RELAXED)
 
-/* ---- per-thread blocks ----
- *
- * Every thread records into its own block: its frame buffer, its totals,
- * its size bins and its counters for each stack it touched, updated with
- * plain (relaxed) stores, so threads share no cache line on the hot path.
- * The saver sums every block (mon_read_*).  Blocks are never unmapped: at
- * thread exit a block goes to a pool and the next new thread carries on
- * adding to it, so nothing is merged and nothing is lost.  A block belongs
- * to one profile (its epoch): its owner zeroes it when it sees that a
- * restart began another, and until then the saver ignores it.  A thread
- * that allocates after its block went back (a later key destructor, libc's
- * thread cleanup) records into the shared orphan block, under a lock.
- */
-#define CTR_SHIFT 10
-#define CTR_CHUNK (1u << CTR_SHIFT) /* stacks per counter chunk */
-#define CTR_DIR (STACKS_MAX / CTR_CHUNK)
-#define CACHE_N 8 /* recent stacks per thread */
-
-/*
- * In memory a stack's counters go by size class, the four of a class side
- * by side (allocs, bytes, frees, freed): an allocation and its free touch
- * one cache line, not two.  The file's order (format.h) is by kind.  Its
- * part of the peak follows (peak.h), on a line of its own.
- */
-#define CTR(kind, sc) ((sc) * 4 + (kind) / SIZE_NCLASSES)
-typedef struct {
-	uint64_t c[MPROF_NCOUNTERS];
-	struct peak_stack peak;
-} mon_ctr;
-_Static_assert(sizeof(mon_ctr) == MPROF_NCOUNTERS * 8 + 64, "a stack's counters, then its peak");
-
-/* The peak part of the counters c (block_ctr's). */
-static inline struct peak_stack *ctr_peak(uint64_t *c)
-{
-	return (struct peak_stack *)(c + MPROF_NCOUNTERS);
-}
-
-/*
- * This block's live bytes and objects of the stack whose counters are c
- * (negative when other threads freed more of its objects than this one
- * allocated: the sum over blocks is right).  Summed when needed, not kept:
- * the hot path pays nothing for them.  The four classes one by one (a
- * loop costs twice the instructions, at every first change after a peak).
- */
-struct live {
-	int64_t bytes, objects;
-};
-#define LIVE_CLASS(c, sc) \
-	(__atomic_load_n(&(c)[CTR(MPROF_C_BYTES, sc)], __ATOMIC_RELAXED) - \
-	 __atomic_load_n(&(c)[CTR(MPROF_C_FREED, sc)], __ATOMIC_RELAXED))
-#define LIVE_OBJECTS(c, sc) \
-	(__atomic_load_n(&(c)[CTR(MPROF_C_ALLOCS, sc)], __ATOMIC_RELAXED) - \
-	 __atomic_load_n(&(c)[CTR(MPROF_C_FREES, sc)], __ATOMIC_RELAXED))
-_Static_assert(SIZE_NCLASSES == 4, "live() sums four classes");
-static inline __attribute__((always_inline)) struct live live(const uint64_t *c)
-{
-	return (struct live){
-		(int64_t)(LIVE_CLASS(c, 0) + LIVE_CLASS(c, 1) + LIVE_CLASS(c, 2) + LIVE_CLASS(c, 3)),
-		(int64_t)(LIVE_OBJECTS(c, 0) + LIVE_OBJECTS(c, 1) + LIVE_OBJECTS(c, 2) +
-			  LIVE_OBJECTS(c, 3)),
-	};
-}
-
-/* Allocation and free totals are the sums of the bins: not kept twice. */
-enum { T_UNKNOWN, T_N };
-
-struct mon_thread {
-	struct mon_thread *all;  /* every block, newest first; never unlinked */
-	struct mon_thread *pool; /* next free block */
-	uint64_t epoch;          /* the profile these counts belong to */
-	int owned;
-	uint32_t nchunks; /* dir[0..nchunks-1] may be mapped */
-	uint64_t t[T_N];
-	struct peak_block peak;
-	struct {
-		const struct stacks_rec *r;
-		uint64_t *ctr;
-		uint64_t idx;
-	} cache[CACHE_N];
-	const struct stacks_rec *last; /* the stack of the last allocation */
-	mon_ctr *dir[CTR_DIR]; /* stack index -> this thread's counters */
-	/* Per size bin, allocations and frees; bytes are those times the
-	 * size, but for the last bin (larger sizes), whose bytes are big[]. */
-	uint64_t bins[FORMAT_NBINS][2];
-	uint64_t big[2]; /* bytes allocated, freed */
-	uint64_t frames[MON_MAX_DEPTH];
-};
-
-#define BLOCK_BYTES ((sizeof(struct mon_thread) + 4095) & ~(size_t)4095)
-#define CHUNK_BYTES (CTR_CHUNK * sizeof(mon_ctr))
-
-static __thread struct mon_thread *mon_self;
-static __thread int mon_dead; /* this thread's block went back to the pool */
-static pthread_key_t mon_key;
-static int mon_key_ok;
-static struct lock mon_pool_lock = LOCK_INIT;
-static struct mon_thread *mon_pool; /* free blocks */
-static struct mon_thread *mon_all;  /* every block (release-published) */
-static struct lock mon_orphan_lock = LOCK_INIT;
-static struct mon_thread *mon_orphan;
-
-static inline void bump(uint64_t *x, uint64_t v)
-{
-	__atomic_store_n(x, __atomic_load_n(x, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
-}
-
-static struct mon_thread *block_new(void)
-{
-	struct mon_thread *t;
-
-	if (lock_take(&mon_pool_lock, "the thread blocks") < 0)
-		return NULL;
-	t = mon_pool;
-	if (t) {
-		mon_pool = t->pool;
-	} else if ((t = arena_map(BLOCK_BYTES)) != NULL) {
-		t->all = mon_all;
-		__atomic_store_n(&mon_all, t, __ATOMIC_RELEASE);
-	}
-	if (t)
-		t->owned = 1;
-	lock_give(&mon_pool_lock);
-	return t;
-}
-
-/* Back to the pool.  If the lock cannot be had, the block stays owned: its
- * counts are still summed, it is only not reused. */
-static void block_put(struct mon_thread *t)
-{
-	if (lock_take(&mon_pool_lock, "the thread blocks") < 0)
-		return;
-	t->owned = 0;
-	t->pool = mon_pool;
-	mon_pool = t;
-	lock_give(&mon_pool_lock);
-}
-
-static void block_release(void *p)
-{
-	struct mon_thread *t = p;
-
-	mon_self = NULL;
-	mon_dead = 1;
-	/* What the thread held back from the others' view of the heap (of
-	 * an old profile: peak_publish drops it). */
-	if (t->peak.delta)
-		peak_publish(&t->peak, t->epoch);
-	peak_threads(-1);
-	block_put(p);
-}
-
-/* This thread's block, or NULL: dead thread (use the orphan) or no memory. */
-static struct mon_thread *block_attach(void)
-{
-	struct mon_thread *t;
-
-	if (mon_dead)
-		return NULL;
-	t = block_new();
-	if (!t)
-		return NULL;
-	mon_self = t;
-	peak_threads(1);
-	/* Returned to the pool at thread exit.  May calloc: we hold the guard. */
-	if (mon_key_ok)
-		pthread_setspecific(mon_key, t);
-	return t;
-}
-
-/* Make t count for profile epoch e (its owner, or the orphan lock, only). */
-static void block_reset(struct mon_thread *t, uint64_t e)
-{
-	uint32_t i;
-
-	if (t->epoch) {
-		for (i = 0; i < t->nchunks; i++) {
-			arena_unmap(t->dir[i], CHUNK_BYTES);
-			t->dir[i] = NULL;
-		}
-		t->nchunks = 0;
-		memset(t->t, 0, sizeof t->t);
-		memset(&t->peak, 0, sizeof t->peak);
-		memset(t->cache, 0, sizeof t->cache);
-		t->last = NULL;
-		memset(t->bins, 0, sizeof t->bins);
-		memset(t->big, 0, sizeof t->big);
-	}
-	__atomic_store_n(&t->epoch, e, __ATOMIC_RELEASE);
-}
-
-/* Map t's chunk of counters for stack idx; NULL if memory cannot be mapped. */
-static __attribute__((noinline)) mon_ctr *block_chunk(struct mon_thread *t, uint32_t idx)
-{
-	mon_ctr *c = arena_map(CHUNK_BYTES);
-
-	if (!c)
-		return NULL;
-	__atomic_store_n(&t->dir[idx >> CTR_SHIFT], c, __ATOMIC_RELEASE);
-	if (t->nchunks <= idx >> CTR_SHIFT)
-		t->nchunks = (idx >> CTR_SHIFT) + 1;
-	return c;
-}
-
-/* t's counters for stack idx, or NULL when memory cannot be mapped. */
-static inline uint64_t *block_ctr(struct mon_thread *t, uint32_t idx)
-{
-	mon_ctr *c = t->dir[idx >> CTR_SHIFT];
-
-	if (__builtin_expect(!c, 0) && !(c = block_chunk(t, idx)))
-		return NULL;
-	return c[idx & (CTR_CHUNK - 1)].c;
-}
-
-/*
- * The orphan block, made to count for epoch e, with its lock held; NULL if
- * there is none and none can be made, or the lock cannot be had.  The
- * block is made without the orphan lock: the pool lock comes first in the
- * order (fork_prepare's), so block_new must not run under the orphan's.
- */
-static struct mon_thread *orphan_lock(uint64_t e)
-{
-	struct mon_thread *fresh = NULL;
-
-	for (;;) {
-		if (lock_take(&mon_orphan_lock, "the orphan block") < 0)
-			break;
-		if (!mon_orphan && fresh) {
-			mon_orphan = fresh;
-			fresh = NULL;
-		}
-		if (mon_orphan && !fresh) {
-			if (mon_orphan->epoch != e)
-				block_reset(mon_orphan, e);
-			return mon_orphan;
-		}
-		lock_give(&mon_orphan_lock);
-		if (fresh) { /* another thread made it meanwhile */
-			block_put(fresh);
-			fresh = NULL;
-		} else if (!(fresh = block_new())) {
-			return NULL;
-		}
-	}
-	if (fresh)
-		block_put(fresh);
-	return NULL;
-}
-
-static void orphan_unlock(void)
-{
-	lock_give(&mon_orphan_lock);
-}
-
-/* The orphan block holds nothing back from the view of the heap: threads
- * past their block are not counted in peak_g.nblocks (peak.h). */
-static void orphan_flush(struct mon_thread *t)
-{
-	if (t->peak.delta)
-		peak_publish(&t->peak, t->epoch);
-}
-
-/* Add t's bin i to b: allocs, frees, bytes, freed (as format.h's bins). */
-static void add_bin(const struct mon_thread *t, uint32_t i, uint64_t *b)
-{
-	uint64_t a = __atomic_load_n(&t->bins[i][0], __ATOMIC_RELAXED);
-	uint64_t f = __atomic_load_n(&t->bins[i][1], __ATOMIC_RELAXED);
-
-	b[0] += a;
-	b[1] += f;
-	if (i == FORMAT_NBINS - 1) {
-		b[2] += __atomic_load_n(&t->big[0], __ATOMIC_RELAXED);
-		b[3] += __atomic_load_n(&t->big[1], __ATOMIC_RELAXED);
-	} else {
-		b[2] += a * i;
-		b[3] += f * i;
-	}
-}
-
-/* Summing for the writer (the save lock is held: the epoch is stable). */
+/* Summing for the writer (blocks.h), for this profile (the save lock is
+ * held: the epoch is stable). */
 static void mon_read_totals(struct writer_totals *out)
 {
-	uint64_t e = mon.epoch, s[T_N] = { 0 }, b[4] = { 0 };
-	struct mon_thread *t;
-	uint32_t i;
-	int k;
-
-	for (t = __atomic_load_n(&mon_all, __ATOMIC_ACQUIRE); t; t = t->all) {
-		if (__atomic_load_n(&t->epoch, __ATOMIC_ACQUIRE) != e)
-			continue;
-		for (k = 0; k < T_N; k++)
-			s[k] += __atomic_load_n(&t->t[k], __ATOMIC_RELAXED);
-		for (i = 0; i < FORMAT_NBINS; i++)
-			add_bin(t, i, b);
-	}
-	out->allocs = b[0];
-	out->frees = b[1];
-	out->bytes = b[2];
-	out->freed = b[3];
-	out->unknown_frees = s[T_UNKNOWN];
+	blocks_read_totals(mon.epoch, out);
 	out->dropped = __atomic_load_n(&mon.dropped, __ATOMIC_RELAXED);
 }
 
 static void mon_read_bins(uint64_t (*bins)[4])
 {
-	uint64_t e = mon.epoch;
-	struct mon_thread *t;
-	uint32_t i;
-
-	memset(bins, 0, FORMAT_NBINS * sizeof *bins);
-	for (t = __atomic_load_n(&mon_all, __ATOMIC_ACQUIRE); t; t = t->all) {
-		if (__atomic_load_n(&t->epoch, __ATOMIC_ACQUIRE) != e)
-			continue;
-		for (i = 0; i < FORMAT_NBINS; i++)
-			add_bin(t, i, bins[i]);
-	}
-}
-
-/*
- * The peak this save reports (the save lock is held): peak.c's, or the
- * heap now if it is more (threads' deltas held back, peak.h), and then
- * each stack's share is what it holds now.
- */
-static uint64_t mon_save_peak;
-static int mon_save_peak_now;
-
-static void mon_read_peak(void)
-{
-	struct writer_totals t;
-	uint64_t live;
-
-	mon_read_totals(&t);
-	live = t.bytes > t.freed ? t.bytes - t.freed : 0;
-	mon_save_peak = peak_value(mon.epoch);
-	mon_save_peak_now = live > mon_save_peak;
-	if (mon_save_peak_now)
-		mon_save_peak = live;
+	blocks_read_bins(mon.epoch, bins);
 }
 
 static void mon_read_counters(uint32_t idx, uint64_t *out)
 {
-	uint64_t e = mon.epoch, *c;
-	struct mon_thread *t;
-	mon_ctr *chunk;
-	int64_t sb = 0, sn = 0;
-	struct live l;
-	int k;
-
-	memset(out, 0, MPROF_NCOUNTERS_SCAN * sizeof *out);
-	for (t = __atomic_load_n(&mon_all, __ATOMIC_ACQUIRE); t; t = t->all) {
-		if (__atomic_load_n(&t->epoch, __ATOMIC_ACQUIRE) != e)
-			continue;
-		chunk = __atomic_load_n(&t->dir[idx >> CTR_SHIFT], __ATOMIC_ACQUIRE);
-		if (!chunk)
-			continue;
-		c = chunk[idx & (CTR_CHUNK - 1)].c;
-		for (k = 0; k < MPROF_NCOUNTERS; k++)
-			out[k] += __atomic_load_n(&c[CTR(k / SIZE_NCLASSES * SIZE_NCLASSES,
-							 k % SIZE_NCLASSES)],
-						  __ATOMIC_RELAXED);
-		l = live(c);
-		if (mon_save_peak_now) {
-			sb += l.bytes;
-			sn += l.objects;
-		} else {
-			peak_share(&t->peak, ctr_peak(c), l.bytes, l.objects, mon_save_peak, &sb, &sn);
-		}
-	}
-	/* Negative only in a snapshot taken while threads run. */
-	out[MPROF_C_PEAK_BYTES] = sb > 0 ? (uint64_t)sb : 0;
-	out[MPROF_C_PEAK_OBJECTS] = sn > 0 ? (uint64_t)sn : 0;
+	blocks_read_counters(mon.epoch, idx, out);
 	if (leakscan_done())
 		leakscan_counters(idx, out + MPROF_NCOUNTERS_ALL);
 }
@@ -595,8 +241,7 @@ void mon_config(void)
 	/* For tests of the watchdog: the bound of a wait for a monitor lock. */
 	if (parse_u64(getenv("MPROF_LOCK_WAIT_MS"), &v) == 0 && v > 0)
 		lock_set_bound(v);
-	if (pthread_key_create(&mon_key, block_release) == 0)
-		mon_key_ok = 1;
+	blocks_init();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	__atomic_store_n(&mon.configured, 2, __ATOMIC_RELEASE);
 }
@@ -655,37 +300,22 @@ int mon_enter_slow(int is_alloc)
  * This thread's block, made to count for the current profile; NULL when
  * the thread must use the orphan block.  *e gets the profile's epoch.
  */
-static inline struct mon_thread *self(uint64_t *e)
+static inline struct blocks_thread *self(uint64_t *e)
 {
-	struct mon_thread *t = mon_self;
+	struct blocks_thread *t = blocks_self;
 
 	*e = __atomic_load_n(&mon.epoch, __ATOMIC_ACQUIRE);
-	if (__builtin_expect(!t, 0) && !(t = block_attach()))
+	if (__builtin_expect(!t, 0) && !(t = blocks_attach()))
 		return NULL;
 	if (__builtin_expect(t->epoch != *e, 0))
-		block_reset(t, *e);
+		blocks_reset(t, *e);
 	return t;
 }
 
-/* Before the first change to the stack whose counters are c, in block t,
- * since t's last publish (peak.h). */
-static __attribute__((noinline)) void turn(struct mon_thread *t, uint64_t *c)
-{
-	struct live l = live(c);
-
-	peak_turn(&t->peak, ctr_peak(c), l.bytes, l.objects);
-}
-
-/* t's delta into the view of the heap: out of line, as it is rare. */
-static __attribute__((noinline)) void publish(struct mon_thread *t)
-{
-	peak_publish(&t->peak, t->epoch);
-}
-
 /* Charge a free to the stack that allocated it. */
-static inline __attribute__((always_inline)) void credit_free(struct mon_thread *t, uint32_t idx, uint64_t size)
+static inline __attribute__((always_inline)) void credit_free(struct blocks_thread *t, uint32_t idx, uint64_t size)
 {
-	uint64_t *c = block_ctr(t, idx);
+	uint64_t *c = blocks_ctr(t, idx);
 	int sc = format_size_class(size);
 	uint32_t bin = format_bin_index(size);
 
@@ -693,44 +323,44 @@ static inline __attribute__((always_inline)) void credit_free(struct mon_thread 
 		mon_trouble("cannot map memory for counters", NULL);
 		return;
 	}
-	if (__builtin_expect(peak_stale(&t->peak, ctr_peak(c)), 0))
-		turn(t, c);
-	bump(&c[CTR(MPROF_C_FREES, sc)], 1);
-	bump(&c[CTR(MPROF_C_FREED, sc)], size);
-	bump(&t->bins[bin][1], 1);
+	if (__builtin_expect(peak_stale(&t->peak, blocks_ctr_peak(c)), 0))
+		blocks_turn(t, c);
+	blocks_bump(&c[BLOCKS_CTR(MPROF_C_FREES, sc)], 1);
+	blocks_bump(&c[BLOCKS_CTR(MPROF_C_FREED, sc)], size);
+	blocks_bump(&t->bins[bin][1], 1);
 	if (bin == FORMAT_NBINS - 1)
-		bump(&t->big[1], size);
+		blocks_bump(&t->big[1], size);
 	if (peak_free_due(&t->peak, size))
-		publish(t);
+		blocks_publish(t);
 }
 
 /* A free: credit the stack (found) or count an unknown free, into t,
- * which counts for the current profile (self() and orphan_lock() made it
- * so). */
-static inline __attribute__((always_inline)) void settle_into(struct mon_thread *t, int found,
+ * which counts for the current profile (self() and blocks_orphan_lock()
+ * made it so). */
+static inline __attribute__((always_inline)) void settle_into(struct blocks_thread *t, int found,
 							     uint32_t idx, uint64_t size)
 {
 	/* An index from before a restart belongs to the old profile. */
 	if (found && idx >= stacks_base() && idx < stacks_count())
 		credit_free(t, idx, size);
 	else
-		bump(&t->t[T_UNKNOWN], 1);
+		blocks_bump(&t->t[BLOCKS_T_UNKNOWN], 1);
 }
 
 /* The same into the orphan block (t is NULL: the thread's block is gone). */
 static __attribute__((noinline)) void settle_orphan(uint64_t e, int found, uint32_t idx,
 						    uint64_t size)
 {
-	struct mon_thread *t = orphan_lock(e);
+	struct blocks_thread *t = blocks_orphan_lock(e);
 
 	if (!t)
 		return;
 	settle_into(t, found, idx, size);
-	orphan_flush(t);
-	orphan_unlock();
+	blocks_orphan_flush(t);
+	blocks_orphan_unlock();
 }
 
-static inline __attribute__((always_inline)) void settle_free(struct mon_thread *t, uint64_t e,
+static inline __attribute__((always_inline)) void settle_free(struct blocks_thread *t, uint64_t e,
 							     int found, uint32_t idx,
 							     uint64_t size)
 {
@@ -755,7 +385,7 @@ static int save(const char *reason)
 
 	mon_config();
 	errno = e;
-	mon_read_peak();
+	blocks_read_peak(mon.epoch);
 	src = (struct writer_source){
 		.out = mon.out,
 		.root_pid = mon.root_pid,
@@ -789,20 +419,20 @@ static inline unsigned cache_slot(uint32_t hash)
 
 /* Count an allocation of n bytes into t, whose counters for its stack are
  * c, in class sc (its size class; a Lisp object's type class). */
-static inline __attribute__((always_inline)) void count(struct mon_thread *t, uint64_t *c, size_t n,
+static inline __attribute__((always_inline)) void count(struct blocks_thread *t, uint64_t *c, size_t n,
 							 int sc)
 {
 	uint32_t bin = format_bin_index(n);
 
-	if (__builtin_expect(peak_stale(&t->peak, ctr_peak(c)), 0))
-		turn(t, c);
-	bump(&c[CTR(MPROF_C_ALLOCS, sc)], 1);
-	bump(&c[CTR(MPROF_C_BYTES, sc)], n);
-	bump(&t->bins[bin][0], 1);
+	if (__builtin_expect(peak_stale(&t->peak, blocks_ctr_peak(c)), 0))
+		blocks_turn(t, c);
+	blocks_bump(&c[BLOCKS_CTR(MPROF_C_ALLOCS, sc)], 1);
+	blocks_bump(&c[BLOCKS_CTR(MPROF_C_BYTES, sc)], n);
+	blocks_bump(&t->bins[bin][0], 1);
 	if (bin == FORMAT_NBINS - 1)
-		bump(&t->big[0], n);
+		blocks_bump(&t->big[0], n);
 	if (peak_alloc_due(&t->peak, n))
-		publish(t);
+		blocks_publish(t);
 }
 
 /*
@@ -813,7 +443,7 @@ static inline __attribute__((always_inline)) void count(struct mon_thread *t, ui
  * table keeps the stack's frames from pos->at on, which the unwinder may
  * not have filled yet (unwind_fill).
  */
-static int64_t count_alloc(struct mon_thread *t, uint64_t *frames, int depth, uint32_t flags,
+static int64_t count_alloc(struct blocks_thread *t, uint64_t *frames, int depth, uint32_t flags,
 			   uint32_t hash, size_t n, int sc, const struct stacks_pos *pos)
 {
 	unsigned k = cache_slot(hash);
@@ -838,7 +468,7 @@ static int64_t count_alloc(struct mon_thread *t, uint64_t *frames, int depth, ui
 			return -1;
 		}
 	}
-	c = block_ctr(t, (uint32_t)idx);
+	c = blocks_ctr(t, (uint32_t)idx);
 	if (!c) {
 		mon_trouble("cannot map memory for counters", NULL);
 		return -1;
@@ -912,10 +542,10 @@ static inline __attribute__((always_inline)) void alloc_settle(void *p, size_t n
 }
 
 /* A stack counted by its index (known - 1) in t. */
-static inline __attribute__((always_inline)) int64_t count_known(struct mon_thread *t,
+static inline __attribute__((always_inline)) int64_t count_known(struct blocks_thread *t,
 								  uint64_t known, size_t n)
 {
-	uint64_t *c = block_ctr(t, (uint32_t)(known - 1));
+	uint64_t *c = blocks_ctr(t, (uint32_t)(known - 1));
 
 	if (!c) {
 		mon_trouble("cannot map memory for counters", NULL);
@@ -929,7 +559,7 @@ static inline __attribute__((always_inline)) int64_t count_known(struct mon_thre
  * block). */
 static __attribute__((noinline)) void alloc_walk(void *p, size_t n,
 						 const struct unwind_frame0 *f0,
-						 struct mon_thread *t, uint64_t e)
+						 struct blocks_thread *t, uint64_t e)
 {
 	uint64_t orphan_frames[ORPHAN_DEPTH], *frames, known = 0;
 	struct stacks_pos pos;
@@ -952,11 +582,11 @@ static __attribute__((noinline)) void alloc_walk(void *p, size_t n,
 		if (idx >= 0)
 			unwind_memo_set(e, (uint64_t)idx + 1, frames, depth);
 	} else {
-		if (!(t = orphan_lock(e)))
+		if (!(t = blocks_orphan_lock(e)))
 			return;
 		idx = count_alloc(t, frames, depth, flags, hash, n, format_size_class(n), NULL);
-		orphan_flush(t);
-		orphan_unlock();
+		blocks_orphan_flush(t);
+		blocks_orphan_unlock();
 	}
 	alloc_settle(p, n, e, idx);
 }
@@ -964,7 +594,7 @@ static __attribute__((noinline)) void alloc_walk(void *p, size_t n,
 void mon_alloc(void *p, size_t n, const struct unwind_frame0 *f0)
 {
 	uint64_t e, known = 0;
-	struct mon_thread *t = self(&e);
+	struct blocks_thread *t = self(&e);
 	int64_t idx;
 
 	if ((uint64_t)n >> MON_SIZE_BITS) {
@@ -987,7 +617,7 @@ void mon_alloc(void *p, size_t n, const struct unwind_frame0 *f0)
 void mon_free(void *p)
 {
 	uint64_t e, size = 0;
-	struct mon_thread *t = self(&e);
+	struct blocks_thread *t = self(&e);
 	uint32_t idx = 0;
 	int found = addrmap_take((uintptr_t)p, &idx, &size);
 
@@ -1002,7 +632,7 @@ void mon_free(void *p)
 void mon_alloc_custom(const void *p, size_t n, int category, const struct unwind_frame0 *f0)
 {
 	uint64_t orphan_frames[ORPHAN_DEPTH], *frames, e;
-	struct mon_thread *t = self(&e);
+	struct blocks_thread *t = self(&e);
 	uint32_t flags, hash;
 	int64_t idx;
 	int depth, as;
@@ -1019,11 +649,11 @@ void mon_alloc_custom(const void *p, size_t n, int category, const struct unwind
 	if (t) {
 		idx = count_alloc(t, frames, depth, flags, hash, n, format_size_class(n), NULL);
 	} else {
-		if (!(t = orphan_lock(e)))
+		if (!(t = blocks_orphan_lock(e)))
 			return;
 		idx = count_alloc(t, frames, depth, flags, hash, n, format_size_class(n), NULL);
-		orphan_flush(t);
-		orphan_unlock();
+		blocks_orphan_flush(t);
+		blocks_orphan_unlock();
 	}
 	if (idx < 0) {
 		ADD(mon.dropped, 1);
@@ -1045,7 +675,7 @@ void mon_alloc_custom(const void *p, size_t n, int category, const struct unwind
 void mon_free_custom(const void *p)
 {
 	uint64_t e, size = 0;
-	struct mon_thread *t = self(&e);
+	struct blocks_thread *t = self(&e);
 	uint32_t idx = 0;
 	int found = custom_take((uintptr_t)p, &idx, &size);
 
@@ -1062,7 +692,7 @@ void mon_alloc_lisp(size_t n, int cls, const struct unwind_frame0 *f0,
 		    int (*rewrite)(uint64_t *frames, int depth))
 {
 	uint64_t orphan_frames[ORPHAN_DEPTH], *frames, e;
-	struct mon_thread *t = self(&e);
+	struct blocks_thread *t = self(&e);
 	uint32_t flags, hash;
 	int64_t idx;
 	int depth, as;
@@ -1080,10 +710,10 @@ void mon_alloc_lisp(size_t n, int cls, const struct unwind_frame0 *f0,
 	if (t) {
 		idx = count_alloc(t, frames, depth, flags, hash, n, cls, NULL);
 	} else {
-		if (!(t = orphan_lock(e)))
+		if (!(t = blocks_orphan_lock(e)))
 			return;
 		idx = count_alloc(t, frames, depth, flags, hash, n, cls, NULL);
-		orphan_unlock();
+		blocks_orphan_unlock();
 	}
 	if (idx < 0) {
 		ADD(mon.dropped, 1);
@@ -1111,7 +741,7 @@ void mon_realloc_freed(void *p, const struct mon_old *o)
 {
 	/* Only counters change; another thread may own address p by now. */
 	uint64_t e;
-	struct mon_thread *t = self(&e);
+	struct blocks_thread *t = self(&e);
 
 	settle_free(t, e, o->found, o->idx, o->size);
 }
@@ -1229,12 +859,10 @@ static void fork_prepare(void)
 	/* A lock the watchdog gave up on (it stopped profiling): no snapshot. */
 	if (writer_lock() < 0)
 		return;
-	if (lock_take(&mon_pool_lock, "the thread blocks") < 0)
+	if (blocks_lock() < 0)
 		goto writer;
-	if (lock_take(&mon_orphan_lock, "the orphan block") < 0)
-		goto pool;
 	if (stacks_lock() < 0)
-		goto orphan;
+		goto blocks;
 	if (addrmap_lock_all() < 0)
 		goto stacks;
 	if (custom_lock() < 0)
@@ -1245,10 +873,8 @@ addrmap:
 	addrmap_unlock_all();
 stacks:
 	stacks_unlock();
-orphan:
-	lock_give(&mon_orphan_lock);
-pool:
-	lock_give(&mon_pool_lock);
+blocks:
+	blocks_unlock();
 writer:
 	writer_unlock();
 }
@@ -1259,8 +885,7 @@ static void fork_parent(void)
 		custom_unlock();
 		addrmap_unlock_all();
 		stacks_unlock();
-		lock_give(&mon_orphan_lock);
-		lock_give(&mon_pool_lock);
+		blocks_unlock();
 		writer_unlock();
 	}
 	mon_guard = mon_fork_guard;
@@ -1273,13 +898,10 @@ static void fork_parent(void)
  */
 static void fork_child(void)
 {
-	struct mon_thread *t;
-
 	addrmap_lock_reinit();
 	custom_lock_reinit();
 	stacks_lock_reinit();
-	lock_reinit(&mon_orphan_lock);
-	lock_reinit(&mon_pool_lock);
+	blocks_lock_reinit();
 	writer_lock_reinit();
 	if (!mon_fork_held) {
 		/* Another thread may have been half way through a table: the
@@ -1289,18 +911,8 @@ static void fork_child(void)
 		mon_guard = mon_fork_guard;
 		return;
 	}
-	/* The other threads are gone: their blocks (counts kept) are free,
-	 * and what they held back joins the view of the heap. */
-	for (t = mon_all; t; t = t->all) {
-		if (t->owned && t != mon_self && t != mon_orphan) {
-			t->owned = 0;
-			t->pool = mon_pool;
-			mon_pool = t;
-			if (t->peak.delta)
-				peak_publish(&t->peak, t->epoch);
-		}
-	}
-	peak_fork_child(mon_self != NULL);
+	/* The other threads are gone: their blocks go back to the pool. */
+	blocks_fork_child();
 	mon_guard = mon_fork_guard;
 }
 

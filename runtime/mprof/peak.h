@@ -7,7 +7,7 @@
  * recorded frees (an unknown free changes nothing): the figure the
  * tables call kept, at every moment instead of at the end.
  *
- * The monitor's counts are per thread block (monitor.c), and one shared
+ * The monitor's counts are per thread block (blocks.c), and one shared
  * word written on every event costs more than the monitor itself when
  * threads allocate at once (4 threads: 115 ms -> 500 ms on the threads
  * bench).  So a block holds back its net change of live bytes, delta,

@@ -1,0 +1,367 @@
+/*
+ * blocks.c - owns the monitor's per-thread blocks (blocks_*): making them
+ * (from the pool, or mapped), giving them back at thread exit, zeroing
+ * them for a new profile, their counter chunks, the orphan block and its
+ * lock, the pool across fork, a block's part of the heap's peak (peak.c
+ * keeps the shared word), and the saver's sums over every block.  What a
+ * block holds and why: blocks.h; counting into one: monitor.c.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "arena.h"
+#include "blocks.h"
+#include "lock.h"
+#include "writer.h"
+
+#define BLOCK_BYTES ((sizeof(struct blocks_thread) + 4095) & ~(size_t)4095)
+#define CHUNK_BYTES (BLOCKS_CTR_CHUNK * sizeof(struct blocks_counters))
+
+__thread struct blocks_thread *blocks_self;
+static __thread int blocks_dead; /* this thread's block went back to the pool */
+static pthread_key_t blocks_key;
+static int blocks_key_ok;
+static struct lock blocks_pool_lk = LOCK_INIT;
+static struct blocks_thread *blocks_pool; /* free blocks */
+static struct blocks_thread *blocks_all;  /* every block (release-published) */
+static struct lock blocks_orphan_lk = LOCK_INIT;
+static struct blocks_thread *blocks_orphan;
+
+/*
+ * This block's live bytes and objects of the stack whose counters are c
+ * (negative when other threads freed more of its objects than this one
+ * allocated: the sum over blocks is right).  Summed when needed, not kept:
+ * the hot path pays nothing for them.  The four classes one by one (a
+ * loop costs twice the instructions, at every first change after a peak).
+ */
+struct live {
+	int64_t bytes, objects;
+};
+#define LIVE_CLASS(c, sc) \
+	(__atomic_load_n(&(c)[BLOCKS_CTR(MPROF_C_BYTES, sc)], __ATOMIC_RELAXED) - \
+	 __atomic_load_n(&(c)[BLOCKS_CTR(MPROF_C_FREED, sc)], __ATOMIC_RELAXED))
+#define LIVE_OBJECTS(c, sc) \
+	(__atomic_load_n(&(c)[BLOCKS_CTR(MPROF_C_ALLOCS, sc)], __ATOMIC_RELAXED) - \
+	 __atomic_load_n(&(c)[BLOCKS_CTR(MPROF_C_FREES, sc)], __ATOMIC_RELAXED))
+_Static_assert(SIZE_NCLASSES == 4, "live() sums four classes");
+static inline __attribute__((always_inline)) struct live live(const uint64_t *c)
+{
+	return (struct live){
+		(int64_t)(LIVE_CLASS(c, 0) + LIVE_CLASS(c, 1) + LIVE_CLASS(c, 2) + LIVE_CLASS(c, 3)),
+		(int64_t)(LIVE_OBJECTS(c, 0) + LIVE_OBJECTS(c, 1) + LIVE_OBJECTS(c, 2) +
+			  LIVE_OBJECTS(c, 3)),
+	};
+}
+
+static struct blocks_thread *block_new(void)
+{
+	struct blocks_thread *t;
+
+	if (lock_take(&blocks_pool_lk, "the thread blocks") < 0)
+		return NULL;
+	t = blocks_pool;
+	if (t) {
+		blocks_pool = t->pool;
+	} else if ((t = arena_map(BLOCK_BYTES)) != NULL) {
+		t->all = blocks_all;
+		__atomic_store_n(&blocks_all, t, __ATOMIC_RELEASE);
+	}
+	if (t)
+		t->owned = 1;
+	lock_give(&blocks_pool_lk);
+	return t;
+}
+
+/* Back to the pool.  If the lock cannot be had, the block stays owned: its
+ * counts are still summed, it is only not reused. */
+static void block_put(struct blocks_thread *t)
+{
+	if (lock_take(&blocks_pool_lk, "the thread blocks") < 0)
+		return;
+	t->owned = 0;
+	t->pool = blocks_pool;
+	blocks_pool = t;
+	lock_give(&blocks_pool_lk);
+}
+
+static void block_release(void *p)
+{
+	struct blocks_thread *t = p;
+
+	blocks_self = NULL;
+	blocks_dead = 1;
+	/* What the thread held back from the others' view of the heap (of
+	 * an old profile: peak_publish drops it). */
+	if (t->peak.delta)
+		peak_publish(&t->peak, t->epoch);
+	peak_threads(-1);
+	block_put(p);
+}
+
+void blocks_init(void)
+{
+	if (pthread_key_create(&blocks_key, block_release) == 0)
+		blocks_key_ok = 1;
+}
+
+struct blocks_thread *blocks_attach(void)
+{
+	struct blocks_thread *t;
+
+	if (blocks_dead)
+		return NULL;
+	t = block_new();
+	if (!t)
+		return NULL;
+	blocks_self = t;
+	peak_threads(1);
+	/* Returned to the pool at thread exit.  May calloc: we hold the guard. */
+	if (blocks_key_ok)
+		pthread_setspecific(blocks_key, t);
+	return t;
+}
+
+void blocks_reset(struct blocks_thread *t, uint64_t e)
+{
+	uint32_t i;
+
+	if (t->epoch) {
+		for (i = 0; i < t->nchunks; i++) {
+			arena_unmap(t->dir[i], CHUNK_BYTES);
+			t->dir[i] = NULL;
+		}
+		t->nchunks = 0;
+		memset(t->t, 0, sizeof t->t);
+		memset(&t->peak, 0, sizeof t->peak);
+		memset(t->cache, 0, sizeof t->cache);
+		t->last = NULL;
+		memset(t->bins, 0, sizeof t->bins);
+		memset(t->big, 0, sizeof t->big);
+	}
+	__atomic_store_n(&t->epoch, e, __ATOMIC_RELEASE);
+}
+
+__attribute__((noinline)) struct blocks_counters *blocks_chunk(struct blocks_thread *t,
+								uint32_t idx)
+{
+	struct blocks_counters *c = arena_map(CHUNK_BYTES);
+
+	if (!c)
+		return NULL;
+	__atomic_store_n(&t->dir[idx >> BLOCKS_CTR_SHIFT], c, __ATOMIC_RELEASE);
+	if (t->nchunks <= idx >> BLOCKS_CTR_SHIFT)
+		t->nchunks = (idx >> BLOCKS_CTR_SHIFT) + 1;
+	return c;
+}
+
+__attribute__((noinline)) void blocks_turn(struct blocks_thread *t, uint64_t *c)
+{
+	struct live l = live(c);
+
+	peak_turn(&t->peak, blocks_ctr_peak(c), l.bytes, l.objects);
+}
+
+__attribute__((noinline)) void blocks_publish(struct blocks_thread *t)
+{
+	peak_publish(&t->peak, t->epoch);
+}
+
+/*
+ * The block is made without the orphan lock: the pool lock comes first in
+ * the order (blocks_lock's), so block_new must not run under the orphan's.
+ */
+struct blocks_thread *blocks_orphan_lock(uint64_t e)
+{
+	struct blocks_thread *fresh = NULL;
+
+	for (;;) {
+		if (lock_take(&blocks_orphan_lk, "the orphan block") < 0)
+			break;
+		if (!blocks_orphan && fresh) {
+			blocks_orphan = fresh;
+			fresh = NULL;
+		}
+		if (blocks_orphan && !fresh) {
+			if (blocks_orphan->epoch != e)
+				blocks_reset(blocks_orphan, e);
+			return blocks_orphan;
+		}
+		lock_give(&blocks_orphan_lk);
+		if (fresh) { /* another thread made it meanwhile */
+			block_put(fresh);
+			fresh = NULL;
+		} else if (!(fresh = block_new())) {
+			return NULL;
+		}
+	}
+	if (fresh)
+		block_put(fresh);
+	return NULL;
+}
+
+void blocks_orphan_unlock(void)
+{
+	lock_give(&blocks_orphan_lk);
+}
+
+/* The orphan block holds nothing back from the view of the heap: threads
+ * past their block are not counted in peak_g.nblocks (peak.h). */
+void blocks_orphan_flush(struct blocks_thread *t)
+{
+	if (t->peak.delta)
+		peak_publish(&t->peak, t->epoch);
+}
+
+/* ---- fork ---- */
+
+int blocks_lock(void)
+{
+	if (lock_take(&blocks_pool_lk, "the thread blocks") < 0)
+		return -1;
+	if (lock_take(&blocks_orphan_lk, "the orphan block") < 0) {
+		lock_give(&blocks_pool_lk);
+		return -1;
+	}
+	return 0;
+}
+
+void blocks_unlock(void)
+{
+	lock_give(&blocks_orphan_lk);
+	lock_give(&blocks_pool_lk);
+}
+
+void blocks_lock_reinit(void)
+{
+	lock_reinit(&blocks_orphan_lk);
+	lock_reinit(&blocks_pool_lk);
+}
+
+/* The other threads are gone: their blocks (counts kept) are free, and
+ * what they held back joins the view of the heap. */
+void blocks_fork_child(void)
+{
+	struct blocks_thread *t;
+
+	for (t = blocks_all; t; t = t->all) {
+		if (t->owned && t != blocks_self && t != blocks_orphan) {
+			t->owned = 0;
+			t->pool = blocks_pool;
+			blocks_pool = t;
+			if (t->peak.delta)
+				peak_publish(&t->peak, t->epoch);
+		}
+	}
+	peak_fork_child(blocks_self != NULL);
+}
+
+/* ---- summing for the writer ---- */
+
+/* Add t's bin i to b: allocs, frees, bytes, freed (as format.h's bins). */
+static void add_bin(const struct blocks_thread *t, uint32_t i, uint64_t *b)
+{
+	uint64_t a = __atomic_load_n(&t->bins[i][0], __ATOMIC_RELAXED);
+	uint64_t f = __atomic_load_n(&t->bins[i][1], __ATOMIC_RELAXED);
+
+	b[0] += a;
+	b[1] += f;
+	if (i == FORMAT_NBINS - 1) {
+		b[2] += __atomic_load_n(&t->big[0], __ATOMIC_RELAXED);
+		b[3] += __atomic_load_n(&t->big[1], __ATOMIC_RELAXED);
+	} else {
+		b[2] += a * i;
+		b[3] += f * i;
+	}
+}
+
+void blocks_read_totals(uint64_t e, struct writer_totals *out)
+{
+	uint64_t s[BLOCKS_T_N] = { 0 }, b[4] = { 0 };
+	struct blocks_thread *t;
+	uint32_t i;
+	int k;
+
+	for (t = __atomic_load_n(&blocks_all, __ATOMIC_ACQUIRE); t; t = t->all) {
+		if (__atomic_load_n(&t->epoch, __ATOMIC_ACQUIRE) != e)
+			continue;
+		for (k = 0; k < BLOCKS_T_N; k++)
+			s[k] += __atomic_load_n(&t->t[k], __ATOMIC_RELAXED);
+		for (i = 0; i < FORMAT_NBINS; i++)
+			add_bin(t, i, b);
+	}
+	out->allocs = b[0];
+	out->frees = b[1];
+	out->bytes = b[2];
+	out->freed = b[3];
+	out->unknown_frees = s[BLOCKS_T_UNKNOWN];
+}
+
+void blocks_read_bins(uint64_t e, uint64_t (*bins)[4])
+{
+	struct blocks_thread *t;
+	uint32_t i;
+
+	memset(bins, 0, FORMAT_NBINS * sizeof *bins);
+	for (t = __atomic_load_n(&blocks_all, __ATOMIC_ACQUIRE); t; t = t->all) {
+		if (__atomic_load_n(&t->epoch, __ATOMIC_ACQUIRE) != e)
+			continue;
+		for (i = 0; i < FORMAT_NBINS; i++)
+			add_bin(t, i, bins[i]);
+	}
+}
+
+/*
+ * The peak this save reports (the save lock is held): peak.c's, or the
+ * heap now if it is more (threads' deltas held back, peak.h), and then
+ * each stack's share is what it holds now.
+ */
+static uint64_t blocks_save_peak;
+static int blocks_save_peak_now;
+
+void blocks_read_peak(uint64_t e)
+{
+	struct writer_totals t;
+	uint64_t live;
+
+	blocks_read_totals(e, &t);
+	live = t.bytes > t.freed ? t.bytes - t.freed : 0;
+	blocks_save_peak = peak_value(e);
+	blocks_save_peak_now = live > blocks_save_peak;
+	if (blocks_save_peak_now)
+		blocks_save_peak = live;
+}
+
+void blocks_read_counters(uint64_t e, uint32_t idx, uint64_t *out)
+{
+	uint64_t *c;
+	struct blocks_thread *t;
+	struct blocks_counters *chunk;
+	int64_t sb = 0, sn = 0;
+	struct live l;
+	int k;
+
+	memset(out, 0, MPROF_NCOUNTERS_SCAN * sizeof *out);
+	for (t = __atomic_load_n(&blocks_all, __ATOMIC_ACQUIRE); t; t = t->all) {
+		if (__atomic_load_n(&t->epoch, __ATOMIC_ACQUIRE) != e)
+			continue;
+		chunk = __atomic_load_n(&t->dir[idx >> BLOCKS_CTR_SHIFT], __ATOMIC_ACQUIRE);
+		if (!chunk)
+			continue;
+		c = chunk[idx & (BLOCKS_CTR_CHUNK - 1)].c;
+		for (k = 0; k < MPROF_NCOUNTERS; k++)
+			out[k] += __atomic_load_n(&c[BLOCKS_CTR(k / SIZE_NCLASSES * SIZE_NCLASSES,
+								k % SIZE_NCLASSES)],
+						  __ATOMIC_RELAXED);
+		l = live(c);
+		if (blocks_save_peak_now) {
+			sb += l.bytes;
+			sn += l.objects;
+		} else {
+			peak_share(&t->peak, blocks_ctr_peak(c), l.bytes, l.objects, blocks_save_peak,
+				   &sb, &sn);
+		}
+	}
+	/* Negative only in a snapshot taken while threads run. */
+	out[MPROF_C_PEAK_BYTES] = sb > 0 ? (uint64_t)sb : 0;
+	out[MPROF_C_PEAK_OBJECTS] = sn > 0 ? (uint64_t)sn : 0;
+}

@@ -1,6 +1,8 @@
 /*
  * monitor.h - the monitor's state and the operations the interposed entry
- * points (malloc.c) and the public API (api.c) use.
+ * points (malloc.c) and the public API (api.c) use.  One module in two
+ * files: monitor.c records (the hot path), monitor_ctl.c initialises,
+ * configures, saves, stops and restarts, and handles fork and exit.
  *
  * States: UNINIT -> INITING -> ON <-> STOPPED (mprof_stop / mprof_restart),
  * ON -> TROUBLE (a failure: one line on stderr, everything passes through),
@@ -106,7 +108,11 @@ void mon_realloc_freed(void *p, const struct mon_old *o);  /* p is gone */
 /* Stop profiling: print "mprof: <what>; profiling stopped" once. */
 void mon_trouble(const char *what, const char *detail);
 
-/* The public API (api.c). */
+/* Save, unless a save is under way (it will do): every mon.autosave
+ * allocations.  Only monitor.c calls it. */
+void mon_autosave(void);
+
+/* The public API (api.c calls them; monitor_ctl.c has them). */
 void mon_set_autosave(int count);
 void mon_stop(void);
 void mon_restart(const char *filename);

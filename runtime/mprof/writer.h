@@ -6,8 +6,8 @@
  * The writer knows the stack table (stacks.h) and the module list, not the
  * monitor: what only the monitor has (its counts, its configuration, how it
  * reports trouble) comes in a struct writer_source, so the dependency goes
- * one way (monitor.c calls the writer; the writer calls back only through
- * the source).
+ * one way (the monitor, monitor_ctl.c, calls the writer; the writer calls
+ * back only through the source).
  */
 #ifndef WRITER_H
 #define WRITER_H

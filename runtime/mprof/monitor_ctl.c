@@ -1,0 +1,463 @@
+/*
+ * monitor_ctl.c - the monitor's control (mon_*; the monitor is one module
+ * in two files, monitor.c records): initialisation and configuration,
+ * saving (the writer's source: the blocks' sums, INFO's extra entries;
+ * autosave), the API's mon_set_autosave, mon_stop and mon_restart, fork,
+ * and the constructor and destructor that save at exit.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "addrmap.h"
+#include "blocks.h"
+#include "custom.h"
+#include "freeres.h"
+#include "leakscan.h"
+#include "lisp_names.h"
+#include "lock.h"
+#include "monitor.h"
+#include "outfile.h"
+#include "peak.h"
+#include "real.h"
+#include "stacks.h"
+#include "writer.h"
+
+/* ---- initialisation ---- */
+
+/*
+ * lock.c's watchdog: a wait for a monitor lock outlasted the bound, so a
+ * thread of the program holds a lock of its own that the lock's holder
+ * waits for (or worse).  Stop, and let every thread through.
+ */
+static void lock_timeout(const char *name, uint64_t ms)
+{
+	char what[160] = "waited ", num[24];
+	size_t n = strlen(what), k = 0;
+
+	do
+		num[k++] = (char)('0' + ms % 10);
+	while ((ms /= 10) && k < sizeof num);
+	while (k)
+		what[n++] = num[--k];
+	what[n] = 0;
+	strcat(what, " ms for ");
+	strncat(what, name, 48);
+	strcat(what, " (a deadlock with the program)");
+	mon_trouble(what, NULL);
+}
+
+uint64_t mon_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int parse_u64(const char *s, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	if (!s || !*s)
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || x > (UINT64_MAX - 9) / 10)
+			return -1;
+		x = x * 10 + (uint64_t)(*s - '0');
+	}
+	*v = x;
+	return 0;
+}
+
+/*
+ * Make name absolute against the current directory, into out[PATH_MAX].
+ * A name that does not fit is left as it is (then open(2) will judge).
+ */
+static void resolve(char *out, const char *name)
+{
+	size_t n, k = strlen(name);
+
+	if (name[0] != '/' && getcwd(out, PATH_MAX)) {
+		n = strlen(out);
+		if (n + 1 + k < PATH_MAX) {
+			if (n > 1)
+				out[n++] = '/';
+			memcpy(out + n, name, k + 1);
+			return;
+		}
+	}
+	if (k < PATH_MAX)
+		memcpy(out, name, k + 1);
+}
+
+static void autosave_set(int count);
+static void fork_prepare(void);
+static void fork_parent(void);
+static void fork_child(void);
+
+extern char **environ;
+
+void mon_config(void)
+{
+	int expect = 0;
+	const char *s;
+	uint64_t v;
+
+	if (!__atomic_compare_exchange_n(&mon.configured, &expect, 1, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		/* Another thread is at it (it takes no lock of ours, but
+		 * pthread_atfork takes libc's): wait, bounded. */
+		if (lock_await(&mon.configured, 2, "the monitor's configuration") < 0)
+			mon.nosave = 1; /* no output name yet: write nothing */
+		return;
+	}
+	s = getenv("MPROF_OUT");
+	resolve(mon.out, s && *s ? s : "mprof.data");
+	if (parse_u64(getenv("MPROF_AUTOSAVE"), &v) == 0 && v <= INT_MAX && !mon.autosave)
+		autosave_set((int)v);
+	if (parse_u64(getenv("MPROF_ROOT_PID"), &v) == 0)
+		mon.root_pid = (pid_t)v;
+	else
+		mon.root_pid = getpid();
+	s = getenv("MPROF_FREERES");
+	mon.no_freeres = s && !strcmp(s, "0");
+	s = getenv("MPROF_LEAKS");
+	mon.leak_scan = s && !strcmp(s, "scan");
+	/* Bytes a thread may hold back from the others' view of the heap
+	 * (peak.h): 0 makes the peak exact with threads too, at a cost. */
+	if (parse_u64(getenv("MPROF_PEAK_SLACK"), &v) == 0 && v <= (uint64_t)INT64_MAX)
+		peak_set_slack((int64_t)v);
+	/* For tests of the watchdog: the bound of a wait for a monitor lock. */
+	if (parse_u64(getenv("MPROF_LOCK_WAIT_MS"), &v) == 0 && v > 0)
+		lock_set_bound(v);
+	blocks_init();
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	__atomic_store_n(&mon.configured, 2, __ATOMIC_RELEASE);
+}
+
+void mon_init(void)
+{
+	int expect = MON_UNINIT, g = mon_guard, e = errno;
+
+	if (!__atomic_compare_exchange_n(&mon.state, &expect, MON_INITING, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return;
+	mon_guard = 1;
+	if (!real_init()) {
+		__atomic_store_n(&mon.state, MON_OFF, __ATOMIC_RELEASE);
+		mon_guard = g;
+		errno = e;
+		return;
+	}
+	/* glibc's chunks are 32 bytes apart at least (MINSIZE). */
+	addrmap_init(real_is_glibc() ? 32 : 16);
+	lock_on_timeout(lock_timeout);
+	mon.epoch = 1;
+	peak_restart(1);
+	mon.start_ns = mon_now_ns();
+	/* Before libc has set up environ (allocations by the dynamic loader),
+	 * the configuration waits for the constructor or the first save. */
+	if (environ)
+		mon_config();
+	__atomic_store_n(&mon.state, MON_ON, __ATOMIC_RELEASE);
+	mon_guard = g;
+	errno = e;
+}
+
+/* ---- saving ---- */
+
+/* Summing for the writer (blocks.h), for this profile (the save lock is
+ * held: the epoch is stable). */
+static void mon_read_totals(struct writer_totals *out)
+{
+	blocks_read_totals(mon.epoch, out);
+	out->dropped = __atomic_load_n(&mon.dropped, __ATOMIC_RELAXED);
+}
+
+static void mon_read_bins(uint64_t (*bins)[4])
+{
+	blocks_read_bins(mon.epoch, bins);
+}
+
+static void mon_read_counters(uint32_t idx, uint64_t *out)
+{
+	blocks_read_counters(mon.epoch, idx, out);
+	if (leakscan_done())
+		leakscan_counters(idx, out + MPROF_NCOUNTERS_ALL);
+}
+
+/* INFO's extra entries: how the leak scan went, the category names. */
+static size_t mon_extra_info(const char *kv[][2], size_t max)
+{
+	static char ns[24]; /* under the save lock */
+	const char *st = leakscan_status();
+	size_t n = 0;
+
+	if (st && max >= 2) {
+		kv[0][0] = "leak_scan";
+		kv[0][1] = st;
+		kv[1][0] = "leak_scan_ns";
+		kv[1][1] = outfile_u64(ns, leakscan_ns());
+		n = 2;
+	}
+	return n + custom_info(kv + n, max - n);
+}
+
+static void save_failed(const char *what, const char *detail)
+{
+	mon.nosave = 1;
+	mon_trouble(what, detail);
+}
+
+/* Write the profile (writer.h): the caller holds the save lock and the
+ * guard.  Like the save, the configuration leaves errno as it was. */
+static int save(const char *reason)
+{
+	struct writer_source src;
+	int e = errno;
+
+	mon_config();
+	errno = e;
+	blocks_read_peak(mon.epoch);
+	src = (struct writer_source){
+		.out = mon.out,
+		.root_pid = mon.root_pid,
+		.start_ns = mon.start_ns,
+		.now_ns = mon_now_ns,
+		.read_totals = mon_read_totals,
+		.ncounters = leakscan_done() ? MPROF_NCOUNTERS_SCAN : MPROF_NCOUNTERS_ALL,
+		.read_counters = mon_read_counters,
+		.read_bins = mon_read_bins,
+		.extra_info = mon_extra_info,
+		.more_info_count = lname_info_count,
+		.more_info_put = lname_info_put,
+		.fail = save_failed,
+	};
+	return writer_save(reason, &src);
+}
+
+void mon_autosave(void)
+{
+	if (writer_trylock() != 0)
+		return; /* a save is under way: it will do */
+	if (!mon.nosave && __atomic_load_n(&mon.state, __ATOMIC_ACQUIRE) == MON_ON)
+		save("autosave");
+	writer_unlock();
+}
+
+/* ---- the API ---- */
+
+/* Autosave counts allocations in one shared counter, only while it is on;
+ * it starts from the allocations so far. */
+static void autosave_set(int count)
+{
+	struct writer_totals t;
+
+	if (count > 0 && !__atomic_load_n(&mon.autosave, __ATOMIC_RELAXED)) {
+		mon_read_totals(&t);
+		__atomic_store_n(&mon.nallocs, t.allocs, __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&mon.autosave, count > 0 ? count : 0, __ATOMIC_RELAXED);
+}
+
+void mon_set_autosave(int count)
+{
+	int g = mon_guard;
+
+	mon_guard = 1;
+	if (writer_lock() == 0) {
+		autosave_set(count);
+		writer_unlock();
+	}
+	mon_guard = g;
+}
+
+/* Enter for an API call or the destructor: initialised, configured, guard. */
+static int api_enter(void)
+{
+	int g = mon_guard;
+
+	if (__atomic_load_n(&mon.state, __ATOMIC_ACQUIRE) == MON_UNINIT)
+		mon_init();
+	mon_guard = 1;
+	mon_config();
+	return g;
+}
+
+void mon_stop(void)
+{
+	int g = api_enter(), st;
+
+	if (writer_lock() < 0) { /* the watchdog stopped profiling */
+		mon_guard = g;
+		return;
+	}
+	st = __atomic_load_n(&mon.state, __ATOMIC_ACQUIRE);
+	if (st == MON_ON || st == MON_TROUBLE) {
+		if (st == MON_ON)
+			__atomic_store_n(&mon.state, MON_STOPPED, __ATOMIC_RELEASE);
+		if (!mon.nosave)
+			save("stop");
+		/* Once written, a stopped profile is not written again at exit. */
+		__atomic_store_n(&mon.state, MON_STOPPED, __ATOMIC_RELEASE);
+	}
+	writer_unlock();
+	mon_guard = g;
+}
+
+void mon_restart(const char *filename)
+{
+	int g = api_enter(), e = errno;
+
+	if (__atomic_load_n(&mon.state, __ATOMIC_ACQUIRE) == MON_OFF || mon.tainted) {
+		mon_guard = g;
+		return;
+	}
+	if (writer_lock() < 0) {
+		errno = e;
+		mon_guard = g;
+		return;
+	}
+	if (stacks_lock() < 0) {
+		writer_unlock();
+		errno = e;
+		mon_guard = g;
+		return;
+	}
+	/* The address map keeps the old objects: their stack indices are below
+	 * the new profile's, so their frees count as unknown. */
+	stacks_reset();
+	/* Per-thread counts go with the old epoch (their owners zero them). */
+	__atomic_store_n(&mon.dropped, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&mon.nallocs, 0, __ATOMIC_RELAXED);
+	/* Before the epoch: a thread that sees the new one finds the new
+	 * profile's peak word (an old one's publish, the old word). */
+	peak_restart(mon.epoch + 1);
+	__atomic_store_n(&mon.epoch, mon.epoch + 1, __ATOMIC_RELEASE);
+	mon.start_ns = mon_now_ns();
+	mon.nosave = 0;
+	if (filename && *filename)
+		resolve(mon.out, filename);
+	__atomic_store_n(&mon.state, MON_ON, __ATOMIC_RELEASE);
+	stacks_unlock();
+	writer_unlock();
+	errno = e;
+	mon_guard = g;
+}
+
+/* ---- fork: a consistent snapshot of every table goes to the child ---- */
+
+static int mon_fork_guard;
+static int mon_fork_held; /* fork_prepare holds every lock */
+
+static void fork_prepare(void)
+{
+	mon_fork_guard = mon_guard;
+	mon_guard = 1; /* whatever allocates until the handlers: not us */
+	mon_fork_held = 0;
+	/* A lock the watchdog gave up on (it stopped profiling): no snapshot. */
+	if (writer_lock() < 0)
+		return;
+	if (blocks_lock() < 0)
+		goto writer;
+	if (stacks_lock() < 0)
+		goto blocks;
+	if (addrmap_lock_all() < 0)
+		goto stacks;
+	if (custom_lock() < 0)
+		goto addrmap;
+	mon_fork_held = 1;
+	return;
+addrmap:
+	addrmap_unlock_all();
+stacks:
+	stacks_unlock();
+blocks:
+	blocks_unlock();
+writer:
+	writer_unlock();
+}
+
+static void fork_parent(void)
+{
+	if (mon_fork_held) {
+		custom_unlock();
+		addrmap_unlock_all();
+		stacks_unlock();
+		blocks_unlock();
+		writer_unlock();
+	}
+	mon_guard = mon_fork_guard;
+}
+
+/*
+ * The child keeps the parent's profile so far: its heap is a copy of the
+ * parent's, so the objects in the map are its objects too, and their frees
+ * must find them.  It writes FILE.PID (writer.c), never the parent's FILE.
+ */
+static void fork_child(void)
+{
+	addrmap_lock_reinit();
+	custom_lock_reinit();
+	stacks_lock_reinit();
+	blocks_lock_reinit();
+	writer_lock_reinit();
+	if (!mon_fork_held) {
+		/* Another thread may have been half way through a table: the
+		 * child (profiling stopped) writes nothing, and never restarts. */
+		mon.nosave = 1;
+		mon.tainted = 1;
+		mon_guard = mon_fork_guard;
+		return;
+	}
+	/* The other threads are gone: their blocks go back to the pool. */
+	blocks_fork_child();
+	mon_guard = mon_fork_guard;
+}
+
+/* ---- constructor and destructor ---- */
+
+__attribute__((constructor(101))) static void mon_ctor(void)
+{
+	int g = api_enter();
+	mon_guard = g;
+}
+
+/*
+ * Priority 101: the last destructor of its object, so it runs after the
+ * program's atexit handlers and (linked statically) after the program's
+ * own destructors; allocations made there are counted.
+ */
+__attribute__((destructor(101))) static void mon_fini(void)
+{
+	int g = api_enter(), st;
+
+	/* libc's own buffers, released as valgrind does (freeres.c), their
+	 * frees recorded: they are not the program's leaks. */
+	if (__atomic_load_n(&mon.state, __ATOMIC_ACQUIRE) == MON_ON && !mon.no_freeres &&
+	    !mon.tainted && freeres_safe((const void *)mon_fini)) {
+		mon_guard = 0;
+		freeres_run();
+		mon_guard = 1;
+	}
+	if (writer_lock() < 0) { /* the watchdog stopped profiling */
+		mon_guard = g;
+		return;
+	}
+	st = __atomic_load_n(&mon.state, __ATOMIC_ACQUIRE);
+	/* What is kept, classified (leakscan.h): this frame and those above
+	 * it are roots; a profile in trouble may miss objects. */
+	if (st == MON_ON && !mon.nosave && mon.leak_scan && !mon.tainted)
+		leakscan_run(stacks_base(), stacks_count());
+	if ((st == MON_ON || st == MON_TROUBLE) && !mon.nosave)
+		save("exit");
+	/* What later destructors (of other objects) do is not in the file:
+	 * stop recording it. */
+	if (st == MON_ON || st == MON_TROUBLE)
+		__atomic_store_n(&mon.state, MON_STOPPED, __ATOMIC_RELEASE);
+	writer_unlock();
+	mon_guard = g;
+}

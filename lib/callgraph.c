@@ -318,7 +318,7 @@ void callgraph_build(struct callgraph *g, const struct model *m)
 
 	/* The merged level: map frames to nodes, fold repeats (a cycle's
 	 * members in a row are one activation of the cycle).  Only its cycle
-	 * nodes are ever shown (tables.c): without cycles it is not built,
+	 * nodes are ever shown (tables_cg.c): without cycles it is not built,
 	 * which halves the graph's memory (a hostile file of distinct
 	 * functions costs ~225 bytes a function a level). */
 	if (!g->ncycles) {

@@ -86,4 +86,13 @@ int tables_lisp_print(FILE *out, const struct model *m, const struct callgraph *
  * this verbosity (verbose: -1, every one). */
 double tables_threshold(enum tables_verbosity v);
 
+/* Table 4, the allocation call graph (tables_cg.c), its class columns
+ * labelled cls: " s  m  l  x" by size, or by type (by_type: a Lisp
+ * profile's, tables_lisp_print's cls). */
+void tables_cg_print(FILE *out, const struct model *m, const struct callgraph *g,
+		     const char *cls, int by_type);
+
+/* A table's title: "--------- title ---------" between blank lines. */
+void tables_rule(FILE *out, const char *title);
+
 #endif

@@ -11,7 +11,7 @@
  * structure or vector (s), other (o).  The direct allocation table gives
  * each function's objects of each type as counts too, where the C tables
  * give kept bytes: a Lisp programmer counts conses.  Table 4 is the C
- * one with the type labels (tables.c).
+ * one with the type labels (tables_cg.c).
  */
 #include "callgraph.h"
 #include "lispview.h"

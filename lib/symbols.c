@@ -2,10 +2,10 @@
  * symbols.c - offline symbolization with elfutils libdw (see symbols.h).
  *
  * Owns the Dwfl sessions built from a profile's module list (one per
- * distinct file), the interned strings every returned frame points to, and
- * the lazily built size -> type names index for mprof's bin table
- * (mprof.1, TABLE 1; the original's BUGS section says its type-name code was
- * unreliable: here the names come straight from DWARF type DIEs).
+ * distinct file) and the interned strings every returned frame points to.
+ * The DWARF types, the size -> type names index for mprof's bin table and
+ * an allocating frame's type, are symbols_types.c's (symbols_int.h: what
+ * the two share).
  *
  * Resolution of one address (like eu-addr2line -f -i -C):
  *   1. The recorded module holding the address (binary search); none ->
@@ -30,9 +30,10 @@
  *      a C++ name is simplified by cxxname.c unless full names are asked
  *      for.  A frame of an allocator's allocate, a make_unique or a
  *      std::string member also gets the type it allocates, sized by its
- *      DWARF (alloc_type).
+ *      DWARF (symbols_alloc_type).
  */
 #include "symbols.h"
+#include "symbols_int.h"
 
 #include "cxxname.h"
 #include "reader.h"
@@ -57,8 +58,6 @@
 
 /* Deepest inline chain we keep for one address; deeper DWARF is cut. */
 #define SYM_MAX_INLINE 64
-/* Deepest nesting of namespaces/classes/functions walked for types. */
-#define TYPE_MAX_DEPTH 128
 /* Most DIEs kept on the way from an inline pc out to its subprogram. */
 #define SCOPES_MAX 256
 
@@ -76,30 +75,6 @@ struct sub_range {
 	Dwarf_Die die;
 };
 
-/*
- * One file opened for symbols, in a Dwfl session of its own: libdwfl frees
- * an earlier module when a later one's range overlaps it (a data file's
- * ranges are input, and may lie), so a session never holds two modules.
- * Module entries naming the same file (device and inode) share its image,
- * reported at the first one's bias: a data file naming one library a
- * thousand times loads its symbols and DWARF once.
- */
-struct sym_img {
-	Dwfl *dwfl;
-	Dwfl_Module *dwmod;
-	dev_t dev;
-	ino_t ino;
-	uint64_t bias;             /* the bias it was reported at */
-	struct sub_range *subs;    /* sorted by lo; built on first use */
-	size_t nsubs, subs_cap;
-	Dwarf_Addr dwbias;         /* module address minus DWARF address */
-	int subs_loaded;          /* 1 built, -1 no DWARF */
-	struct elf_sym *syms;      /* sorted by addr; built on first use */
-	size_t nsyms;
-	int syms_loaded;
-	int own_types;             /* the program's own code: walk its types */
-};
-
 struct sym_mod {
 	uint64_t start, end, bias; /* as recorded */
 	char *path;                /* recorded path */
@@ -108,47 +83,6 @@ struct sym_mod {
 	char *pending;             /* a warning, said when the first address
 				    * resolves here: a module no frame lies in
 				    * (the preloaded monitor) stays quiet */
-};
-
-struct istr {
-	char **slots;
-	size_t nslots, n;
-};
-
-struct type_ent {
-	uint64_t size;
-	const char *name; /* interned */
-};
-
-/* A C++ class declared inside a namespace or class and defined outside it
- * (struct Outer::Inner { ... }): the definition names its declaration with
- * DW_AT_specification, whose parents give the qualified name. */
-struct decl_ent {
-	Dwarf_Off off;
-	const char *qname;
-};
-struct spec_ent {
-	Dwarf_Off spec;
-	uint64_t size;
-	const char *fallback;
-};
-
-struct symbols {
-	int full_names;       /* C++ names as demangled, not simplified */
-	struct sym_mod *mods; /* sorted by start */
-	size_t nmods;
-	struct sym_img *imgs; /* one per distinct file; never moves */
-	size_t nimgs;
-	struct istr strs;
-	/* types, built on first symbols_types_of_size */
-	int types_built;
-	struct type_ent *types;
-	size_t ntypes, types_cap;
-	const char **type_names; /* parallel to types after sorting */
-	struct decl_ent *decls;
-	size_t ndecls, decls_cap;
-	struct spec_ent *specs;
-	size_t nspecs, specs_cap;
 };
 
 static char *const no_debuginfo_path = NULL;
@@ -161,7 +95,7 @@ static const Dwfl_Callbacks offline_callbacks = {
 
 /* ---- small helpers ---------------------------------------------------- */
 
-static int grow(void *pp, size_t *cap, size_t n, size_t size)
+int symbols_grow(void *pp, size_t *cap, size_t n, size_t size)
 {
 	void **p = pp;
 	size_t c = *cap ? *cap : 16;
@@ -188,8 +122,7 @@ static uint64_t hash_str(const char *s)
 	return h;
 }
 
-/* Interned copy of s (equal strings share one copy), NULL on OOM. */
-static const char *intern(struct symbols *s, const char *str)
+const char *symbols_intern(struct symbols *s, const char *str)
 {
 	struct istr *t = &s->strs;
 	size_t i;
@@ -222,17 +155,6 @@ static const char *intern(struct symbols *s, const char *str)
 		return NULL;
 	t->n++;
 	return t->slots[i];
-}
-
-static const char *base_name(const char *path)
-{
-	const char *b = strrchr(path, '/');
-	return b ? b + 1 : path;
-}
-
-static int has_prefix(const char *s, const char *p)
-{
-	return strncmp(s, p, strlen(p)) == 0;
 }
 
 /* A file of the system rather than of the program (/lib is /usr/lib on
@@ -495,15 +417,6 @@ static struct sym_mod *find_mod(const struct symbols *s, uint64_t addr)
 
 static int strip_cold(char *buf);
 
-/* The names of one function. */
-struct fnames {
-	const char *name; /* what views print: C++ simplified (cxxname.h)
-			   * unless full_names; interned */
-	const char *full; /* demangled in full; interned */
-	int cxx;          /* a demangled C++ name */
-	int cold;         /* GCC's cold part of it ("f.cold") */
-};
-
 /*
  * The names of the function whose symbol or linkage name is raw: demangled
  * (C++ and Rust legacy "_Z...", Rust v0 "_R...") or plain.  Rust's schemes
@@ -542,14 +455,14 @@ static void names_of(struct symbols *s, const char *raw, struct fnames *fn)
 	if (!buf)
 		return;
 	fn->cold = strip_cold(buf);
-	fn->full = fn->name = intern(s, buf);
+	fn->full = fn->name = symbols_intern(s, buf);
 	if (at) { /* the short name without the version */
 		size_t n = strlen(buf), v = strlen(at);
 		if (n >= v && !strcmp(buf + n - v, at))
 			buf[n - v] = 0;
 	}
 	if (fn->cxx && !s->full_names && (simple = cxxname_simplify(buf))) {
-		fn->name = intern(s, simple);
+		fn->name = symbols_intern(s, simple);
 		free(simple);
 	}
 	free(buf);
@@ -568,75 +481,6 @@ static const char *die_raw_name(Dwarf_Die *die)
 	if (!n)
 		n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
 	return n;
-}
-
-/* sizeof the type `type` refers to, 0 if unknown. */
-static uint64_t type_size(Dwarf_Die *die, int attr_name)
-{
-	Dwarf_Attribute a;
-	Dwarf_Die t;
-	Dwarf_Word size;
-
-	if (!dwarf_attr_integrate(die, attr_name, &a) || !dwarf_formref_die(&a, &t) ||
-	    dwarf_aggregate_size(&t, &size) != 0)
-		return 0;
-	return size;
-}
-
-/* sizeof(T) for a function returning T* (an allocator's allocate), from
- * its DWARF return type; 0 if it returns no pointer to a sized type. */
-static uint64_t pointee_size(Dwarf_Die *fn)
-{
-	Dwarf_Attribute a;
-	Dwarf_Die t;
-
-	if (!dwarf_attr_integrate(fn, DW_AT_type, &a) || !dwarf_formref_die(&a, &t) ||
-	    dwarf_peel_type(&t, &t) != 0 || dwarf_tag(&t) != DW_TAG_pointer_type)
-		return 0;
-	return type_size(&t, DW_AT_type);
-}
-
-/* sizeof the first template type parameter of a function (make_unique's
- * T), looked for in its DIE, then its abstract origin or declaration. */
-static uint64_t tparam_size(Dwarf_Die *fn)
-{
-	Dwarf_Die d = *fn, c;
-	Dwarf_Attribute a;
-
-	for (int hop = 0; hop < 4; hop++) {
-		if (dwarf_child(&d, &c) == 0)
-			do
-				if (dwarf_tag(&c) == DW_TAG_template_type_parameter)
-					return type_size(&c, DW_AT_type);
-			while (dwarf_siblingof(&c, &c) == 0);
-		if (!dwarf_attr(&d, DW_AT_abstract_origin, &a) && !dwarf_attr(&d, DW_AT_specification, &a))
-			break;
-		if (!dwarf_formref_die(&a, &d))
-			break;
-	}
-	return 0;
-}
-
-/*
- * The type an allocating frame asks storage for (cxxname_alloc_type), as
- * f->atype, and its size as f->asize (0: unknown) from die, the frame's
- * function (NULL without DWARF), else from the name of a builtin type.
- */
-static void alloc_type(struct symbols *s, const struct fnames *fn, Dwarf_Die *die, struct sym_frame *f)
-{
-	enum cxxname_size how;
-	char *t;
-
-	if (!fn->cxx || !fn->full || !(t = cxxname_alloc_type(fn->full, &how)))
-		return;
-	f->atype = intern(s, t);
-	if (die && how == CXXNAME_SIZE_RETURN)
-		f->asize = pointee_size(die);
-	else if (die && how == CXXNAME_SIZE_TPARAM)
-		f->asize = tparam_size(die);
-	if (!f->asize)
-		f->asize = cxxname_builtin_size(t);
-	free(t);
 }
 
 /* Entry address (DWARF address space) of a subprogram DIE. */
@@ -679,8 +523,8 @@ static const char *src_path(struct symbols *s, Dwarf_Die *cu, const char *file)
 		return NULL;
 	if (file[0] == '/' || !(dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &a))) ||
 	    (size_t)snprintf(buf, sizeof(buf), "%s/%s", dir, file) >= sizeof(buf))
-		return intern(s, file);
-	return intern(s, buf);
+		return symbols_intern(s, file);
+	return symbols_intern(s, buf);
 }
 
 /* GCC splits a function's unlikely code into "f.cold" (C++: "f() [clone
@@ -827,7 +671,7 @@ static void index_subs(struct sym_img *m, Dwarf_Die *parent, int depth)
 			continue;
 		while ((off = dwarf_ranges(&d, off, &base, &lo, &hi)) > 0) {
 			if (lo >= hi ||
-			    grow(&m->subs, &m->subs_cap, m->nsubs + 1, sizeof(*m->subs)) != 0)
+			    symbols_grow(&m->subs, &m->subs_cap, m->nsubs + 1, sizeof(*m->subs)) != 0)
 				continue;
 			m->subs[m->nsubs].lo = lo;
 			m->subs[m->nsubs].hi = hi;
@@ -1032,7 +876,7 @@ static int resolve_in_module(struct symbols *s, struct sym_mod *mod, uint64_t ad
 				names_of(s, f[nf].sysname, &in);
 				f[nf].func = in.name;
 				f[nf].full = in.full;
-				alloc_type(s, &in, &scopes[i], &f[nf]);
+				symbols_alloc_type(s, &in, &scopes[i], &f[nf]);
 			}
 			f[nf].file = src_path(s, &cu, file);
 			f[nf].line = line;
@@ -1065,7 +909,7 @@ static int resolve_in_module(struct symbols *s, struct sym_mod *mod, uint64_t ad
 		if ((fn.cold || !func_addr) && die_entry(&sub, &entry) == 0)
 			func_addr = entry + bias;
 	}
-	alloc_type(s, &fn, have_sub ? &sub : NULL, &f[nf]);
+	symbols_alloc_type(s, &fn, have_sub ? &sub : NULL, &f[nf]);
 	func = fn.name;
 	f[nf].full = fn.full;
 	if (!func) {
@@ -1076,7 +920,7 @@ static int resolve_in_module(struct symbols *s, struct sym_mod *mod, uint64_t ad
 		int whole = cfi_entry(m, pc, &entry);
 		snprintf(buf, sizeof(buf), "%.256s+0x%llx", mod->base,
 			 (unsigned long long)((whole ? entry : addr) - m->bias));
-		func = intern(s, buf);
+		func = symbols_intern(s, buf);
 		func_addr = whole ? entry : 0;
 	}
 	f[nf].func = func;
@@ -1113,7 +957,7 @@ static int resolve_uncached(struct symbols *s, uint64_t addr, int ra, struct sym
 			 (unsigned long long)(addr - m->bias));
 	else
 		snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)addr);
-	f->func = f->full = f->sysname = intern(s, buf);
+	f->func = f->full = f->sysname = symbols_intern(s, buf);
 	return 1;
 }
 
@@ -1142,271 +986,4 @@ int symbols_resolve(struct symbols *s, uint64_t addr, int is_return_address,
 			out[i].sysname = out[i].full;
 	}
 	return n;
-}
-
-/* ---- types by size ---------------------------------------------------- */
-
-static int add_type(struct symbols *s, uint64_t size, const char *name)
-{
-	const char *in = intern(s, name);
-
-	if (!in || grow(&s->types, &s->types_cap, s->ntypes + 1, sizeof(*s->types)) != 0)
-		return -1;
-	s->types[s->ntypes].size = size;
-	s->types[s->ntypes].name = in;
-	s->ntypes++;
-	return 0;
-}
-
-/* Declared in a file of the program: not a system header, not built in
- * ("<built-in>", which libdw may join to the compilation directory). */
-static int own_decl(Dwarf_Die *die)
-{
-	const char *f = dwarf_decl_file(die), *dir;
-	Dwarf_Die cu;
-	Dwarf_Attribute a;
-
-	if (!f || base_name(f)[0] == '<')
-		return 0;
-	/* A relative path is relative to the compilation directory: the
-	 * monitor's own sources claim /usr/src/mprof (see the Makefile). */
-	if (f[0] != '/' && dwarf_diecu(die, &cu, NULL, NULL) &&
-	    (dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &a))))
-		return !has_prefix(dir, "/usr/");
-	return !has_prefix(f, "/usr/");
-}
-
-static int is_cxx_like(int lang)
-{
-	switch (lang) {
-	case DW_LANG_C89:
-	case DW_LANG_C:
-	case DW_LANG_C99:
-	case DW_LANG_C11:
-	case DW_LANG_ObjC:
-		return 0;
-	}
-	return 1;
-}
-
-struct walk {
-	struct symbols *s;
-	int cxx;
-	char *qual; /* "ns::Outer::" prefix, growing buffer */
-	size_t qlen, qcap;
-};
-
-static int qual_push(struct walk *w, const char *name, size_t *saved)
-{
-	size_t n = strlen(name);
-
-	*saved = w->qlen;
-	if (grow(&w->qual, &w->qcap, w->qlen + n + 3, 1) != 0)
-		return -1;
-	memcpy(w->qual + w->qlen, name, n);
-	memcpy(w->qual + w->qlen + n, "::", 3);
-	w->qlen += n + 2;
-	return 0;
-}
-
-/* "prefix" + name in w->qual's scratch tail; returns a pointer valid until
- * the next push. */
-static const char *qualified(struct walk *w, const char *name)
-{
-	size_t n = strlen(name);
-
-	if (grow(&w->qual, &w->qcap, w->qlen + n + 1, 1) != 0)
-		return NULL;
-	memcpy(w->qual + w->qlen, name, n + 1);
-	return w->qual;
-}
-
-static void walk_children(struct walk *w, Dwarf_Die *parent, int depth);
-
-static void walk_die(struct walk *w, Dwarf_Die *die, int depth)
-{
-	struct symbols *s = w->s;
-	int tag = dwarf_tag(die);
-	const char *name = dwarf_diename(die);
-	Dwarf_Attribute a;
-	Dwarf_Word size;
-	bool decl = false;
-	size_t saved;
-
-	switch (tag) {
-	case DW_TAG_namespace:
-		if (!name)
-			name = "(anonymous namespace)";
-		if (qual_push(w, name, &saved) == 0) {
-			walk_children(w, die, depth + 1);
-			w->qlen = saved;
-		}
-		return;
-	case DW_TAG_structure_type:
-	case DW_TAG_union_type:
-	case DW_TAG_class_type:
-		dwarf_formflag(dwarf_attr(die, DW_AT_declaration, &a), &decl);
-		if (decl) {
-			/* Remember the qualified name of a declaration a
-			 * later out-of-line definition may refer to. */
-			if (name && w->cxx && w->qlen &&
-			    grow(&s->decls, &s->decls_cap, s->ndecls + 1, sizeof(*s->decls)) == 0) {
-				const char *q = qualified(w, name);
-				const char *in = q ? intern(s, q) : NULL;
-				if (in) {
-					s->decls[s->ndecls].off = dwarf_dieoffset(die);
-					s->decls[s->ndecls].qname = in;
-					s->ndecls++;
-				}
-			}
-			return;
-		}
-		if (!name || !dwarf_hasattr(die, DW_AT_byte_size) || !own_decl(die) ||
-		    dwarf_formudata(dwarf_attr(die, DW_AT_byte_size, &a), &size) != 0)
-			goto children;
-		if (dwarf_hasattr(die, DW_AT_specification)) {
-			Dwarf_Die spec;
-			const char *q = qualified(w, name);
-			const char *in = q ? intern(s, q) : NULL;
-			if (in && dwarf_formref_die(dwarf_attr(die, DW_AT_specification, &a), &spec) &&
-			    grow(&s->specs, &s->specs_cap, s->nspecs + 1, sizeof(*s->specs)) == 0) {
-				s->specs[s->nspecs].spec = dwarf_dieoffset(&spec);
-				s->specs[s->nspecs].size = size;
-				s->specs[s->nspecs].fallback = in;
-				s->nspecs++;
-			}
-		} else {
-			const char *q = qualified(w, name);
-			if (q)
-				add_type(s, size, q);
-		}
-	children:
-		/* Nested types: scoped by the class in C++, not in C. */
-		if (w->cxx && name) {
-			if (qual_push(w, name, &saved) == 0) {
-				walk_children(w, die, depth + 1);
-				w->qlen = saved;
-			}
-		} else {
-			walk_children(w, die, depth + 1);
-		}
-		return;
-	case DW_TAG_typedef:
-		if (name && own_decl(die) && dwarf_aggregate_size(die, &size) == 0) {
-			const char *q = qualified(w, name);
-			if (q)
-				add_type(s, size, q);
-		}
-		return;
-	case DW_TAG_subprogram:
-	case DW_TAG_lexical_block:
-		/* Types local to a function are the program's types too. */
-		walk_children(w, die, depth + 1);
-		return;
-	default:
-		return;
-	}
-}
-
-static void walk_children(struct walk *w, Dwarf_Die *parent, int depth)
-{
-	Dwarf_Die child;
-
-	if (depth > TYPE_MAX_DEPTH || dwarf_child(parent, &child) != 0)
-		return;
-	do
-		walk_die(w, &child, depth);
-	while (dwarf_siblingof(&child, &child) == 0);
-}
-
-static void walk_module(struct symbols *s, Dwfl_Module *mod)
-{
-	Dwarf_Addr bias;
-	Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
-	Dwarf_CU *cu = NULL;
-	Dwarf_Die cudie, subdie;
-	uint8_t unit_type;
-	struct walk w = { .s = s };
-
-	if (!dw)
-		return;
-	while (dwarf_get_units(dw, cu, &cu, NULL, &unit_type, &cudie, &subdie) == 0) {
-		/* A skeleton's real content is in its split unit. */
-		Dwarf_Die *top = unit_type == DW_UT_skeleton && dwarf_tag(&subdie) >= 0 ? &subdie : &cudie;
-		w.cxx = is_cxx_like(dwarf_srclang(top));
-		w.qlen = 0;
-		walk_children(&w, top, 0);
-	}
-	free(w.qual);
-}
-
-static int cmp_decl(const void *a, const void *b)
-{
-	const struct decl_ent *x = a, *y = b;
-	return x->off < y->off ? -1 : x->off > y->off;
-}
-
-static int cmp_type(const void *a, const void *b)
-{
-	const struct type_ent *x = a, *y = b;
-	if (x->size != y->size)
-		return x->size < y->size ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-static void build_types(struct symbols *s)
-{
-	size_t n = 0;
-
-	s->types_built = 1;
-	/* A file listed twice is one image: walked once. */
-	for (size_t i = 0; i < s->nimgs; i++)
-		if (s->imgs[i].own_types)
-			walk_module(s, s->imgs[i].dwmod);
-	/* Out-of-line definitions take their declaration's qualified name
-	 * (offsets are per Dwarf: only a module's own decls can match, which
-	 * is how compilers emit them). */
-	if (s->ndecls)
-		qsort(s->decls, s->ndecls, sizeof(*s->decls), cmp_decl);
-	for (size_t i = 0; i < s->nspecs; i++) {
-		struct decl_ent key = { .off = s->specs[i].spec }, *d = NULL;
-		if (s->ndecls)
-			d = bsearch(&key, s->decls, s->ndecls, sizeof(*s->decls), cmp_decl);
-		add_type(s, s->specs[i].size, d ? d->qname : s->specs[i].fallback);
-	}
-	if (s->ntypes)
-		qsort(s->types, s->ntypes, sizeof(*s->types), cmp_type);
-	for (size_t i = 0; i < s->ntypes; i++) /* interned: equal names, equal pointers */
-		if (n == 0 || s->types[n - 1].size != s->types[i].size ||
-		    s->types[n - 1].name != s->types[i].name)
-			s->types[n++] = s->types[i];
-	s->ntypes = n;
-	s->type_names = malloc((n ? n : 1) * sizeof(*s->type_names));
-	if (!s->type_names) {
-		s->ntypes = 0;
-		return;
-	}
-	for (size_t i = 0; i < n; i++)
-		s->type_names[i] = s->types[i].name;
-}
-
-size_t symbols_types_of_size(struct symbols *s, uint64_t size, const char *const **names)
-{
-	size_t lo = 0, hi, first;
-
-	if (!s->types_built)
-		build_types(s);
-	hi = s->ntypes;
-	while (lo < hi) { /* first entry with size >= size */
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->types[mid].size < size)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	first = lo;
-	while (lo < s->ntypes && s->types[lo].size == size)
-		lo++;
-	*names = s->type_names ? s->type_names + first : NULL;
-	return lo - first;
 }

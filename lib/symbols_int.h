@@ -6,6 +6,8 @@
  *   symbols.c        resolving an address: modules, ELF symbols, DWARF
  *                    subprograms and inline frames, names; the interned
  *                    strings every returned frame points to
+ *   symbols_open.c   opening: the modules, their files' images (the
+ *                    vDSO's too), build-id checks; and closing
  *   symbols_types.c  DWARF types: the program's named types by size
  *                    (mprof's table 1), and the type an allocating frame
  *                    asks storage for
@@ -25,7 +27,6 @@
 
 struct elf_sym;
 struct sub_range;
-struct sym_mod;
 struct type_ent;
 struct decl_ent;
 struct spec_ent;
@@ -53,6 +54,16 @@ struct sym_img {
 	size_t nsyms;
 	int syms_loaded;
 	int own_types;             /* the program's own code: walk its types */
+};
+
+struct sym_mod {
+	uint64_t start, end, bias; /* as recorded */
+	char *path;                /* recorded path */
+	const char *base;          /* basename of path, points into it */
+	struct sym_img *img;       /* NULL: no file, addresses print as base+off */
+	char *pending;             /* a warning, said when the first address
+				    * resolves here: a module no frame lies in
+				    * (the preloaded monitor) stays quiet */
 };
 
 struct istr {

@@ -38,7 +38,7 @@
 #include "frame0.h"
 #include "lisp.h"
 #include "lisp_ihs.h"
-#include "lisp_names.h"
+#include "lname.h"
 #include "monitor.h"
 
 #define EXPORT __attribute__((visibility("default")))

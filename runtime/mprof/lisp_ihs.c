@@ -13,7 +13,7 @@
  * k-th ecl_interpret frame of a C stack, from the innermost, interprets
  * the k-th bytecoded function of the history.  Compiled code pushes no
  * frame at ECL's default debug level; its C frames are named offline (the
- * entry table, lisp_names.h).
+ * entry table, lname.h).
  *
  * The layout is ECL 21's on x86-64 (external.h, object.h, stacks.h),
  * with the type numbers of the build found at run time: ECL has them move
@@ -36,7 +36,7 @@
 #include "bounds.h"
 #include "format.h"
 #include "lisp_ihs.h"
-#include "lisp_names.h"
+#include "lname.h"
 
 /* ---- ECL 21, x86-64: offsets in bytes ---- */
 #define ENV_IHS_TOP 648  /* cl_env_struct.ihs_top (threads, 64 values) */

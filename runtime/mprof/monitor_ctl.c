@@ -17,7 +17,7 @@
 #include "custom.h"
 #include "freeres.h"
 #include "leakscan.h"
-#include "lisp_names.h"
+#include "lname.h"
 #include "lock.h"
 #include "monitor.h"
 #include "outfile.h"

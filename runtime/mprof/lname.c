@@ -1,7 +1,7 @@
 /*
- * lisp_names.c - owns the names of a Lisp profile (lname_*): the interned
+ * lname.c - owns the names of a Lisp profile (lname_*): the interned
  * Lisp function names, the entry table of compiled Lisp functions, the
- * counters of how naming went, and their INFO entries (lisp_names.h).
+ * counters of how naming went, and their INFO entries (lname.h).
  *
  * Storage comes from mmap (arena.h), mapped when the first name comes:
  * a directory of name pointers, an open-addressing table of ids by name,
@@ -14,7 +14,7 @@
 
 #include "arena.h"
 #include "format.h"
-#include "lisp_names.h"
+#include "lname.h"
 #include "lock.h"
 #include "outfile.h"
 

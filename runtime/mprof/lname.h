@@ -1,5 +1,5 @@
 /*
- * lisp_names.h - what a Lisp profile adds to the data file (lisp_names.c):
+ * lname.h - what a Lisp profile adds to the data file (lname.c):
  * the names of Lisp functions, the entry addresses of compiled ones, and
  * the INFO entries that carry them (doc/format.md, "Lisp profiles").
  *
@@ -14,8 +14,8 @@
  * are published by a release store of their count, after they are whole,
  * and never change.  Nothing here allocates with malloc.
  */
-#ifndef LISP_NAMES_H
-#define LISP_NAMES_H
+#ifndef LNAME_H
+#define LNAME_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -34,11 +34,11 @@ BASE_CFLAGS := -std=gnu11 $(WARN) -Ilib -Iinclude -D_GNU_SOURCE
 #
 # Link-time optimisation lets the allocator's entry points, the monitor and
 # the unwinder's recall inline into each other though they stay one module
-# per file (loop: 30 fewer instructions a malloc+free pair).  The objects
-# are fat, so libmprof.a links into programs built without it; the link
-# gets the compile flags again (LTO generates code, and DWARF, there), in
-# one partition: the library is small, and gcc otherwise splits it (and
-# warns that it compiles the parts one after the other).
+# per file (loop: 30 fewer instructions a malloc+free pair).  Each link of
+# the objects (libmprof.so, and libmprof.a's one object, below) gets the
+# compile flags again (LTO generates code, and DWARF, there), in one
+# partition: the library is small, and gcc otherwise splits it (and warns
+# that it compiles the parts one after the other).
 # The shared runtime headers are found with -iquote, for "unwind.h" only:
 # libgcc's <unwind.h> (the reference unwinder's) keeps its name.
 RT_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden \
@@ -137,9 +137,14 @@ $(B)/tests/libmprof-memo1.so: $(filter-out $(patsubst %.c,$(B)/rt/%.o,$(MEMO1_SR
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_CFLAGS) -shared -Wl,-z,nodelete -Wl,-soname,libmprof.so -o $@ $^ -ldl
 
+# libmprof.a is one object, linked beforehand with LTO (ld -r, no LTO
+# code left in it): a program links it with no LTO of its own (no
+# lto-wrapper work or warning in the user's link, any compiler) and the
+# monitor's parts stay inlined into each other as in libmprof.so.
 $(B)/lib/libmprof.a: $(RT_OBJ)
-	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
+	@mkdir -p $(dir $@) $(B)/rt
+	$(CC) $(RT_CFLAGS) -r -nostdlib -flinker-output=nolto-rel -o $(B)/rt/libmprof-all.o $^
+	rm -f $@ && ar rcs $@ $(B)/rt/libmprof-all.o
 
 $(B)/lib/libtools.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)

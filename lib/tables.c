@@ -705,18 +705,26 @@ static void direct_row(FILE *out, const uint64_t *b, const uint64_t *kept, uint6
 		cg_sum(kept), bk, calls, name);
 }
 
-static void table_direct(FILE *out, const struct model *m, const struct callgraph *g)
+uint32_t *tables_direct_order(const struct model *m, const struct callgraph *g, size_t *n)
 {
 	uint32_t *ids = xcalloc(g->nfns + 1, sizeof(uint32_t));
-	size_t n = 0;
-	uint64_t tb = cg_sum(g->tot_b), tk = cg_sum(g->tot_kept);
 
+	*n = 0;
 	for (size_t f = 0; f < g->nfns; f++)
 		if (cg_sum(g->fn.node[f].self_n))
-			ids[n++] = (uint32_t)f;
+			ids[(*n)++] = (uint32_t)f;
 	sort_g = g;
 	sort_m = m;
-	qsort(ids, n, sizeof(*ids), direct_cmp);
+	qsort(ids, *n, sizeof(*ids), direct_cmp);
+	return ids;
+}
+
+static void table_direct(FILE *out, const struct model *m, const struct callgraph *g)
+{
+	size_t n;
+	uint32_t *ids = tables_direct_order(m, g, &n);
+	uint64_t tb = cg_sum(g->tot_b), tk = cg_sum(g->tot_kept);
+
 	tables_rule(out, "DIRECT ALLOCATION");
 	fprintf(out, "  %% mem        bytes  %% mem(size)    bytes kept  %% all kept       calls  name\n");
 	fprintf(out, "                      s  m  l  x                 s  m  l  x\n");

@@ -79,6 +79,11 @@ void tables_breakdown(char *out, const uint64_t *v, uint64_t den);
  * (16 bytes) the labels of its class columns for table 4: 0; or -1, doing
  * nothing, when p is no Lisp profile.
  */
+/* Table 3's functions (those that allocated directly), by bytes, then
+ * objects, then name: a new array of *n function ids (the caller frees
+ * it).  The Lisp table lists them as the C table does. */
+uint32_t *tables_direct_order(const struct model *m, const struct callgraph *g, size_t *n);
+
 int tables_lisp_print(FILE *out, const struct model *m, const struct callgraph *g,
 		      const struct profile *p, const struct tables_opts *o, char *cls);
 

@@ -75,23 +75,6 @@ static void table_bins(FILE *out, const struct profile *p, const struct tables_o
 		fprintf(out, "  (%zu smaller bins not shown; -verbose shows every bin)\n", hidden);
 }
 
-static const struct callgraph *sort_g;
-static const struct model *sort_m;
-
-/* As the C table: bytes, then objects, then name. */
-static int direct_cmp(const void *x, const void *y)
-{
-	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-	uint64_t ba = cg_sum(sort_g->fn.node[a].self_b), bb = cg_sum(sort_g->fn.node[b].self_b);
-	uint64_t na = cg_sum(sort_g->fn.node[a].self_n), nb = cg_sum(sort_g->fn.node[b].self_n);
-
-	if (ba != bb)
-		return ba > bb ? -1 : 1;
-	if (na != nb)
-		return na > nb ? -1 : 1;
-	return strcmp(strtab_get(sort_m->fns, a), strtab_get(sort_m->fns, b));
-}
-
 static void direct_row(FILE *out, const uint64_t *b, const uint64_t *n, uint64_t tb,
 		       const char *name)
 {
@@ -108,16 +91,10 @@ static void direct_row(FILE *out, const uint64_t *b, const uint64_t *n, uint64_t
 static void table_direct(FILE *out, const struct model *m, const struct callgraph *g,
 			 const char *cls)
 {
-	uint32_t *ids = xcalloc(g->nfns + 1, sizeof(uint32_t));
+	size_t n;
+	uint32_t *ids = tables_direct_order(m, g, &n); /* as the C table's */
 	uint64_t tb = cg_sum(g->tot_b);
-	size_t n = 0;
 
-	for (size_t f = 0; f < g->nfns; f++)
-		if (cg_sum(g->fn.node[f].self_n))
-			ids[n++] = (uint32_t)f;
-	sort_g = g;
-	sort_m = m;
-	qsort(ids, n, sizeof(*ids), direct_cmp);
 	rule(out, "DIRECT ALLOCATION");
 	fprintf(out, "  %% mem        bytes  %% mem(type)     objects   objects of each type   "
 		     "           name\n");

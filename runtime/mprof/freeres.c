@@ -16,13 +16,12 @@
  * libstdc++, as valgrind does.
  */
 #include "freeres.h"
+#include "tasks.h"
 
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <link.h>
 #include <stdint.h>
 #include <sys/auxv.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 extern void __libc_freeres(void) __attribute__((weak));
@@ -31,32 +30,19 @@ extern void __libc_freeres(void) __attribute__((weak));
  * is not there). */
 extern void _ZN9__gnu_cxx9__freeresEv(void) __attribute__((weak));
 
-/* The entries of /proc/self/task, read with raw system calls (opendir
- * would allocate): 1 when this is the only thread, else 0. */
+static int count_one(long tid, void *arg)
+{
+	(void)tid;
+	++*(long *)arg;
+	return 0;
+}
+
+/* 1 when this is the process's only thread, else 0. */
 static int only_thread(void)
 {
-	char buf[1024];
-	long n, k, threads = 0;
-	int fd = (int)syscall(SYS_open, "/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	long threads = 0;
 
-	if (fd < 0)
-		return 0;
-	while ((n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {
-		for (k = 0; k < n;) {
-			const struct {
-				uint64_t ino;
-				int64_t off;
-				unsigned short reclen;
-				unsigned char type;
-				char name[];
-			} *d = (const void *)(buf + k);
-			if (d->name[0] != '.')
-				threads++;
-			k += d->reclen;
-		}
-	}
-	syscall(SYS_close, fd);
-	return n == 0 && threads == 1;
+	return tasks_each(count_one, &threads) == 0 && threads == 1;
 }
 
 /* Whether address self lies in the executable (libmprof.a linked in). */

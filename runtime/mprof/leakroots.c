@@ -11,6 +11,7 @@
  * skipped: its stack cannot be bounded and its registers are unknown.
  */
 #include "leakroots.h"
+#include "tasks.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -316,41 +317,22 @@ static int thread_add(long tid)
 	return 0;
 }
 
+static int thread_other(long tid, void *arg)
+{
+	return tid != *(const long *)arg && thread_add(tid) < 0 ? -2 : 0;
+}
+
 /* The other threads into lr.threads: 0, or -1 with *why. */
 static int threads_read(const char **why)
 {
-	char buf[2048];
-	long me = syscall(SYS_gettid), n, k;
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/task",
-			      O_RDONLY | O_DIRECTORY | O_CLOEXEC),
-	    rc = 0;
+	long me = syscall(SYS_gettid);
+	int rc = tasks_each(thread_other, &me);
 
-	if (fd < 0) {
+	if (rc == -1)
 		*why = "/proc/self/task cannot be read";
-		return -1;
-	}
-	while (rc == 0 && (n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {
-		for (k = 0; k < n && rc == 0;) {
-			const struct {
-				uint64_t ino;
-				int64_t off;
-				unsigned short reclen;
-				unsigned char type;
-				char name[];
-			} *d = (const void *)(buf + k);
-			long tid = 0;
-
-			for (const char *c = d->name; *c >= '0' && *c <= '9'; c++)
-				tid = tid * 10 + (*c - '0');
-			k += d->reclen;
-			if (tid > 0 && tid != me && thread_add(tid) < 0) {
-				*why = "another thread was running";
-				rc = -1;
-			}
-		}
-	}
-	syscall(SYS_close, fd);
-	return rc;
+	else if (rc)
+		*why = "another thread was running";
+	return rc ? -1 : 0;
 }
 
 /* ---- where the program called exit ---- */

@@ -9,8 +9,9 @@
 # restart begins a new peak; a forked child goes on from its parent's.
 # A file from before issue 15 (no peak counters) is still read.
 . "$(dirname "$0")/../lib.sh"
-plan 33
+plan 41
 cc_prog "$T/peak" peak.c -pthread || exit 1
+cc_prog "$T/peakrand" peakrand.c -pthread || exit 1
 cd "$T" || exit 1
 P=$T/peak
 # head FILE: the header after "(pid N): "; peak FILE: its peak.
@@ -101,6 +102,44 @@ ok $([ "$p" -le $((k + 400000)) ] && [ "$p" -gt $((k + 400000 - 5 * 4096)) ]; ec
 MPROF_PEAK_SLACK=0 "$MPROF" run -o m0.data "$P" many
 is "$(peak m0.data)" "$(($(kept m0.data) + 400000))" "4 threads, MPROF_PEAK_SLACK=0: exact"
 unset MPROF_FREERES
+
+# --- a random walk of 40 stacks (tests/progs/peakrand.c) against the
+# program's own count of the peak and of each stack's bytes and objects
+# then: the heap climbs past its old peak and falls back again and again,
+# so stacks settle their shares after publishes of new peaks and of the
+# slack, many times over.  With MPROF_PEAK_SLACK=0 every event publishes;
+# with 3 threads taking turns under a lock, slack 0 is exact and the
+# default within 3 x 4096 bytes.  The program counts its 40 sites' stacks
+# (pthread_create's own allocations are live too).  by_site FILE COUNTER:
+# "depth value," by site; rpeak FILE: the header's peak.
+by_site() {
+	"$MPROF" export --format folded --counter "$2" "$T/peakrand" "$1" |
+		awk '{ n = gsub(/;site/, ";site"); if (n) v[n - 1] += $NF }
+		     END { for (k in v) if (v[k]) print k, v[k] }' | sort -n | tr '\n' ,
+}
+rpeak() { "$MPROF" "$T/peakrand" "$1" | sed -n '1s/.*, peak \([0-9]*\) bytes live$/\1/p'; }
+want_site() { awk -v c="$2" '$1 == "site" && $c { print $2, $c }' "$1" | sort -n | tr '\n' ,; }
+walk() { # name seed events threads
+	"$MPROF" run -o "$1.data" "$T/peakrand" "$2" "$3" ${4-} > "$1.truth"
+	w=$(sed -n 's/^peak //p' "$1.truth")
+	is "$(by_site "$1.data" peak_space | tr , '\n' | total)/$(by_site "$1.data" peak_space)/$(by_site "$1.data" peak_objects)" \
+		"$w/$(want_site "$1.truth" 3)/$(want_site "$1.truth" 4)" \
+		"random walk $1 ($3 events, seed $2${4:+, ${4-} threads}): peak $w and every stack's bytes and objects at it"
+}
+walk w1 1 100000
+walk w2 2 400000
+walk w3 3 60000
+MPROF_PEAK_SLACK=0 walk w4 4 60000
+MPROF_PEAK_SLACK=0 walk w5 5 60000 3
+is "$("$MPROF" export --format folded --counter peak_space "$T/peakrand" w2.data | total)/$(rpeak w2.data)" \
+	"$(sed -n 's/^peak //p' w2.truth)/$(sed -n 's/^peak //p' w2.truth)" \
+	"random walk, one thread: the header's peak is the program's, and the shares add up to it"
+"$MPROF" run -o w6.data "$T/peakrand" 6 60000 3 > w6.truth
+w=$(sed -n 's/^peak //p' w6.truth) p=$(by_site w6.data peak_space | tr , '\n' | total)
+ok $([ "$p" -le $((w + 3 * 4096)) ] && [ "$p" -ge $((w - 3 * 4096)) ]; echo $?) \
+	"random walk, 3 threads, default slack: the sites' $p at the peak within 3 x 4096 of $w"
+is "$("$MPROF" export --format folded --counter peak_space "$T/peakrand" w6.data | total)" "$(rpeak w6.data)" \
+	"random walk, 3 threads: the shares add up to the peak"
 
 # --- mprof_restart: FILE's profile and peak begin at the restart
 LD_PRELOAD=$LIBMPROF/libmprof.so MPROF_OUT=r1.data "$P" restart r2.data

@@ -205,7 +205,7 @@ void blocks_orphan_unlock(void)
 }
 
 /* The orphan block holds nothing back from the view of the heap: threads
- * past their block are not counted in peak_g.nblocks (peak.h). */
+ * past their block are not counted in peak_nblocks (peak.h). */
 void blocks_orphan_flush(struct blocks_thread *t)
 {
 	if (t->peak.delta)

@@ -7,6 +7,7 @@
 #include "peak.h"
 
 struct peak_global peak_g;
+struct peak_count peak_nblocks;
 int64_t peak_ceil = 4096, peak_floor = -4096;
 
 void peak_set_slack(int64_t slack)
@@ -94,12 +95,12 @@ void peak_publish(struct peak_block *b, uint64_t e)
 
 void peak_threads(int d)
 {
-	__atomic_fetch_add(&peak_g.nblocks, d, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&peak_nblocks.n, d, __ATOMIC_RELAXED);
 }
 
 void peak_fork_child(int n)
 {
-	__atomic_store_n(&peak_g.nblocks, n, __ATOMIC_RELAXED);
+	__atomic_store_n(&peak_nblocks.n, n, __ATOMIC_RELAXED);
 }
 
 uint64_t peak_value(uint64_t e)

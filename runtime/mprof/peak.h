@@ -18,7 +18,7 @@
  * the largest view met; G and P are one 16-byte word, changed only by a
  * compare-and-swap, so publishes and peaks are in one total order.
  *
- * Exact: while one thread has a block (nblocks <= 1; the orphan block
+ * Exact: while one thread has a block (peak_nblocks <= 1; the orphan block
  * publishes at once), its view is the heap, and each allocation that
  * makes it pass P publishes: the peak is exact, and so is every stack's
  * share.  With several threads allocating at once, each view misses the
@@ -65,10 +65,18 @@ struct peak_block {
 struct peak_global {
 	int64_t g;   /* live bytes published */
 	uint64_t pe; /* the peak | epoch << PEAK_BITS */
-	int nblocks; /* threads holding a block */
 } __attribute__((aligned(64)));
 
 extern struct peak_global peak_g __attribute__((visibility("hidden")));
+/* Threads holding a block, on a line of its own: every allocation that
+ * raises its block's view reads it first, and it changes only when a
+ * thread starts or ends, while the word above changes at every publish
+ * (with threads, reading the word each time missed the cache: 4 threads
+ * allocating cost 5.7% more with the peak than without). */
+struct peak_count {
+	int n;
+} __attribute__((aligned(64)));
+extern struct peak_count peak_nblocks __attribute__((visibility("hidden")));
 /* A block publishes when its delta leaves [peak_floor, peak_ceil]. */
 extern int64_t peak_ceil, peak_floor __attribute__((visibility("hidden")));
 /* peak_slack (default 4096, MPROF_PEAK_SLACK): the bounds are +-slack. */
@@ -117,17 +125,18 @@ static inline __attribute__((always_inline)) int peak_alloc_due(struct peak_bloc
 
 	b->delta = d;
 	/* P >= G always, so only a positive delta can pass P (and peak_ceil
-	 * is not negative).  Load P, then G (x86 keeps loads in order): if
-	 * G + d does not pass P then, it did not at the moment of G's load
-	 * either.  The thread count last: a view that does not pass P is the
-	 * common case. */
+	 * is not negative).  Only a block alone publishes a new peak: the
+	 * thread count first, which with threads saves reading the word.
+	 * Load P, then G (x86 keeps loads in order): if G + d does not pass P
+	 * then, it did not at the moment of G's load either. */
 	if (d <= 0)
 		return 0;
 	if (__builtin_expect(d > peak_ceil, 0))
 		return 1;
+	if (__atomic_load_n(&peak_nblocks.n, __ATOMIC_RELAXED) > 1)
+		return 0;
 	int64_t p = (int64_t)(__atomic_load_n(&peak_g.pe, __ATOMIC_ACQUIRE) & PEAK_MASK);
-	return __atomic_load_n(&peak_g.g, __ATOMIC_RELAXED) + d > p &&
-	       __atomic_load_n(&peak_g.nblocks, __ATOMIC_RELAXED) <= 1;
+	return __atomic_load_n(&peak_g.g, __ATOMIC_RELAXED) + d > p;
 }
 
 /* After a free of n bytes, counted in b: whether to publish (never for a

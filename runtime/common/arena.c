@@ -2,6 +2,7 @@
  * arena.c - owns the monitor's memory (arena_*): anonymous mappings and a
  * chunked bump allocator over them.  Nothing here calls malloc.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <sys/mman.h>
 
@@ -18,6 +19,19 @@ void *arena_map(size_t n)
 {
 	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	return p == MAP_FAILED ? NULL : p;
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+static int arena_no_populate; /* the kernel said EINVAL once */
+
+void arena_populate(void *p, size_t n)
+{
+	if (!__atomic_load_n(&arena_no_populate, __ATOMIC_RELAXED) &&
+	    madvise(p, n, MADV_POPULATE_WRITE) < 0 && errno == EINVAL)
+		__atomic_store_n(&arena_no_populate, 1, __ATOMIC_RELAXED);
 }
 
 void arena_unmap(void *p, size_t n)

@@ -20,6 +20,18 @@ void arena_unmap(void *p, size_t n);
  */
 void *arena_map_big(size_t n);
 
+/*
+ * Page faults.  A page's first touch costs a fault (1.5 us on the bench's
+ * VM); a read first maps the shared zero page and the first write then
+ * copies it: two faults and a copy.  A table that will be written all over
+ * is cheaper populated at once, and a record about to be read then written
+ * is cheaper written first (python's start under the monitor: 400 fewer
+ * faults, 7% less time).
+ */
+/* Fault [p, p + n) in for writing, in one call (MADV_POPULATE_WRITE;
+ * nothing on a kernel without it, before Linux 5.14). */
+void arena_populate(void *p, size_t n);
+
 struct arena_chunk;
 struct arena {
 	struct arena_chunk *head; /* newest chunk first */

@@ -100,6 +100,18 @@ static inline void blocks_bump(uint64_t *x, uint64_t v)
 __attribute__((noinline)) struct blocks_counters *blocks_chunk(struct blocks_thread *t,
 								uint32_t idx);
 
+/*
+ * Before the first use of a stack's counters c in a block, as far as the
+ * caller can tell (a stack just walked): write the page they are on.  The
+ * first use reads them (the peak part's interval, then the counters), which
+ * would map the shared zero page, and the first write then copy it: two
+ * page faults where one does (arena.h).
+ */
+static inline void blocks_touch(uint64_t *c)
+{
+	__atomic_store_n(&blocks_ctr_peak(c)->pad[0], 0, __ATOMIC_RELAXED);
+}
+
 /* t's counters for stack idx, or NULL when memory cannot be mapped. */
 static inline uint64_t *blocks_ctr(struct blocks_thread *t, uint32_t idx)
 {

@@ -246,6 +246,7 @@ static int64_t count_alloc(struct blocks_thread *t, uint64_t *frames, int depth,
 		mon_trouble("cannot map memory for counters", NULL);
 		return -1;
 	}
+	blocks_touch(c); /* a walked stack: often new here */
 	t->cache[k].r = stacks_get((uint32_t)idx);
 	t->cache[k].ctr = c;
 	t->cache[k].idx = (uint64_t)idx;

@@ -106,10 +106,16 @@ static void put_slot(struct stacks_table *t, uint32_t h, uint32_t idx)
 
 static struct stacks_table *new_table(uint64_t nslots)
 {
-	struct stacks_table *t = arena_map(sizeof *t + nslots * sizeof t->slots[0]);
+	size_t bytes = sizeof(struct stacks_table) + nslots * sizeof(uint64_t);
+	struct stacks_table *t = arena_map(bytes);
 
-	if (t)
+	if (t) {
+		/* Half filled at once, at random, by the rehash: populated in
+		 * one call (arena.h) rather than a read fault and a write
+		 * fault a page. */
+		arena_populate(t, bytes);
 		t->mask = nslots - 1;
+	}
 	return t;
 }
 

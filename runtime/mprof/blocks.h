@@ -102,10 +102,12 @@ __attribute__((noinline)) struct blocks_counters *blocks_chunk(struct blocks_thr
 
 /*
  * Before the first use of a stack's counters c in a block, as far as the
- * caller can tell (a stack just walked): write the page they are on.  The
- * first use reads them (the peak part's interval, then the counters), which
- * would map the shared zero page, and the first write then copy it: two
- * page faults where one does (arena.h).
+ * caller can tell (a stack just walked): write the page its peak part is
+ * on.  The first use reads that part (its interval), which would map the
+ * shared zero page, and the first write then copy it: two page faults
+ * where one does (arena.h).  A record that straddles two pages (one in
+ * about 21) may still fault twice on the first; writing its first counter
+ * too touched pages no count would (python's start: 128 more faults).
  */
 static inline void blocks_touch(uint64_t *c)
 {

@@ -110,9 +110,9 @@ static struct stacks_table *new_table(uint64_t nslots)
 	struct stacks_table *t = arena_map(bytes);
 
 	if (t) {
-		/* Half filled at once, at random, by the rehash: populated in
-		 * one call (arena.h) rather than a read fault and a write
-		 * fault a page. */
+		/* A quarter filled at once, at random, by the rehash, and
+		 * half before it grows: populated in one call (arena.h)
+		 * rather than a read fault and a write fault a page. */
 		arena_populate(t, bytes);
 		t->mask = nslots - 1;
 	}

@@ -12,6 +12,7 @@
 plan 41
 cc_prog "$T/peak" peak.c -pthread || exit 1
 cc_prog "$T/peakrand" peakrand.c -pthread || exit 1
+unset MPROF_PEAK_SLACK # the figures below are the default's (4096)
 cd "$T" || exit 1
 P=$T/peak
 # head FILE: the header after "(pid N): "; peak FILE: its peak.
@@ -119,18 +120,18 @@ by_site() {
 }
 rpeak() { "$MPROF" "$T/peakrand" "$1" | sed -n '1s/.*, peak \([0-9]*\) bytes live$/\1/p'; }
 want_site() { awk -v c="$2" '$1 == "site" && $c { print $2, $c }' "$1" | sort -n | tr '\n' ,; }
-walk() { # name seed events threads
-	"$MPROF" run -o "$1.data" "$T/peakrand" "$2" "$3" ${4-} > "$1.truth"
+walk() { # name slack seed events threads
+	MPROF_PEAK_SLACK=$2 "$MPROF" run -o "$1.data" "$T/peakrand" "$3" "$4" ${5-} > "$1.truth"
 	w=$(sed -n 's/^peak //p' "$1.truth")
 	is "$(by_site "$1.data" peak_space | tr , '\n' | total)/$(by_site "$1.data" peak_space)/$(by_site "$1.data" peak_objects)" \
 		"$w/$(want_site "$1.truth" 3)/$(want_site "$1.truth" 4)" \
-		"random walk $1 ($3 events, seed $2${4:+, ${4-} threads}): peak $w and every stack's bytes and objects at it"
+		"random walk $1 ($4 events, seed $3${5:+, ${5-} threads}, slack $2): peak $w and every stack's bytes and objects at it"
 }
-walk w1 1 100000
-walk w2 2 400000
-walk w3 3 60000
-MPROF_PEAK_SLACK=0 walk w4 4 60000
-MPROF_PEAK_SLACK=0 walk w5 5 60000 3
+walk w1 4096 1 100000
+walk w2 4096 2 400000
+walk w3 4096 3 60000
+walk w4 0 4 60000
+walk w5 0 5 60000 3
 is "$("$MPROF" export --format folded --counter peak_space "$T/peakrand" w2.data | total)/$(rpeak w2.data)" \
 	"$(sed -n 's/^peak //p' w2.truth)/$(sed -n 's/^peak //p' w2.truth)" \
 	"random walk, one thread: the header's peak is the program's, and the shares add up to it"

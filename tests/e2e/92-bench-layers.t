@@ -27,7 +27,10 @@ for layer in peak-off identity addrmap interpose; do
 	cp -a "$T/src" "$d"
 	(cd "$d" && git apply "$TOP/bench/layers/$layer.diff")
 	ok $? "$layer: bench/layers/$layer.diff applies"
-	(cd "$d" && make -s build/lib/libmprof.so > /dev/null 2>&1)
+	# A make of its own: not make check's (MAKEFLAGS may carry SANITIZE,
+	# which moves the build to build-san, and a jobserver).
+	(cd "$d" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u SANITIZE \
+		make -s build/lib/libmprof.so > /dev/null 2>&1)
 	ok $? "$layer: its runtime builds"
 	out=$(MPROF_OUT="$T/$layer.data" LD_PRELOAD="$d/build/lib/libmprof.so" "$T/peak")
 	rc=$?

@@ -221,6 +221,7 @@ static int64_t count_alloc(struct blocks_thread *t, uint64_t *frames, int depth,
 {
 	unsigned k = cache_slot(hash);
 	const struct stacks_rec *r = t->cache[k].r;
+	const struct stacks_pos *shared = pos;
 	int64_t idx = -1;
 	uint64_t *c;
 
@@ -235,11 +236,16 @@ static int64_t count_alloc(struct blocks_thread *t, uint64_t *frames, int depth,
 		unwind_fill(frames, depth);
 		if (r && stacks_same(r, frames, (uint32_t)depth, flags))
 			goto cached;
-		idx = stacks_intern(frames, (uint32_t)depth, flags, hash, t->last);
+		idx = stacks_intern(frames, (uint32_t)depth, flags, hash, t->last, shared);
 		if (idx < 0) {
 			mon_trouble("the stack table is full or out of memory", NULL);
 			return -1;
 		}
+		/* Check mode: a stack that took its outer frames from where
+		 * the unwinder said they were is the stack captured. */
+		if (shared && unwind_checking())
+			unwind_check_shared(
+				stacks_same(stacks_get((uint32_t)idx), frames, (uint32_t)depth, flags));
 	}
 	c = blocks_ctr(t, (uint32_t)idx);
 	if (!c) {

@@ -185,7 +185,7 @@ static void share(const uint64_t *frames, uint32_t depth, const struct stacks_re
 }
 
 int64_t stacks_intern(const uint64_t *frames, uint32_t depth, uint32_t flags, uint32_t h,
-		      const struct stacks_rec *hint)
+		      const struct stacks_rec *hint, const struct stacks_pos *pos)
 {
 	struct stacks_table *t = __atomic_load_n(&stacks_tab, __ATOMIC_ACQUIRE);
 	const struct stacks_rec *parent = NULL;
@@ -214,7 +214,16 @@ int64_t stacks_intern(const uint64_t *frames, uint32_t depth, uint32_t flags, ui
 		__atomic_store_n(&stacks_dir[stacks_n >> STACKS_CHUNK_SHIFT], chunk,
 				 __ATOMIC_RELEASE);
 	}
-	share(frames, depth, hint, &k, &parent, &pbase);
+	if (pos && pos->at < depth && depth - pos->at >= SHARE_MIN) {
+		/* frames[pos->at..] are pos->rec's from pos->off on (the
+		 * unwinder took them from the walk that made it): no need to
+		 * lay hint's frames out and compare them. */
+		k = depth - pos->at;
+		parent = pos->rec;
+		pbase = pos->off;
+	} else {
+		share(frames, depth, hint, &k, &parent, &pbase);
+	}
 	r = arena_alloc(&stacks_arena, sizeof *r + (depth - k) * sizeof *frames);
 	if (!r)
 		goto fail;

@@ -82,11 +82,13 @@ static inline void stacks_place(const struct stacks_rec *r, uint32_t off, uint32
  * The index of the stack (frames, depth, flags) whose hash is h
  * (stackhash.h), added if new.  Takes the table lock only to add; the
  * caller holds no monitor lock.  A new stack shares the outer frames it has
- * in common with hint (a record met just before, or NULL).  -1 when the
- * table is full or memory cannot be mapped.
+ * in common with hint (a record met just before, or NULL); or, given pos
+ * (else NULL), where the table keeps its frames from pos->at on, those,
+ * with no comparison.  -1 when the table is full or memory cannot be
+ * mapped.
  */
 int64_t stacks_intern(const uint64_t *frames, uint32_t depth, uint32_t flags, uint32_t h,
-		      const struct stacks_rec *hint);
+		      const struct stacks_rec *hint, const struct stacks_pos *pos);
 /*
  * The index of the stack (frames, depth, flags, hash h) whose frames from
  * pos->at on are kept at pos, if the table has it kept there (no lock;

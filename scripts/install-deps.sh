@@ -21,7 +21,10 @@ set -eu
 # --format pprof` writes (zlib1g-dev: that export is gzip'd).  chromium
 # and python3-websocket: tests/e2e/84-report.t opens the HTML report in
 # headless Chromium and drives it over the DevTools protocol.
-PKGS="gcc g++ make libc6-dev libc6-dbg libdw-dev libelf-dev valgrind perl clang libclang-rt-14-dev python3 time heaptrack jq libedit-dev libiberty-dev linux-perf google-perftools libgoogle-perftools-dev uftrace curl golang-go golang-github-google-pprof-dev zlib1g-dev chromium python3-websocket"
+# tests/e2e/19-rt-sizes.t runs the monitor over two other allocators,
+# tcmalloc (libtcmalloc-minimal4, with libgoogle-perftools-dev) and
+# jemalloc (libjemalloc2), whose smallest objects lie 8 bytes apart.
+PKGS="gcc g++ make libc6-dev libc6-dbg libdw-dev libelf-dev valgrind perl clang libclang-rt-14-dev python3 time heaptrack jq libedit-dev libiberty-dev linux-perf google-perftools libgoogle-perftools-dev uftrace curl golang-go golang-github-google-pprof-dev zlib1g-dev chromium python3-websocket libjemalloc2"
 
 # The corpus test (tests/e2e/60-corpus.t) runs programs of other runtimes
 # (and perl, python3, bash, gcc from the list above: it takes the python3

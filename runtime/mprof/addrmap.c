@@ -22,6 +22,11 @@
  * granules, the object starts in the granule's second half.  A leaf has
  * two slots more than it shadows, so an object in its last granule keeps
  * its size in the same leaf.
+ *
+ * The odd shadow (objects 8 past a multiple of 16: other allocators'
+ * smallest) has the same slots, leaves and directory, with 16-byte
+ * granules: two such objects never start in one.  It is looked up only for
+ * such an address, and its leaves are mapped only where one starts.
  */
 #include <string.h>
 #include <sys/mman.h>
@@ -32,6 +37,7 @@
 
 static struct lock addrmap_leaf_lock = LOCK_INIT; /* adding a directory page or a leaf */
 uint32_t **addrmap_top[1u << ADDRMAP_TOP_BITS];
+uint32_t **addrmap_odd[1u << ADDRMAP_TOP_BITS];
 unsigned addrmap_shift = 4;
 uint64_t addrmap_mask = (1ull << (ADDRMAP_LEAF_SHIFT - 4)) - 1;
 uint32_t addrmap_halfbit;
@@ -45,10 +51,11 @@ void addrmap_init(unsigned spacing)
 	addrmap_halfbit = spacing >= 32 ? 16 : 0;
 }
 
-uint32_t *addrmap_leaf_add(uint64_t k)
+/* Leaf k of the shadow whose directory is dir, of nslots slots (and two). */
+static uint32_t *leaf_add(uint32_t **dir[], uint64_t k, uint64_t nslots)
 {
-	uint32_t ***top = &addrmap_top[k >> ADDRMAP_MID_BITS], **mid, *leaf = NULL;
-	size_t bytes = (addrmap_leaf_slots() + 2) * sizeof *leaf;
+	uint32_t ***top = &dir[k >> ADDRMAP_MID_BITS], **mid, *leaf = NULL;
+	size_t bytes = (nslots + 2) * sizeof *leaf;
 
 	if (lock_take(&addrmap_leaf_lock, "the address map") < 0)
 		return NULL;
@@ -62,6 +69,26 @@ uint32_t *addrmap_leaf_add(uint64_t k)
 	}
 	lock_give(&addrmap_leaf_lock);
 	return leaf;
+}
+
+uint32_t *addrmap_leaf_add(uint64_t k)
+{
+	return leaf_add(addrmap_top, k, addrmap_leaf_slots());
+}
+
+#define ODD_SLOTS (1ull << (ADDRMAP_LEAF_SHIFT - ADDRMAP_ODD_SHIFT))
+
+uint32_t *addrmap_odd_slot(uintptr_t p, int create)
+{
+	uint64_t k = (uint64_t)p >> ADDRMAP_LEAF_SHIFT;
+	uint32_t **mid = __atomic_load_n(&addrmap_odd[k >> ADDRMAP_MID_BITS], __ATOMIC_ACQUIRE);
+	uint32_t *leaf = NULL;
+
+	if (mid)
+		leaf = __atomic_load_n(&mid[k & ((1u << ADDRMAP_MID_BITS) - 1)], __ATOMIC_ACQUIRE);
+	if (!leaf && (!create || !(leaf = leaf_add(addrmap_odd, k, ODD_SLOTS))))
+		return NULL;
+	return leaf + (((uint64_t)p >> ADDRMAP_ODD_SHIFT) & (ODD_SLOTS - 1));
 }
 
 int addrmap_lock_all(void)
@@ -79,34 +106,69 @@ void addrmap_lock_reinit(void)
 	lock_reinit(&addrmap_leaf_lock);
 }
 
-/* The objects of leaf k (its slots s) in address order, as addrmap.h says. */
-static int leaf_each(uint64_t k, const uint32_t *s,
-		     int (*fn)(void *ctx, uintptr_t p, uint32_t idx, uint64_t size), void *ctx)
-{
-	uint64_t n = addrmap_leaf_slots(), i;
-	uintptr_t base = (uintptr_t)(k << ADDRMAP_LEAF_SHIFT);
+/* A walk through the objects of one leaf, in address order. */
+struct cursor {
+	const uint32_t *s; /* the leaf's slots, or NULL: none */
+	uint64_t i, n;     /* the next slot; the slots */
+	unsigned shift;    /* log2 of its granule */
+	uintptr_t base;    /* the address of its first granule (+ 8: odd) */
+	int odd;           /* the odd shadow's: a slot is one granule, H unused */
+	uintptr_t p;       /* the object found, its stack index and size */
+	uint32_t idx;
+	uint64_t size;
+};
 
-	for (i = 0; i < n; i++) {
+/* The cursor's next object into c->p, idx, size: 1, or 0 at its end. */
+static int next_obj(struct cursor *c)
+{
+	const uint32_t *s = c->s;
+
+	if (!s)
+		return 0;
+	for (; c->i < c->n; c->i++) {
+		uint64_t i = c->i;
 		uint32_t v = __atomic_load_n(&s[i], __ATOMIC_RELAXED);
-		uint64_t size;
 
 		/* Most slots are empty: skip them two at a time. */
 		if (!v) {
-			if (!(i & 1) && i + 1 < n && !__atomic_load_n(&s[i + 1], __ATOMIC_RELAXED))
-				i++;
+			if (!(i & 1) && i + 1 < c->n && !__atomic_load_n(&s[i + 1], __ATOMIC_RELAXED))
+				c->i++;
 			continue;
 		}
 		if (v & ADDRMAP_CONT)
 			continue;
 		if ((v & 0xff) < ADDRMAP_SMALL)
-			size = v & 0xff;
+			c->size = v & 0xff;
 		else
-			size = (uint64_t)(__atomic_load_n(&s[i + 1], __ATOMIC_RELAXED) & ~ADDRMAP_CONT) |
-			       (uint64_t)(__atomic_load_n(&s[i + 2], __ATOMIC_RELAXED) & ~ADDRMAP_CONT)
-				       << 31;
-		if (fn(ctx, base + (uintptr_t)(i << addrmap_shift) + (v & ADDRMAP_HALF ? 16 : 0),
-		       ((v & ~ADDRMAP_HALF) >> 8) - 1, size))
+			c->size = (uint64_t)(__atomic_load_n(&s[i + 1], __ATOMIC_RELAXED) & ~ADDRMAP_CONT) |
+				  (uint64_t)(__atomic_load_n(&s[i + 2], __ATOMIC_RELAXED) & ~ADDRMAP_CONT)
+					  << 31;
+		c->p = c->base + (uintptr_t)(i << c->shift) + (!c->odd && (v & ADDRMAP_HALF) ? 16 : 0);
+		c->idx = ((v & ~ADDRMAP_HALF) >> 8) - 1;
+		c->i++;
+		return 1;
+	}
+	return 0;
+}
+
+/* The objects of leaf k (its slots s, and o of the odd shadow; either may
+ * be NULL) in address order, as addrmap.h says. */
+static int leaf_each(uint64_t k, const uint32_t *s, const uint32_t *o,
+		     int (*fn)(void *ctx, uintptr_t p, uint32_t idx, uint64_t size), void *ctx)
+{
+	uintptr_t base = (uintptr_t)(k << ADDRMAP_LEAF_SHIFT);
+	struct cursor e = { s, 0, addrmap_leaf_slots(), addrmap_shift, base, 0, 0, 0, 0 };
+	struct cursor d = { o, 0, ODD_SLOTS, ADDRMAP_ODD_SHIFT, base + 8, 1, 0, 0, 0 };
+	int he = next_obj(&e), hd = next_obj(&d);
+
+	while (he || hd) {
+		struct cursor *c = he && (!hd || e.p < d.p) ? &e : &d;
+		if (fn(ctx, c->p, c->idx, c->size))
 			return -1;
+		if (c == &e)
+			he = next_obj(&e);
+		else
+			hd = next_obj(&d);
 	}
 	return 0;
 }
@@ -115,13 +177,16 @@ int addrmap_each(int (*fn)(void *ctx, uintptr_t p, uint32_t idx, uint64_t size),
 {
 	for (uint64_t t = 0; t < (1u << ADDRMAP_TOP_BITS); t++) {
 		uint32_t **mid = __atomic_load_n(&addrmap_top[t], __ATOMIC_ACQUIRE);
+		uint32_t **omid = __atomic_load_n(&addrmap_odd[t], __ATOMIC_ACQUIRE);
 
-		if (!mid)
+		if (!mid && !omid)
 			continue;
 		for (uint64_t m = 0; m < (1u << ADDRMAP_MID_BITS); m++) {
-			uint32_t *leaf = __atomic_load_n(&mid[m], __ATOMIC_ACQUIRE);
+			uint32_t *leaf = mid ? __atomic_load_n(&mid[m], __ATOMIC_ACQUIRE) : NULL;
+			uint32_t *oleaf = omid ? __atomic_load_n(&omid[m], __ATOMIC_ACQUIRE) : NULL;
 
-			if (leaf && leaf_each(t << ADDRMAP_MID_BITS | m, leaf, fn, ctx) < 0)
+			if ((leaf || oleaf) &&
+			    leaf_each(t << ADDRMAP_MID_BITS | m, leaf, oleaf, fn, ctx) < 0)
 				return -1;
 		}
 	}

@@ -19,8 +19,14 @@
  * granules (no other object can start inside it): they hold its size.
  * Cost: 4 bytes per object (12 from 255 bytes), in pages that each shadow
  * 32 KiB of heap (16 KiB over other allocators): at most an eighth (a
- * quarter) of the heap.  Pointers that are not 16-aligned (glibc never
- * returns one) are not recorded: their frees count as unknown.
+ * quarter) of the heap.
+ *
+ * Objects 8 past a multiple of 16 (glibc never returns one; tcmalloc,
+ * jemalloc and mimalloc do, for 1..8 bytes, 8 apart) have a second
+ * shadow of their own, the odd one: the same layout with 16-byte
+ * granules, whose leaves are mapped only where such objects start.  A
+ * pointer that is not 8-aligned is not recorded: its free counts as
+ * unknown.
  *
  * Nothing here allocates (leaves come from mmap).  The hot path is inline
  * (below); addrmap.c owns the directory and maps leaves.
@@ -52,6 +58,9 @@ void addrmap_init(unsigned spacing);
 #define ADDRMAP_SMALL 255u       /* sizes below it live in the slot itself */
 
 extern uint32_t **addrmap_top[1u << ADDRMAP_TOP_BITS] __attribute__((visibility("hidden")));
+/* The odd shadow's directory: objects 8 past a multiple of 16. */
+extern uint32_t **addrmap_odd[1u << ADDRMAP_TOP_BITS] __attribute__((visibility("hidden")));
+#define ADDRMAP_ODD_SHIFT 4 /* the odd shadow's granule: 16 bytes, whatever the allocator */
 extern unsigned addrmap_shift __attribute__((visibility("hidden"))); /* log2 granule */
 /* Slots per leaf - 1, and 16 with 32-byte granules (else 0): set once. */
 extern uint64_t addrmap_mask __attribute__((visibility("hidden")));
@@ -64,6 +73,8 @@ extern __thread uintptr_t addrmap_last_base __attribute__((visibility("hidden"))
 /* Map leaf number k (p >> ADDRMAP_LEAF_SHIFT); NULL if out of memory or
  * the lock that adds leaves could not be had (lock.h). */
 __attribute__((noinline)) uint32_t *addrmap_leaf_add(uint64_t k);
+/* p's slot in the odd shadow (p 8 past a multiple of 16), as addrmap_slot. */
+__attribute__((noinline)) uint32_t *addrmap_odd_slot(uintptr_t p, int create);
 
 static inline uint64_t addrmap_leaf_slots(void)
 {
@@ -72,11 +83,13 @@ static inline uint64_t addrmap_leaf_slots(void)
 
 /* p's slot (p recordable); NULL if its leaf is absent and not create, or
  * cannot be mapped. */
-static inline uint32_t *addrmap_slot(uintptr_t p, int create)
+static inline __attribute__((always_inline)) uint32_t *addrmap_slot(uintptr_t p, int create)
 {
 	uint64_t k = (uint64_t)p >> ADDRMAP_LEAF_SHIFT;
 	uint32_t **mid, *leaf = NULL;
 
+	if (__builtin_expect((uint64_t)p & 8, 0))
+		return addrmap_odd_slot(p, create);
 	/* This thread's last leaf: no walk through the directory (leaves
 	 * never move; the key is k + 1 so that 0 means none). */
 	if (__builtin_expect(addrmap_last_k == k + 1, 1))
@@ -91,10 +104,10 @@ static inline uint32_t *addrmap_slot(uintptr_t p, int create)
 	return leaf + (((uint64_t)p >> addrmap_shift) & addrmap_mask);
 }
 
-/* 16-aligned (glibc never returns less) and a user address. */
+/* 8-aligned (16 but for the odd shadow's objects) and a user address. */
 static inline int addrmap_recordable(uintptr_t p)
 {
-	return !(((uint64_t)p & 15) | ((uint64_t)p >> ADDRMAP_ADDR_BITS));
+	return !(((uint64_t)p & 7) | ((uint64_t)p >> ADDRMAP_ADDR_BITS));
 }
 
 /* Which half of its 32-byte granule p starts in (0 with 16-byte granules). */
@@ -109,7 +122,7 @@ static inline uint32_t addrmap_half(uintptr_t p)
  * replacing what was there.  0 (recorded, or p not recordable), or -1 when
  * memory for the shadow cannot be mapped.
  */
-static inline int addrmap_put(uintptr_t p, uint32_t idx, uint64_t size)
+static inline __attribute__((always_inline)) int addrmap_put(uintptr_t p, uint32_t idx, uint64_t size)
 {
 	uint32_t *s;
 
@@ -128,7 +141,7 @@ static inline int addrmap_put(uintptr_t p, uint32_t idx, uint64_t size)
 }
 
 /* Remove p: 1 and its index and size if it was there, else 0. */
-static inline int addrmap_take(uintptr_t p, uint32_t *idx, uint64_t *size)
+static inline __attribute__((always_inline)) int addrmap_take(uintptr_t p, uint32_t *idx, uint64_t *size)
 {
 	uint32_t *s, v;
 

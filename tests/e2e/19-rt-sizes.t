@@ -1,10 +1,12 @@
 # The address map (runtime/mprof/addrmap.c): exact sizes across its encodings
 # (in the slot below 255 bytes, in the next slots up to beyond 2^32), and
 # objects 16 bytes apart under another allocator (tcmalloc: 16-byte
-# granules) as well as 32 apart under glibc (32-byte granules).
+# granules) as well as 32 apart under glibc (32-byte granules), and 8
+# bytes apart (tcmalloc's and jemalloc's objects of 1..8 bytes, 8 past a
+# multiple of 16: the map's second shadow).
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/rt.sh"
-plan 11
+plan 20
 
 rt_build sizes rt_sizes.c
 cd "$T" || exit 1
@@ -32,4 +34,29 @@ else
 	pass "# SKIP libtcmalloc_minimal not installed"
 	pass "# SKIP libtcmalloc_minimal not installed"
 fi
+
+# Objects of 1..8 bytes, 8 apart, under tcmalloc and jemalloc: before the
+# second shadow, their frees went unknown and their bytes showed as kept.
+# glibc puts none of them 8 past a multiple of 16.
+is "$("$T/sizes" tiny 2>&1 >/dev/null)" "objects 8 past a multiple of 16: 0" \
+	"glibc: no object 8 past a multiple of 16"
+for a in /usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4 /usr/lib/x86_64-linux-gnu/libjemalloc.so.2; do
+	name=$(basename "$a" | sed 's/\.so.*//')
+	if [ ! -f "$a" ]; then
+		for _ in 1 2 3 4; do pass "# SKIP $name not installed"; done
+		continue
+	fi
+	want=$(LD_PRELOAD=$a "$T/sizes" tiny 2>"$T/odd")
+	like "$(cat "$T/odd")" "16: [1-9][0-9][0-9]" "$name puts hundreds of objects 8 past a multiple of 16"
+	MPROF_FREERES=0 MPROF_OUT=o.data LD_PRELOAD="$LIBMPROF/libmprof.so $a" "$T/sizes" tiny >/dev/null 2>&1
+	is "$(rt_totals o.data | awk '{ print $2, $4, $5, $6 }')" "$(echo $want | awk '{ print $2, $4 }') 0 0" \
+		"over $name, 8 bytes apart: every free found, exact bytes (frees freed unknown dropped)"
+	# The leak scan reads both shadows: the 2000 kept objects (from a
+	# static array) are reachable, none is lost or "in no class".
+	MPROF_FREERES=0 MPROF_LEAKS=scan MPROF_OUT=k.data LD_PRELOAD="$LIBMPROF/libmprof.so $a" \
+		"$T/sizes" tiny >/dev/null 2>&1
+	leaks=$("$MPROF" "$T/sizes" k.data)
+	like "$leaks" "definitely lost: 0 bytes in 0 objects" "over $name, the leak scan: nothing lost"
+	unlike "$leaks" "in no class" "over $name, the leak scan: every kept object is classed"
+done
 done_testing

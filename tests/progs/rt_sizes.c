@@ -10,6 +10,10 @@
  *          bytes apart), freed in an interleaved order, 1 in 10 kept;
  *          says on stderr how many were allocated 16 bytes after or
  *          before the one allocated just before.
+ *   tiny:  the same with 20000 objects of 1..8 bytes, which allocators
+ *          other than glibc's put 8 bytes apart (tcmalloc, jemalloc: at
+ *          addresses 8 past a multiple of 16); says on stderr how many
+ *          are 8 past a multiple of 16.
  *
  * Prints what the profile must say: "allocs frees bytes freed".
  */
@@ -96,12 +100,35 @@ static void dense(void)
 		put(p[i], n[i]);
 }
 
+static void tiny(void)
+{
+	enum { N = 20000 };
+	static void *p[N];
+	static size_t n[N];
+	int i, odd = 0;
+
+	for (i = 0; i < N; i++) {
+		n[i] = 1 + (size_t)(i * 3) % 8; /* 1..8 */
+		p[i] = get(n[i]);
+		memset(p[i], 0, n[i]);
+		odd += ((uintptr_t)p[i] & 15) == 8;
+	}
+	fprintf(stderr, "objects 8 past a multiple of 16: %d\n", odd);
+	for (i = 0; i < N; i += 2)
+		if (i % 10)
+			put(p[i], n[i]);
+	for (i = 1; i < N; i += 2)
+		put(p[i], n[i]);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "sizes"))
 		sizes();
 	else if (argc > 1 && !strcmp(argv[1], "dense"))
 		dense();
+	else if (argc > 1 && !strcmp(argv[1], "tiny"))
+		tiny();
 	else
 		return 2;
 	/* Unbuffered: stdio's buffer would be one allocation more. */

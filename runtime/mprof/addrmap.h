@@ -24,7 +24,9 @@
  * Objects 8 past a multiple of 16 (glibc never returns one; tcmalloc,
  * jemalloc and mimalloc do, for 1..8 bytes, 8 apart) have a second
  * shadow of their own, the odd one: the same layout with 16-byte
- * granules, whose leaves are mapped only where such objects start.  A
+ * granules, whose leaves are mapped only where such objects start (where
+ * they do, both shadows cost up to half the heap).  It is not in the
+ * thread's last-leaf cache: a walk through its directory each time.  A
  * pointer that is not 8-aligned is not recorded: its free counts as
  * unknown.
  *
@@ -166,9 +168,9 @@ static inline __attribute__((always_inline)) int addrmap_take(uintptr_t p, uint3
  * For the leak scan at exit (leakscan.c).  Reads the shadow as it is:
  * while other threads allocate and free, an object may be missed or seen
  * twice, and a size read half-way through a put is wrong (the caller
- * bounds each object by the next).  Pages of a leaf that were never
- * touched are skipped without being read.  0, or -1 when fn asked to
- * stop (returned non-zero).
+ * bounds each object by the next).  Every slot of every mapped leaf is
+ * read (pages never touched read as the zero page: time, no memory).  0,
+ * or -1 when fn asked to stop (returned non-zero).
  */
 int addrmap_each(int (*fn)(void *ctx, uintptr_t p, uint32_t idx, uint64_t size), void *ctx);
 

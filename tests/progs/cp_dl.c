@@ -1,10 +1,16 @@
-/* cp_dl PLUGIN: dlopen the plugin, burn 0.2 s in it, dlclose it, twice
- * over, while a second thread keeps burning CPU (so samples land while the
- * plugin is unloaded). */
+/* cp_dl PLUGIN [squeeze]: dlopen the plugin, burn 0.2 s in it, dlclose it,
+ * twice over, while a second thread keeps burning CPU (so samples land
+ * while the plugin is unloaded).  squeeze: after each dlclose, map the
+ * last page of the plugin's old place, so that it comes back just below,
+ * over the rest of its old place, unless the profiler holds that. */
+#define _GNU_SOURCE /* dl_iterate_phdr, MAP_FIXED_NOREPLACE */
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
 
 static volatile int stop;
 static volatile uint64_t sink;
@@ -19,6 +25,23 @@ __attribute__((noinline)) static void *spin(void *arg)
 	return arg;
 }
 
+static uintptr_t plugin_end; /* the end of the plugin's PT_LOAD range */
+
+static int find_end(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t hi = 0;
+
+	(void)size;
+	if (!info->dlpi_name || !strstr(info->dlpi_name, (const char *)arg))
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_LOAD &&
+		    info->dlpi_addr + info->dlpi_phdr[i].p_vaddr + info->dlpi_phdr[i].p_memsz > hi)
+			hi = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr + info->dlpi_phdr[i].p_memsz;
+	plugin_end = hi;
+	return 1;
+}
+
 __attribute__((noinline)) static int call_plugin(const char *path)
 {
 	void *h = dlopen(path, RTLD_NOW);
@@ -30,6 +53,7 @@ __attribute__((noinline)) static int call_plugin(const char *path)
 	if (!burn)
 		return -1;
 	sink += burn(200000000);
+	dl_iterate_phdr(find_end, (void *)path);
 	return dlclose(h);
 }
 
@@ -39,8 +63,12 @@ int main(int argc, char **argv)
 	int rc = 0;
 
 	pthread_create(&t, NULL, spin, NULL);
-	for (int i = 0; i < 2 && rc == 0; i++)
+	for (int i = 0; i < 2 && rc == 0; i++) {
 		rc = call_plugin(argv[1]);
+		if (argc > 2 && !strcmp(argv[2], "squeeze") && plugin_end)
+			mmap((void *)(((plugin_end + 4095) & ~(uintptr_t)4095) - 4096), 4096, PROT_READ,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	}
 	stop = 1;
 	pthread_join(t, NULL);
 	printf("%s\n", rc ? dlerror() : "ok");

@@ -76,6 +76,19 @@ static void sizes(void)
 	put(r, old);
 }
 
+/* Free p[0..count) (sizes n) in an interleaved order: the odd ones, and
+ * the even ones but 1 in 10 (kept). */
+static void put_most(void **p, const size_t *n, int count)
+{
+	int i;
+
+	for (i = 0; i < count; i += 2)
+		if (i % 10)
+			put(p[i], n[i]);
+	for (i = 1; i < count; i += 2)
+		put(p[i], n[i]);
+}
+
 static void dense(void)
 {
 	enum { N = 20000 };
@@ -93,11 +106,7 @@ static void dense(void)
 			close++;
 	}
 	fprintf(stderr, "objects 16 bytes apart: %d\n", close);
-	for (i = 0; i < N; i += 2)
-		if (i % 10)
-			put(p[i], n[i]);
-	for (i = 1; i < N; i += 2)
-		put(p[i], n[i]);
+	put_most(p, n, N);
 }
 
 static void tiny(void)
@@ -114,11 +123,7 @@ static void tiny(void)
 		odd += ((uintptr_t)p[i] & 15) == 8;
 	}
 	fprintf(stderr, "objects 8 past a multiple of 16: %d\n", odd);
-	for (i = 0; i < N; i += 2)
-		if (i % 10)
-			put(p[i], n[i]);
-	for (i = 1; i < N; i += 2)
-		put(p[i], n[i]);
+	put_most(p, n, N);
 }
 
 int main(int argc, char **argv)

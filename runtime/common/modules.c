@@ -14,6 +14,7 @@
 #include <link.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "arena.h"
@@ -256,4 +257,101 @@ int modules_write_all(struct format_writer *w)
 	arena_unmap(m.ents, m.cap_ents);
 	arena_unmap(m.str, m.cap_str);
 	return m.failed ? -1 : 0;
+}
+
+/*
+ * Placeholders.  A library dlclose'd and loaded again may come back half
+ * over its old place (any mmap between the two, the profiler's own
+ * included, can move it); a data file cannot list two objects over one
+ * address, so the second load's frames would go unnamed.  Around each
+ * dlclose, the ranges of the objects it unmapped are held with PROT_NONE
+ * mappings: never over anything (MAP_FIXED_NOREPLACE), address space
+ * without memory, HOLD_MAX at most for the process (each is a mapping,
+ * and a process has a limit on those).
+ */
+#define HOLD_MAXMODS 1024 /* objects compared around one dlclose */
+#define HOLD_MAX 64      /* placeholders at most, for the process */
+
+struct hold_range {
+	uintptr_t lo, hi;
+};
+struct hold_list {
+	struct hold_range r[HOLD_MAXMODS];
+	int n;
+};
+
+static int hold_range_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct hold_list *l = arg;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (a < lo)
+			lo = a;
+		if (a + ph->p_memsz > hi)
+			hi = a + ph->p_memsz;
+	}
+	if (lo < hi && l->n < HOLD_MAXMODS)
+		l->r[l->n++] = (struct hold_range){ lo, hi };
+	return 0;
+}
+
+static int hold_count;
+
+/* Hold the ranges of before that now is without (what dlclose unmapped). */
+static void hold_unmapped(const struct hold_list *before, const struct hold_list *now)
+{
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+
+	for (int i = 0; i < before->n; i++) {
+		uintptr_t lo = before->r[i].lo & ~(pg - 1), hi = (before->r[i].hi + pg - 1) & ~(pg - 1);
+		int k;
+		void *p;
+
+		for (k = 0; k < now->n; k++)
+			if (now->r[k].lo == before->r[i].lo && now->r[k].hi == before->r[i].hi)
+				break;
+		if (k < now->n || __atomic_load_n(&hold_count, __ATOMIC_RELAXED) >= HOLD_MAX)
+			continue;
+		/* Never over anything (NOREPLACE); a kernel without it takes
+		 * the address as a hint: then whatever it gave is let go. */
+		p = mmap((void *)lo, hi - lo, PROT_NONE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+		if (p == MAP_FAILED)
+			continue;
+		if (p != (void *)lo) {
+			munmap(p, hi - lo);
+			continue;
+		}
+		__atomic_add_fetch(&hold_count, 1, __ATOMIC_RELAXED);
+	}
+}
+
+static struct hold_list hold_before, hold_now; /* under hold_busy */
+static int hold_busy;
+
+int modules_hold_begin(void)
+{
+	/* Only one dlclose holds ranges at a time: one nested in another (a
+	 * destructor's) or running beside it does not (never a wait). */
+	if (__atomic_exchange_n(&hold_busy, 1, __ATOMIC_ACQUIRE))
+		return 0;
+	hold_before.n = 0;
+	dl_iterate_phdr(hold_range_cb, &hold_before);
+	return 1;
+}
+
+void modules_hold_end(int mine)
+{
+	if (!mine)
+		return;
+	hold_now.n = 0;
+	dl_iterate_phdr(hold_range_cb, &hold_now);
+	hold_unmapped(&hold_before, &hold_now);
+	__atomic_store_n(&hold_busy, 0, __ATOMIC_RELEASE);
 }

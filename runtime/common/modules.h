@@ -24,4 +24,14 @@ int modules_write(struct format_writer *w);
 int modules_remember(void);
 int modules_write_all(struct format_writer *w);
 
+/*
+ * Around a real dlclose (outside signal context): modules_hold_begin notes
+ * the objects mapped and says whether this call holds (0: another dlclose
+ * is in progress, a nested or a concurrent one); modules_hold_end(that)
+ * maps a PROT_NONE placeholder over the range of each object the dlclose
+ * unmapped, so nothing mapped later lies over it (modules.c).
+ */
+int modules_hold_begin(void);
+void modules_hold_end(int mine);
+
 #endif

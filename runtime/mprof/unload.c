@@ -3,7 +3,9 @@
  * the objects mapped are remembered (modules.h), so the profile written
  * later still lists it and its frames are symbolized.  ECL unloads a
  * Lisp program's compiled files (.fas) when it exits, before the monitor
- * writes the profile; a C program may unload its plugins.
+ * writes the profile; a C program may unload its plugins.  The unloaded
+ * objects' places are then held (modules_hold_*), so that a plugin loaded
+ * again cannot come back half over its old place, unnamed.
  */
 #include <dlfcn.h>
 
@@ -17,7 +19,7 @@ __attribute__((visibility("default"))) int dlclose(void *handle)
 {
 	static close_fn *real;
 	close_fn *f = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
-	int g = mon_guard, st;
+	int g = mon_guard, st, hold = 0, rc;
 
 	if (!f) {
 		mon_guard = 1; /* dlsym may allocate */
@@ -37,6 +39,10 @@ __attribute__((visibility("default"))) int dlclose(void *handle)
 		modules_remember();
 		mon_guard = g;
 		writer_unlock();
+		/* Its place held after: a reload lands elsewhere (modules.h). */
+		hold = modules_hold_begin();
 	}
-	return f(handle);
+	rc = f(handle);
+	modules_hold_end(hold);
+	return rc;
 }

@@ -5,12 +5,12 @@
  * over the rest of its old place, unless the profiler holds that. */
 #define _GNU_SOURCE /* dl_iterate_phdr, MAP_FIXED_NOREPLACE */
 #include <dlfcn.h>
-#include <link.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
+
+#include "squeeze.h"
 
 static volatile int stop;
 static volatile uint64_t sink;
@@ -25,23 +25,6 @@ __attribute__((noinline)) static void *spin(void *arg)
 	return arg;
 }
 
-static uintptr_t plugin_end; /* the end of the plugin's PT_LOAD range */
-
-static int find_end(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	uintptr_t hi = 0;
-
-	(void)size;
-	if (!info->dlpi_name || !strstr(info->dlpi_name, (const char *)arg))
-		return 0;
-	for (int i = 0; i < info->dlpi_phnum; i++)
-		if (info->dlpi_phdr[i].p_type == PT_LOAD &&
-		    info->dlpi_addr + info->dlpi_phdr[i].p_vaddr + info->dlpi_phdr[i].p_memsz > hi)
-			hi = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr + info->dlpi_phdr[i].p_memsz;
-	plugin_end = hi;
-	return 1;
-}
-
 __attribute__((noinline)) static int call_plugin(const char *path)
 {
 	void *h = dlopen(path, RTLD_NOW);
@@ -53,7 +36,7 @@ __attribute__((noinline)) static int call_plugin(const char *path)
 	if (!burn)
 		return -1;
 	sink += burn(200000000);
-	dl_iterate_phdr(find_end, (void *)path);
+	squeeze_note(path);
 	return dlclose(h);
 }
 
@@ -65,9 +48,8 @@ int main(int argc, char **argv)
 	pthread_create(&t, NULL, spin, NULL);
 	for (int i = 0; i < 2 && rc == 0; i++) {
 		rc = call_plugin(argv[1]);
-		if (argc > 2 && !strcmp(argv[2], "squeeze") && plugin_end)
-			mmap((void *)(((plugin_end + 4095) & ~(uintptr_t)4095) - 4096), 4096, PROT_READ,
-			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (argc > 2 && !strcmp(argv[2], "squeeze"))
+			squeeze();
 	}
 	stop = 1;
 	pthread_join(t, NULL);

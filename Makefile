@@ -101,6 +101,17 @@ $(B)/obj/%.o: %.c $(wildcard lib/*.h lib/export/*.h include/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOL_CFLAGS) -c -o $@ $<
 
+# The launcher's side of the keep reads a dead program's tables as its
+# runtime laid them out: with the runtime's own headers (lib/keepfmt.h).
+$(B)/obj/lib/keeper.o: TOOL_CFLAGS += -iquote runtime/common
+$(B)/obj/lib/keeper.o: runtime/common/modules.h
+$(B)/obj/lib/salvage_mprof.o: TOOL_CFLAGS += -iquote runtime/mprof -iquote runtime/common
+$(B)/obj/lib/salvage_mprof.o: $(wildcard runtime/mprof/*.h)
+$(B)/obj/lib/salvage_cpprof.o: TOOL_CFLAGS += -iquote runtime/cpprof -iquote runtime/sampler -iquote runtime/common
+$(B)/obj/lib/salvage_cpprof.o: $(wildcard runtime/cpprof/*.h runtime/sampler/*.h)
+$(B)/obj/lib/salvage_cfprof.o: TOOL_CFLAGS += -iquote runtime/cfprof -iquote runtime/sampler -iquote runtime/common
+$(B)/obj/lib/salvage_cfprof.o: $(wildcard runtime/cfprof/*.h runtime/sampler/*.h)
+
 $(B)/obj/lib/export/report_html.o: lib/export/report_html.S lib/export/report.html
 	@mkdir -p $(dir $@)
 	$(CC) -c -o $@ $<

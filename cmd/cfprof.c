@@ -123,7 +123,7 @@ static int cmd_record(int argc, char **argv)
 		const char *env[] = { "CFPROF_EVENTS", events, "CFPROF_UNPROFILED", unprof,
 				      "CFPROF_RANDOM", "0", NULL };
 		struct launch l = { "record", "CFPROF_LIB", "libcfprof.so", o.out, "CFPROF_OUT",
-				    "CFPROF_ROOT_PID", env };
+				    "CFPROF_ROOT_PID", env, "CFPROF_KEEP" };
 		char err[512];
 		int st;
 

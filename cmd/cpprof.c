@@ -726,7 +726,7 @@ static int cmd_record(int argc, char **argv)
 	{
 		const char *env[] = { "CPPROF_EVENTS", events, "CPPROF_RANDOM", "0", NULL };
 		struct launch l = { "record", "CPPROF_LIB", "libcpprof.so", o.out, "CPPROF_OUT",
-				    "CPPROF_ROOT_PID", env };
+				    "CPPROF_ROOT_PID", env, "CPPROF_KEEP" };
 		char err[512];
 		int st;
 

@@ -137,7 +137,7 @@ static int cmd_run(int argc, char **argv)
 {
 	static const char *const scan[] = { "MPROF_LEAKS", "scan", NULL };
 	struct launch l = { "run", "MPROF_LIB", "libmprof.so", DEFAULT_DATA, "MPROF_OUT",
-			    "MPROF_ROOT_PID", NULL };
+			    "MPROF_ROOT_PID", NULL, "MPROF_KEEP" };
 	char err[512];
 	int i, st;
 

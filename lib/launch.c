@@ -1,10 +1,13 @@
 /*
  * launch.c - run a program with a profiler library preloaded (launch.h).
  */
+#include "keeper.h"
+#include "keepfmt.h"
 #include "launch.h"
 #include "util.h"
 
 #include <errno.h>
+#include <gelf.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -166,11 +169,12 @@ static char *env_entry(const char *name, const char *value)
  * here.
  */
 static __attribute__((noinline)) pid_t start(char *const argv[], char **envp, char *pid_at,
-					     volatile int *exec_errno)
+					     const struct keeper *kp, volatile int *exec_errno)
 {
 	pid_t pid = vfork();
 
 	if (pid == 0) {
+		keeper_child(kp);
 		char digits[24];
 		int nd = 0, i = 0;
 		unsigned long v = (unsigned long)getpid();
@@ -202,11 +206,11 @@ static __attribute__((noinline)) pid_t start(char *const argv[], char **envp, ch
  * and the errno of a failed exec.
  */
 static int spawn(const struct launch *l, char *const argv[], const char *preload,
-		 const char *outabs, pid_t *pid, char *err, size_t errlen)
+		 const char *outabs, const struct keeper *kp, pid_t *pid, char *err, size_t errlen)
 {
 	extern char **environ;
 	int exec_errno = 0, rc = -1;
-	size_t n = 0, k = 0, kept = 0, nextra = 3;
+	size_t n = 0, k = 0, kept = 0, nextra = 4;
 	char **envp, *pidvar;
 
 	for (char **e = environ; e && *e; e++)
@@ -222,7 +226,7 @@ static int spawn(const struct launch *l, char *const argv[], const char *preload
 	}
 	for (char **e = environ; e && *e; e++) {
 		int drop = env_is(*e, "LD_PRELOAD") || env_is(*e, l->out_env) ||
-			   env_is(*e, l->pid_env);
+			   env_is(*e, l->pid_env) || (l->keep_env && env_is(*e, l->keep_env));
 		for (const char *const *x = l->env; !drop && x && x[0]; x += 2)
 			drop = env_is(*e, x[0]);
 		if (!drop)
@@ -234,13 +238,15 @@ static int spawn(const struct launch *l, char *const argv[], const char *preload
 	envp[k++] = env_entry(l->out_env, outabs);
 	for (const char *const *x = l->env; x && x[0]; x += 2)
 		envp[k++] = env_entry(x[0], x[1]);
+	if (l->keep_env && kp->fd >= 0)
+		envp[k++] = env_entry(l->keep_env, kp->env);
 	for (size_t i = kept; i < k; i++)
 		if (!envp[i]) {
 			snprintf(err, errlen, "out of memory");
 			goto done;
 		}
 	fflush(NULL);
-	*pid = start(argv, envp, pidvar + strlen(l->pid_env) + 1, &exec_errno);
+	*pid = start(argv, envp, pidvar + strlen(l->pid_env) + 1, kp, &exec_errno);
 	if (*pid < 0) {
 		snprintf(err, errlen, "vfork: %s", strerror(errno));
 		goto done;
@@ -260,12 +266,105 @@ done:
 	return rc;
 }
 
+/*
+ * Why the program's runtime never started, for a program the loader runs
+ * without the preload: statically linked (no PT_INTERP: no loader), or
+ * run in secure-execution mode (set-user-ID or set-group-ID for someone
+ * else, or file capabilities), where the loader ignores LD_PRELOAD.  A
+ * script is judged by its interpreter.
+ */
+static const char *why_unloaded(const char *name, const struct launch *l, char *buf, size_t len)
+{
+	char path[PATH_MAX], line[PATH_MAX];
+	const char *why;
+	struct stat st;
+	int fd, depth;
+	ssize_t n;
+
+	if (launch_find_exe(name, NULL, path, sizeof path, &why) < 0)
+		goto plain;
+	for (depth = 0; depth < 4; depth++) {
+		if ((fd = util_open_file(path, &why)) < 0)
+			goto plain;
+		n = read(fd, line, sizeof line - 1);
+		if (n > 2 && line[0] == '#' && line[1] == '!') {
+			char *p = line + 2, *e;
+
+			close(fd);
+			line[n] = 0;
+			while (*p == ' ' || *p == '\t')
+				p++;
+			e = p + strcspn(p, " \t\n");
+			*e = 0;
+			snprintf(path, sizeof path, "%s", p);
+			continue;
+		}
+		break;
+	}
+	if (depth == 4)
+		goto plain;
+	if (fstat(fd, &st) == 0 &&
+	    (((st.st_mode & S_ISUID) && st.st_uid != geteuid()) ||
+	     ((st.st_mode & S_ISGID) && st.st_gid != getegid()))) {
+		close(fd);
+		snprintf(buf, len,
+			 "%s is set-%s-ID: the loader runs it in secure-execution mode and ignores "
+			 "LD_PRELOAD",
+			 path, (st.st_mode & S_ISUID) && st.st_uid != geteuid() ? "user" : "group");
+		return buf;
+	}
+	if (elf_version(EV_CURRENT) != EV_NONE) {
+		Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+		size_t ph = 0;
+		int interp = 0, elf = e && elf_kind(e) == ELF_K_ELF;
+
+		if (elf && elf_getphdrnum(e, &ph) == 0)
+			for (size_t i = 0; i < ph; i++) {
+				GElf_Phdr p;
+				if (gelf_getphdr(e, (int)i, &p) && p.p_type == PT_INTERP)
+					interp = 1;
+			}
+		if (e)
+			elf_end(e);
+		if (elf && !interp) {
+			close(fd);
+			snprintf(buf, len, "%s is statically linked: no loader runs to preload %s%s",
+				 path, l->lib_name,
+				 strcmp(l->lib_name, "libmprof.so") ? ""
+								    : " (link it with libmprof.a)");
+			return buf;
+		}
+	}
+	close(fd);
+plain:
+	snprintf(buf, len,
+		 "its runtime never started: %s was not loaded (LD_PRELOAD removed from the "
+		 "environment, or an exec into a program that does not load it)",
+		 l->lib_name);
+	return buf;
+}
+
+/* Whether the file at path was (re)written during the run by someone other
+ * than the runtime whose keep says it last wrote (dev, ino): a program the
+ * root exec'd, whose runtime had no keep. */
+static int written_by_other(int had, const struct stat *before, const struct stat *after,
+			    const struct keep_head *h)
+{
+	if (had && same_file_state(before, after))
+		return 0;
+	return !(h->saves && (uint64_t)after->st_dev == h->file_dev &&
+		 (uint64_t)after->st_ino == h->file_ino);
+}
+
 int launch_run(const struct launch *l, char *const argv[], char *err, size_t errlen)
 {
 	char lib[PATH_MAX], outabs[PATH_MAX], preload[2 * PATH_MAX + 2], cwd[PATH_MAX];
+	char why[4600];
 	const char *old = getenv("LD_PRELOAD");
 	struct stat before, after;
-	int status, had;
+	struct keeper kp = { .fd = -1 };
+	struct keep_head h;
+	int status, had, wrote, salvaged = 0;
 	pid_t pid;
 
 	if (find_lib(l, lib, sizeof(lib), err, errlen) < 0)
@@ -283,26 +382,67 @@ int launch_run(const struct launch *l, char *const argv[], char *err, size_t err
 	}
 	snprintf(preload, sizeof(preload), "%s%s%s", lib, old && *old ? ":" : "", old ? old : "");
 	had = stat(outabs, &before) == 0;
+	/* No memfd (an old kernel, a sandbox): the run goes on, and a
+	 * program that dies loses its profile as it did before the keep. */
+	if (l->keep_env && keeper_make(&kp) < 0)
+		kp.fd = -1;
 
-	if (spawn(l, argv, preload, outabs, &pid, err, errlen) < 0)
+	if (spawn(l, argv, preload, outabs, &kp, &pid, err, errlen) < 0) {
+		keeper_close(&kp);
 		return -1;
-	if (pid < 0)
+	}
+	if (pid < 0) {
+		keeper_close(&kp);
 		return 127; /* said why */
+	}
 	/* The program owns the terminal's signals; we only wait for it. */
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR) {
 			snprintf(err, errlen, "waitpid: %s", strerror(errno));
+			keeper_close(&kp);
 			return -1;
 		}
+	wrote = stat(outabs, &after) == 0 && !(had && same_file_state(&before, &after));
+	keeper_head(&kp, &h);
+	/* The runtime left its tables recording: the program ended without
+	 * its save (a signal, _exit, exit_group).  Unless a program it exec'd
+	 * wrote the file since, write it from the keep. */
+	if (h.state == KEEP_RECORDING && h.pid == (int32_t)pid &&
+	    !(wrote && written_by_other(had, &before, &after, &h))) {
+		char ended[96];
+
+		keeper_ended(&h, status, ended, sizeof ended);
+		salvaged = keeper_salvage(&kp, pid, status, outabs, &h, why, sizeof why);
+		if (salvaged > 0)
+			fprintf(stderr, "%s: %s: %s ended without saving its profile (%s); written to %s "
+					"from its keep\n",
+				util_progname, l->what, argv[0], ended, outabs);
+		else if (salvaged < 0)
+			fprintf(stderr, "%s: %s: %s wrote no profile to %s: its keep could not be "
+					"read: %s\n",
+				util_progname, l->what, argv[0], outabs, why);
+		wrote = salvaged > 0;
+	}
+	keeper_close(&kp);
 	/* 127: it could not be run (said above), or says so itself. */
-	if (!(WIFEXITED(status) && WEXITSTATUS(status) == 127) &&
-	    (stat(outabs, &after) != 0 || (had && same_file_state(&before, &after))))
-		fprintf(stderr, "%s: %s: %s wrote no profile to %s (%s)\n", util_progname,
-			l->what, argv[0], outabs,
-			WIFSIGNALED(status) ? "it was killed by a signal"
-					    : "statically linked, or it ended in _exit");
+	if (!wrote && salvaged == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 127)) {
+		const char *reason;
+
+		if (h.state == KEEP_VOID)
+			reason = h.why[0] ? h.why : "its keep could not be used";
+		else if (h.state == KEEP_SAVED)
+			reason = "its runtime wrote it, and it is gone";
+		else if (h.state == KEEP_RECORDING)
+			reason = "another process took its keep";
+		else if (h.magic || !WIFSIGNALED(status))
+			reason = why_unloaded(argv[0], l, why, sizeof why);
+		else
+			reason = "it was killed by a signal, and no keep could be made";
+		fprintf(stderr, "%s: %s: %s wrote no profile to %s (%s)\n", util_progname, l->what,
+			argv[0], outabs, reason);
+	}
 	if (WIFSIGNALED(status)) {
 		signal(WTERMSIG(status), SIG_DFL);
 		raise(WTERMSIG(status));

@@ -15,6 +15,7 @@ struct launch {
 	const char *out_env;   /* gets its absolute path: "MPROF_OUT" */
 	const char *pid_env;   /* gets the program's pid: "MPROF_ROOT_PID" */
 	const char *const *env; /* more NAME, VALUE pairs for the program; NULL ends */
+	const char *keep_env;  /* names the keep (lib/keepfmt.h): "MPROF_KEEP" */
 };
 
 /* 1 if path is an ELF file (an a.out rather than a data file). */
@@ -44,8 +45,12 @@ int launch_find_exe(const char *name, const char *recorded, char *buf, size_t le
  * the terminal's SIGINT and SIGQUIT are the program's meanwhile.  Returns the
  * exit status to pass on (a program killed by a signal: that signal is
  * raised again here, else 128 + its number), 127 when it could not be run,
- * or -1 with a reason in err when nothing was started.  When the program
- * ended but the data file was not (re)written, says why on stderr.
+ * or -1 with a reason in err when nothing was started.
+ *
+ * With l->keep_env, the program's runtime keeps its tables in a keep
+ * (keeper.h), and when the program ends without writing its profile (a
+ * signal, _exit, exit_group), the profile is written from there, and that
+ * said on stderr.  When no profile was written, says why.
  */
 int launch_run(const struct launch *l, char *const argv[], char *err, size_t errlen);
 

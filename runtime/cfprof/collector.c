@@ -13,6 +13,7 @@
 #include <link.h>
 #include <stdlib.h>
 
+#include "format.h"
 #include "hooks.h"
 #include "save.h"
 #include "sink.h"
@@ -77,6 +78,8 @@ static int start(int nres)
 	hooks_init();
 	read_unprofiled();
 	cf_nres = nres;
+	tree_keep(nres);
+	cfsave_keep();
 	__atomic_store_n(&cf_on, 1, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -98,6 +101,8 @@ const struct cp_sink cp_sink = {
 	.name = "cfprof",
 	.env = "CFPROF_",
 	.out = "cfprof.data",
+	.kind = FORMAT_KIND_CFPROF,
+	.layout = CF_KEEP_LAYOUT,
 	.watcher = "cfprof-watch",
 	.start = start,
 	.here = charge,

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "format.h"
+#include "keep.h"
 #include "modules.h"
 #include "outfile.h"
 #include "state.h"
@@ -39,35 +40,63 @@ static void put_kv(struct format_writer *w, const char *k, const char *v)
 	format_put_str(w, v);
 }
 
+/* INFO's entries known from the start (into kv, with numbers in num):
+ * the file's, and the keep's for a file the launcher writes (keep.h).
+ * Their number. */
+static int static_info(const char *kv[][2], char num[][24], char key[][64])
+{
+	int n = 0;
+
+	kv[n][0] = "cmdline", kv[n++][1] = outfile_cmdline();
+	kv[n][0] = "exe", kv[n++][1] = outfile_exe();
+	kv[n][0] = "start_ns", kv[n++][1] = outfile_u64(num[0], cp.start_ns);
+	kv[n][0] = "random", kv[n++][1] = cp.random ? "1" : "0";
+	kv[n][0] = "cpu_clock";
+	kv[n++][1] = cp.clock_needed ? (cp.clock_perf ? "perf task-clock" : "POSIX CPU-time timer")
+				     : "none";
+	kv[n][0] = "collector", kv[n++][1] = "cfprof-runtime 1 (-finstrument-functions hooks)";
+	kv[n][0] = "max_tree_depth", kv[n++][1] = outfile_u64(num[1], CF_MAX_TREE);
+	for (int c = 0; c < cp.nres; c++) {
+		int r = cp.res[c];
+		strcpy(key[c], "interval.");
+		strcat(key[c], res_table[r].name);
+		kv[n][0] = key[c], kv[n++][1] = outfile_u64(num[2 + c], cp.interval[r]);
+	}
+	return n;
+}
+
+void cfsave_keep(void)
+{
+	const char *kv[8 + RES_N][2];
+	char num[2 + RES_N][24], key[RES_N][64];
+	int n = static_info(kv, num, key);
+
+	for (int i = 0; i < n; i++)
+		keep_info(kv[i][0], kv[i][1]);
+	keep_counter("calls", "calls");
+	for (int c = 0; c < cp.nres; c++)
+		keep_counter(res_table[cp.res[c]].name, "hits");
+}
+
 static void put_info(struct format_writer *w, uint64_t nstacks)
 {
-	char num[8][24], key[RES_N][64];
+	const char *kv[8 + RES_N][2];
+	char num[2 + RES_N][24], key[RES_N][64], more[5][24];
+	int n = static_info(kv, num, key);
 	uint64_t nthreads = 0;
 
 	for (struct cf_thread *t = cf_threads; t; t = t->next)
 		nthreads++;
 	format_begin_section(w, FORMAT_SEC_INFO);
-	format_put_u32(w, 12 + (uint32_t)cp.nres);
-	put_kv(w, "cmdline", outfile_cmdline());
-	put_kv(w, "exe", outfile_exe());
-	put_kv(w, "pid", outfile_u64(num[0], (uint64_t)getpid()));
-	put_kv(w, "start_ns", outfile_u64(num[1], cp.start_ns));
-	put_kv(w, "end_ns", outfile_u64(num[2], cp_now(CLOCK_REALTIME)));
-	put_kv(w, "random", cp.random ? "1" : "0");
-	put_kv(w, "cpu_clock", cp.clock_needed ? (cp.clock_perf ? "perf task-clock"
-								: "POSIX CPU-time timer")
-					       : "none");
-	put_kv(w, "collector", "cfprof-runtime 1 (-finstrument-functions hooks)");
-	put_kv(w, "paths", outfile_u64(num[3], nstacks));
-	put_kv(w, "threads", outfile_u64(num[4], nthreads));
-	put_kv(w, "threads_not_profiled", outfile_u64(num[5], cf_failed));
-	put_kv(w, "max_tree_depth", outfile_u64(num[6], CF_MAX_TREE));
-	for (int c = 0; c < cp.nres; c++) {
-		int r = cp.res[c];
-		strcpy(key[c], "interval.");
-		strcat(key[c], res_table[r].name);
-		put_kv(w, key[c], outfile_u64(num[7], cp.interval[r]));
-	}
+	format_put_u32(w, (uint32_t)n + 6);
+	for (int i = 0; i < n; i++)
+		put_kv(w, kv[i][0], kv[i][1]);
+	put_kv(w, "pid", outfile_u64(more[0], (uint64_t)getpid()));
+	put_kv(w, "end_ns", outfile_u64(more[1], cp_now(CLOCK_REALTIME)));
+	put_kv(w, "paths", outfile_u64(more[2], nstacks));
+	put_kv(w, "threads", outfile_u64(more[3], nthreads));
+	put_kv(w, "threads_not_profiled", outfile_u64(more[4], cf_failed));
+	put_kv(w, "ended", cp_ended);
 	format_end_section(w);
 }
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "bounds.h"
+#include "keep.h"
 #include "tree.h"
 
 #define CF_CHUNK (256u << 10)
@@ -76,6 +77,19 @@ struct cf_node cf_none;
  * memory. */
 struct cf_thread cf_dead = { .state = CF_DEAD };
 
+static struct cf_keep cf_keep_none, *cf_keep = &cf_keep_none;
+
+void tree_keep(int nres)
+{
+	struct cf_keep *k;
+
+	if (!keep_h || !(k = keep_map(sizeof *k)) || !keep_has(k))
+		return;
+	k->nres = nres;
+	cf_keep = k;
+	keep_set_root(k);
+}
+
 static uintptr_t cf_unprof[CF_MAX_UNPROFILED];
 static int cf_nunprof;
 
@@ -84,6 +98,18 @@ static void *map(size_t n)
 	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 		       -1, 0);
 	return p == MAP_FAILED ? NULL : p;
+}
+
+/* What the save reads, from the keep when there is one (keep.h). */
+static void *map_kept(size_t n)
+{
+	void *p = keep_h ? keep_map(n) : NULL;
+
+	if (p && keep_has(p))
+		return p;
+	if (p)
+		munmap(p, n); /* the keep is full: arena_map's */
+	return map(n);
 }
 
 void tree_set_unprofiled(const uintptr_t *fn, int n)
@@ -117,7 +143,7 @@ static struct cf_node *node_new(struct cf_thread *t)
 	struct cf_node *n;
 
 	if (!c || c->used + size > c->size) {
-		struct cf_chunk *x = map(CF_CHUNK);
+		struct cf_chunk *x = map_kept(CF_CHUNK);
 		if (!x)
 			return NULL;
 		x->size = CF_CHUNK - offsetof(struct cf_chunk, mem);
@@ -215,13 +241,14 @@ struct cf_thread *tree_thread(uintptr_t sp)
 
 	if (!__atomic_load_n(&cf_on, __ATOMIC_ACQUIRE))
 		return NULL;
-	t = map(sizeof(*t));
+	t = map_kept(sizeof(*t));
 	if (t && !(t->base = frames_get()))
 		t->base = map(CF_FRAMES_LEN);
 	if (!t || !t->base || table_grow(t) < 0 || !(t->root = node_new(t))) {
 		/* Out of memory: this thread is not profiled (the save says
 		 * how many were not). */
-		__atomic_fetch_add(&cf_failed, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&cf_keep->failed, __atomic_add_fetch(&cf_failed, 1, __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
 		cf_me = &cf_dead;
 		return NULL;
 	}
@@ -243,6 +270,13 @@ struct cf_thread *tree_thread(uintptr_t sp)
 	while (!__atomic_compare_exchange_n(&cf_threads, &t->next, t, 1, __ATOMIC_RELEASE,
 					    __ATOMIC_RELAXED))
 		;
+	/* The keep's copy of the head: whoever stores last stores the head
+	 * (a store, then a check that it still is). */
+	for (struct cf_thread *h = t;; h = __atomic_load_n(&cf_threads, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&cf_keep->threads, (uint64_t)(uintptr_t)h, __ATOMIC_RELEASE);
+		if (__atomic_load_n(&cf_threads, __ATOMIC_ACQUIRE) == h)
+			break;
+	}
 	t->state = CF_READY;
 	cf_me = t;
 	cf_fast = t;

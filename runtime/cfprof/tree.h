@@ -100,6 +100,24 @@ struct cf_chunk {
 	char mem[];
 };
 
+/*
+ * The trees' root in the keep (keep.h), what the launcher reads a dead
+ * program's trees from (lib/salvage_cfprof.c): every thread's record and
+ * node chunks are keep memory when there is a keep, and the registry's
+ * head and the failure count are mirrored here.
+ */
+struct cf_keep {
+	uint64_t threads; /* cf_threads */
+	uint64_t failed;  /* cf_failed */
+	int32_t nres;     /* cf_nres */
+};
+#define CF_KEEP_LAYOUT                                                                       \
+	(0x6366000000000000ull ^ (uint64_t)sizeof(struct cf_node) << 8 ^                          \
+	 (uint64_t)sizeof(struct cf_thread) << 20 ^ (uint64_t)sizeof(struct cf_chunk) << 32 ^      \
+	 (uint64_t)sizeof(struct cf_keep) << 40)
+/* Make the root (after keep_attach, before the first thread): 0, or -1. */
+void tree_keep(int nres);
+
 extern int cf_on;                   /* counting: set up and not stopped */
 extern int cf_nres;                 /* hits per node */
 extern struct cf_thread *cf_threads; /* every thread's record, newest first */

@@ -77,7 +77,7 @@ void *arena_alloc(struct arena *a, size_t n)
 	size = ARENA_CHUNK;
 	if (n + 64 > size)
 		size = (n + 64 + 4095) & ~(size_t)4095;
-	c = arena_map(size);
+	c = a->map ? a->map(size) : arena_map(size);
 	if (!c)
 		return NULL;
 	c->size = size;
@@ -96,7 +96,10 @@ void arena_release(struct arena *a)
 
 	while (c) {
 		next = c->next;
-		munmap(c, c->size);
+		if (a->unmap)
+			a->unmap(c, c->size);
+		else
+			munmap(c, c->size);
 		c = next;
 	}
 	a->head = NULL;

@@ -36,6 +36,10 @@ struct arena_chunk;
 struct arena {
 	struct arena_chunk *head; /* newest chunk first */
 	char *cur, *end;          /* free space in head */
+	/* Where chunks come from and go back: arena_map / arena_unmap when
+	 * NULL (a table the keep must hold sets keep_map, keep_unmap). */
+	void *(*map)(size_t n);
+	void (*unmap)(void *p, size_t n);
 };
 
 /* n bytes, 16-aligned, zeroed, or NULL when mmap fails. */

@@ -19,13 +19,9 @@
 
 #include "arena.h"
 #include "format.h"
+#include "keep.h"
+#include "keepfmt.h"
 #include "modules.h"
-
-struct modules_ent {
-	uint64_t start, end, bias, offset;
-	uint32_t path, path_len; /* into the string scratch */
-	uint32_t bid, bid_len;
-};
 
 struct modules_scratch {
 	struct modules_ent *ents;
@@ -33,11 +29,17 @@ struct modules_scratch {
 	char *str;
 	size_t nstr, cap_str;
 	int first, failed;
+	int kept; /* the remembered list: in the keep, old copies never unmapped */
 	uint64_t vdso;
 };
 
-/* Double a scratch mapping to hold at least need bytes. */
-static int reserve(void **p, size_t *cap, size_t used, size_t need)
+/*
+ * Double a scratch mapping to hold at least need bytes.  The remembered
+ * list's old copy stays mapped (a reader may be copying it: a save, or the
+ * unwinder's modules_note in another thread or a signal handler), and
+ * comes from the keep, whose launcher reads it after the program is gone.
+ */
+static int reserve(void **p, size_t *cap, size_t used, size_t need, int kept)
 {
 	size_t n = *cap ? *cap : 16384;
 	void *q;
@@ -46,20 +48,21 @@ static int reserve(void **p, size_t *cap, size_t used, size_t need)
 		return 0;
 	while (n < need)
 		n *= 2;
-	q = arena_map(n);
+	q = kept ? keep_map(n) : arena_map(n);
 	if (!q)
 		return -1;
 	if (*p)
 		memcpy(q, *p, used);
-	arena_unmap(*p, *cap);
-	*p = q;
+	if (!kept)
+		arena_unmap(*p, *cap);
+	__atomic_store_n(p, q, __ATOMIC_RELEASE);
 	*cap = n;
 	return 0;
 }
 
 static int add_str(struct modules_scratch *m, const void *s, size_t n, uint32_t *off)
 {
-	if (reserve((void **)&m->str, &m->cap_str, m->nstr, m->nstr + n + 1) < 0)
+	if (reserve((void **)&m->str, &m->cap_str, m->nstr, m->nstr + n + 1, m->kept) < 0)
 		return -1;
 	memcpy(m->str + m->nstr, s, n);
 	*off = (uint32_t)m->nstr;
@@ -134,7 +137,7 @@ static int one(struct dl_phdr_info *info, size_t size, void *arg)
 	}
 	e.bias = info->dlpi_addr;
 	if (reserve((void **)&m->ents, &m->cap_ents, m->nents * sizeof e,
-		    (m->nents + 1) * sizeof e) < 0 ||
+		    (m->nents + 1) * sizeof e, m->kept) < 0 ||
 	    add_str(m, path, strlen(path), &e.path) < 0 ||
 	    (bid && add_str(m, bid, e.bid_len, &e.bid) < 0)) {
 		m->failed = 1;
@@ -171,17 +174,26 @@ int modules_write(struct format_writer *w)
 	return m.failed ? -1 : 0;
 }
 
-/* ---- objects unloaded before the save (cpprof) ---- */
+/* ---- objects unloaded before the save, and the keep's list ---- */
 
 /*
- * A sampling profiler keeps frames of a library that is dlclose'd before
- * the save; modules_write would no longer list it and its frames would stay
- * addresses.  modules_remember keeps every object it sees (outside signal
- * context: at start and before each dlclose), modules_write_all lists the
- * remembered ones that nothing mapped now overlaps, after the live ones
- * (of remembered ones that overlap each other, the first).
+ * A profiler keeps frames of a library that is dlclose'd before the save;
+ * modules_write would no longer list it and its frames would stay
+ * addresses.  modules_remember keeps every object it sees (at start,
+ * before each dlclose, and, while the keep is on, when the unwinder meets
+ * an address no remembered object holds: modules_note), modules_write_all
+ * lists the remembered ones that nothing mapped now overlaps, after the
+ * live ones (of remembered ones that overlap each other, the first).
+ *
+ * One writer at a time (rem_busy; a caller that finds it busy leaves the
+ * work to the holder, rem_again), and readers without a lock: entries are
+ * appended, each whole before nents says so (release), and a grown array
+ * leaves the old one mapped.  While the keep is on, the list lives in it
+ * and its header points at it: the launcher's module list.
  */
-static struct modules_scratch remembered = { .first = 1 };
+static struct modules_scratch remembered = { .first = 1, .kept = 1 };
+static int rem_busy, rem_again;
+static int hold_busy; /* a dlclose holds ranges (below) */
 
 static int add_ent(struct modules_scratch *to, const struct modules_scratch *from,
 		   const struct modules_ent *e)
@@ -189,15 +201,30 @@ static int add_ent(struct modules_scratch *to, const struct modules_scratch *fro
 	struct modules_ent c = *e;
 
 	if (reserve((void **)&to->ents, &to->cap_ents, to->nents * sizeof c,
-		    (to->nents + 1) * sizeof c) < 0 ||
+		    (to->nents + 1) * sizeof c, to->kept) < 0 ||
 	    add_str(to, from->str + e->path, e->path_len, &c.path) < 0 ||
 	    (e->bid_len && add_str(to, from->str + e->bid, e->bid_len, &c.bid) < 0))
 		return -1;
-	to->ents[to->nents++] = c;
+	to->ents[to->nents] = c;
+	__atomic_store_n(&to->nents, to->nents + 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
-int modules_remember(void)
+/* The keep's header points at the list (the launcher reads it after the
+ * program is gone: no order to keep with anyone). */
+static void publish_kept(void)
+{
+	struct keep_head *h = keep_h;
+
+	if (!h || !keep_has(remembered.ents) || !keep_has(remembered.str))
+		return;
+	h->mod_ents = (uint64_t)(uintptr_t)remembered.ents;
+	h->mod_str = (uint64_t)(uintptr_t)remembered.str;
+	h->mod_nstr = remembered.nstr;
+	__atomic_store_n(&h->mod_n, remembered.nents, __ATOMIC_RELEASE);
+}
+
+static int remember_once(void)
 {
 	struct modules_scratch now = { .first = 1 };
 	int rc = 0;
@@ -219,7 +246,42 @@ int modules_remember(void)
 	}
 	arena_unmap(now.ents, now.cap_ents);
 	arena_unmap(now.str, now.cap_str);
+	publish_kept();
 	return rc || now.failed ? -1 : 0;
+}
+
+int modules_remember(void)
+{
+	int rc = 0;
+
+	for (;;) {
+		if (__atomic_exchange_n(&rem_busy, 1, __ATOMIC_ACQUIRE)) {
+			__atomic_store_n(&rem_again, 1, __ATOMIC_RELEASE);
+			return 0; /* the holder goes round once more */
+		}
+		__atomic_store_n(&rem_again, 0, __ATOMIC_RELAXED);
+		rc |= remember_once();
+		__atomic_store_n(&rem_busy, 0, __ATOMIC_RELEASE);
+		if (!__atomic_load_n(&rem_again, __ATOMIC_ACQUIRE))
+			return rc ? -1 : 0;
+	}
+}
+
+void modules_fork_child(void)
+{
+	__atomic_store_n(&rem_busy, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&hold_busy, 0, __ATOMIC_RELAXED);
+}
+
+void modules_note(uint64_t addr)
+{
+	size_t n = __atomic_load_n(&remembered.nents, __ATOMIC_ACQUIRE);
+	const struct modules_ent *e = __atomic_load_n(&remembered.ents, __ATOMIC_ACQUIRE);
+
+	for (size_t i = 0; i < n; i++)
+		if (e[i].start <= addr && addr < e[i].end)
+			return;
+	modules_remember();
 }
 
 int modules_write_all(struct format_writer *w)
@@ -227,10 +289,16 @@ int modules_write_all(struct format_writer *w)
 	struct modules_scratch m = { .first = 1 };
 	size_t i;
 
+	size_t nrem = __atomic_load_n(&remembered.nents, __ATOMIC_ACQUIRE);
+	struct modules_scratch rem = {
+		.ents = __atomic_load_n(&remembered.ents, __ATOMIC_ACQUIRE),
+		.str = __atomic_load_n(&remembered.str, __ATOMIC_ACQUIRE),
+	};
+
 	m.vdso = getauxval(AT_SYSINFO_EHDR);
 	dl_iterate_phdr(one, &m);
-	for (i = 0; i < remembered.nents && !m.failed; i++) {
-		const struct modules_ent *r = &remembered.ents[i];
+	for (i = 0; i < nrem && !m.failed; i++) {
+		const struct modules_ent *r = &rem.ents[i];
 		size_t k;
 
 		/* Nor an earlier remembered one: an object dlclose'd, then
@@ -239,7 +307,7 @@ int modules_write_all(struct format_writer *w)
 		for (k = 0; k < m.nents; k++)
 			if (r->start < m.ents[k].end && m.ents[k].start < r->end)
 				break;
-		if (k == m.nents && add_ent(&m, &remembered, r) < 0)
+		if (k == m.nents && add_ent(&m, &rem, r) < 0)
 			m.failed = 1;
 	}
 	format_begin_section(w, FORMAT_SEC_MODULES);
@@ -333,7 +401,6 @@ static void hold_unmapped(const struct hold_list *before, const struct hold_list
 }
 
 static struct hold_list hold_before, hold_now; /* under hold_busy */
-static int hold_busy;
 
 int modules_hold_begin(void)
 {

@@ -5,7 +5,19 @@
 #ifndef MODULES_H
 #define MODULES_H
 
+#include <stdint.h>
+
 struct format_writer;
+
+/* One object: the address range of its PT_LOAD segments, the load bias,
+ * the file offset of the first PT_LOAD, and its path and GNU build-id as
+ * places in a string buffer.  The keep's module list is an array of these
+ * (lib/keepfmt.h): the launcher reads them. */
+struct modules_ent {
+	uint64_t start, end, bias, offset;
+	uint32_t path, path_len;
+	uint32_t bid, bid_len;
+};
 
 /*
  * Write one whole MODULES section.  The main executable comes first, with
@@ -23,6 +35,16 @@ int modules_write(struct format_writer *w);
  */
 int modules_remember(void);
 int modules_write_all(struct format_writer *w);
+/*
+ * The unwinder met addr, a return address or pc in some loaded object:
+ * remember the objects mapped now unless a remembered one holds addr (a
+ * library loaded since).  For the keep, whose list must hold every frame's
+ * object when the program dies; any context, signal handlers included
+ * (another caller's remember in progress does it).
+ */
+void modules_note(uint64_t addr);
+/* In a forked child: whatever the parent's other threads were doing. */
+void modules_fork_child(void);
 
 /*
  * Around a real dlclose (outside signal context): modules_hold_begin notes

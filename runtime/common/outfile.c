@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "keep.h"
 #include "outfile.h"
 
 static char of_cmdline[1 << 15];
@@ -101,11 +102,15 @@ int outfile_open(struct outfile *o, const char *base, pid_t root,
 
 int outfile_close(struct outfile *o, int rc)
 {
+	/* Written at exit: the launcher's keep (keep.h) has nothing to do. */
+	if (rc == 0)
+		keep_wrote(o->fd, 1);
 	if (close(o->fd) < 0 && rc == 0)
 		rc = -errno;
 	if (rc == 0 && rename(o->tmp, o->path) < 0)
 		rc = -errno;
 	if (rc < 0) {
+		keep_recording();
 		unlink(o->tmp);
 		fail(o, o->path, -rc);
 		return -1;

@@ -13,6 +13,8 @@
 #include "bounds.h"
 #include "format.h"
 #include "unwind.h"
+#include "keep.h"
+#include "modules.h"
 #include "unwind_int.h"
 
 __thread uintptr_t uw_lo, uw_hi;
@@ -129,6 +131,10 @@ int unwind_modules_refresh(void)
 	f.s->size = size;
 	f.cap = (int)((size - sizeof(*f.s)) / sizeof(struct uw_mod));
 	dl_iterate_phdr(snap_cb, &f);
+	/* The keep's module list follows the snapshot (keep.h): the handler
+	 * never calls the loader, so this is where a new library is seen. */
+	if (keep_h)
+		modules_remember();
 	old = __atomic_exchange_n(&uw_snap, f.s, __ATOMIC_SEQ_CST);
 	if (old) {
 		wait_readers(); /* nobody still reads the old one */

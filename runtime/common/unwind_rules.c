@@ -13,6 +13,8 @@
 #include <sys/mman.h>
 
 #include "arena.h"
+#include "keep.h"
+#include "modules.h"
 #include "unwind_int.h"
 
 uint64_t *uw_cache;
@@ -95,5 +97,9 @@ uint32_t uw_rule_lookup(uint64_t ra)
 		errno = e;
 	}
 	dl_iterate_phdr(find_cb, &f);
+	/* The keep's module list must hold every frame's object (keep.h):
+	 * a miss is the first sight of a return address. */
+	if (keep_h)
+		modules_note(ra);
 	return f.rule;
 }

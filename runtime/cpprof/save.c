@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "format.h"
+#include "keep.h"
 #include "modules.h"
 #include "outfile.h"
 #include "save.h"
@@ -33,29 +34,56 @@ static void put_kv(struct format_writer *w, const char *k, const char *v)
 	format_put_str(w, v);
 }
 
-static void put_info(struct format_writer *w)
+/* INFO's entries known from the start (into kv, with numbers in num):
+ * the file's, and the keep's for a file the launcher writes (keep.h).
+ * Their number. */
+static int static_info(const char *kv[][2], char num[][24], char key[][64])
 {
-	char num[8][24], key[RES_N][64];
 	const char *clock = cp.clock_perf ? "perf task-clock" : "POSIX CPU-time timer";
+	int n = 0;
 
-	format_begin_section(w, FORMAT_SEC_INFO);
-	format_put_u32(w, 10 + (uint32_t)cp.nres);
-	put_kv(w, "cmdline", outfile_cmdline());
-	put_kv(w, "exe", outfile_exe());
-	put_kv(w, "pid", outfile_u64(num[0], (uint64_t)getpid()));
-	put_kv(w, "start_ns", outfile_u64(num[1], cp.start_ns));
-	put_kv(w, "end_ns", outfile_u64(num[2], cp_now(CLOCK_REALTIME)));
-	put_kv(w, "dropped", outfile_u64(num[3], tab_dropped()));
-	put_kv(w, "random", cp.random ? "1" : "0");
-	put_kv(w, "cpu_clock", cp.clock_needed ? clock : "none");
-	put_kv(w, "sampler", "cpprof-runtime 1");
-	put_kv(w, "unwinder", "cpprof CFI walk from the signal context (no fallback)");
+	kv[n][0] = "cmdline", kv[n++][1] = outfile_cmdline();
+	kv[n][0] = "exe", kv[n++][1] = outfile_exe();
+	kv[n][0] = "start_ns", kv[n++][1] = outfile_u64(num[0], cp.start_ns);
+	kv[n][0] = "random", kv[n++][1] = cp.random ? "1" : "0";
+	kv[n][0] = "cpu_clock", kv[n++][1] = cp.clock_needed ? clock : "none";
+	kv[n][0] = "sampler", kv[n++][1] = "cpprof-runtime 1";
+	kv[n][0] = "unwinder", kv[n++][1] = "cpprof CFI walk from the signal context (no fallback)";
 	for (int c = 0; c < cp.nres; c++) {
 		int r = cp.res[c];
 		strcpy(key[c], "interval.");
 		strcat(key[c], res_table[r].name);
-		put_kv(w, key[c], outfile_u64(num[4], cp.interval[r]));
+		kv[n][0] = key[c], kv[n++][1] = outfile_u64(num[1 + c], cp.interval[r]);
 	}
+	return n;
+}
+
+void sv_keep(void)
+{
+	const char *kv[8 + RES_N][2];
+	char num[1 + RES_N][24], key[RES_N][64];
+	int n = static_info(kv, num, key);
+
+	for (int i = 0; i < n; i++)
+		keep_info(kv[i][0], kv[i][1]);
+	for (int c = 0; c < cp.nres; c++)
+		keep_counter(res_table[cp.res[c]].name, "hits");
+}
+
+static void put_info(struct format_writer *w)
+{
+	const char *kv[8 + RES_N][2];
+	char num[1 + RES_N][24], key[RES_N][64], more[3][24];
+	int n = static_info(kv, num, key);
+
+	format_begin_section(w, FORMAT_SEC_INFO);
+	format_put_u32(w, (uint32_t)n + 4);
+	for (int i = 0; i < n; i++)
+		put_kv(w, kv[i][0], kv[i][1]);
+	put_kv(w, "pid", outfile_u64(more[0], (uint64_t)getpid()));
+	put_kv(w, "end_ns", outfile_u64(more[1], cp_now(CLOCK_REALTIME)));
+	put_kv(w, "dropped", outfile_u64(more[2], tab_dropped()));
+	put_kv(w, "ended", cp_ended);
 	format_end_section(w);
 }
 

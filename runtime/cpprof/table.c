@@ -15,10 +15,9 @@
 #include <sys/mman.h>
 
 #include "format.h"
+#include "keep.h"
 #include "table.h"
 
-#define TAB_BITS 20                     /* 1M slots: 4 MiB reserved */
-#define TAB_SLOTS (1u << TAB_BITS)
 #define TAB_WORDS (64ull << 20)         /* entry region: 512 MiB reserved */
 #define TAB_PROBES 4096
 
@@ -27,6 +26,7 @@ static uint64_t *tab_mem;
 static uint64_t tab_used = 1; /* word 0 is never an entry: offset 0 = empty */
 static uint64_t tab_n, tab_lost;
 static int tab_nres;
+static struct tab_keep tab_keep_none, *tab_k = &tab_keep_none;
 
 static void *reserve(size_t n)
 {
@@ -35,25 +35,61 @@ static void *reserve(size_t n)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/* In the keep when there is one (its pages are as sparse as a reserve's). */
+static void *tab_map(size_t n)
+{
+	void *p = keep_h ? keep_map(n) : NULL;
+
+	if (p && keep_has(p))
+		return p;
+	if (p)
+		munmap(p, n); /* the keep is full: arena_map's */
+	return reserve(n);
+}
+
+static void tab_unmap(void *p, size_t n)
+{
+	if (keep_has(p))
+		keep_unmap(p, n);
+	else if (p)
+		munmap(p, n);
+}
+
 int tab_init(int nres)
 {
+	struct tab_keep *k;
+
 	tab_nres = nres;
-	tab_slot = reserve(TAB_SLOTS * sizeof(uint32_t));
-	tab_mem = reserve(TAB_WORDS * sizeof(uint64_t));
+	tab_slot = tab_map(TAB_SLOTS * sizeof(uint32_t));
+	tab_mem = tab_map(TAB_WORDS * sizeof(uint64_t));
 	if (!tab_slot || !tab_mem)
 		return -1;
+	if (keep_has(tab_slot) && keep_has(tab_mem) && (k = keep_map(sizeof *k)) && keep_has(k)) {
+		k->slot = (uint64_t)(uintptr_t)tab_slot;
+		k->mem = (uint64_t)(uintptr_t)tab_mem;
+		k->words = TAB_WORDS;
+		k->nres = nres;
+		tab_k = k;
+		keep_set_root(k);
+	}
 	return 0;
 }
 
 int tab_reset(void)
 {
-	if (tab_slot)
-		munmap(tab_slot, TAB_SLOTS * sizeof(uint32_t));
-	if (tab_mem)
-		munmap(tab_mem, TAB_WORDS * sizeof(uint64_t));
+	tab_unmap(tab_slot, TAB_SLOTS * sizeof(uint32_t));
+	tab_unmap(tab_mem, TAB_WORDS * sizeof(uint64_t));
 	tab_used = 1;
 	tab_n = tab_lost = 0;
+	tab_k = &tab_keep_none;
 	return tab_init(tab_nres);
+}
+
+/* Samples lost to a full table: counted, and mirrored in the keep. */
+static void lose(uint64_t hits)
+{
+	__atomic_store_n(&tab_k->lost, __atomic_add_fetch(&tab_lost, hits, __ATOMIC_RELAXED),
+			 __ATOMIC_RELAXED);
 }
 
 static uint64_t hash(const uint64_t *f, int depth, uint32_t flags, uint32_t tid)
@@ -93,7 +129,7 @@ void tab_add(const uint64_t *frames, int depth, uint32_t flags, uint32_t tid, in
 			if (!off) {
 				off = __atomic_fetch_add(&tab_used, words, __ATOMIC_RELAXED);
 				if (off + words > TAB_WORDS || off + words > UINT32_MAX) {
-					__atomic_fetch_add(&tab_lost, hits, __ATOMIC_RELAXED);
+					lose(hits);
 					return;
 				}
 				e = (struct tab_ent *)(tab_mem + off);
@@ -119,7 +155,7 @@ void tab_add(const uint64_t *frames, int depth, uint32_t flags, uint32_t tid, in
 			return;
 		}
 	}
-	__atomic_fetch_add(&tab_lost, hits, __ATOMIC_RELAXED);
+	lose(hits);
 }
 
 uint64_t tab_count(void)

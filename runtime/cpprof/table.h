@@ -21,6 +21,22 @@ struct tab_ent {
 	uint64_t c[];     /* nres counters, then depth frames */
 };
 
+/* The table's root in the keep (keep.h): what the launcher reads the table
+ * of a program that died from (lib/salvage_cpprof.c).  The slots and the
+ * entries are keep memory when there is a keep. */
+#define TAB_BITS 20 /* 1M slots: 4 MiB reserved */
+#define TAB_SLOTS (1u << TAB_BITS)
+struct tab_keep {
+	uint64_t slot;  /* the program's address of the slots */
+	uint64_t mem;   /* of the entry region (a slot is a word offset in it) */
+	uint64_t words; /* its size, in words */
+	uint64_t lost;  /* tab_dropped(), mirrored */
+	int32_t nres;
+};
+#define TAB_KEEP_LAYOUT                                                                      \
+	(0x6370000000000000ull ^ (uint64_t)sizeof(struct tab_ent) << 8 ^                          \
+	 (uint64_t)sizeof(struct tab_keep) << 16 ^ (uint64_t)TAB_BITS << 32)
+
 /* Map the table for nres counters.  0 or -1.  Not signal-safe. */
 int tab_init(int nres);
 /* Drop everything and start empty (a forked child).  Not signal-safe. */

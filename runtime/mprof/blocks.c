@@ -11,7 +11,9 @@
 
 #include "arena.h"
 #include "blocks.h"
+#include "keep.h"
 #include "lock.h"
+#include "mkeep.h"
 #include "writer.h"
 
 #define BLOCK_BYTES ((sizeof(struct blocks_thread) + 4095) & ~(size_t)4095)
@@ -62,9 +64,10 @@ static struct blocks_thread *block_new(void)
 	t = blocks_pool;
 	if (t) {
 		blocks_pool = t->pool;
-	} else if ((t = arena_map(BLOCK_BYTES)) != NULL) {
+	} else if ((t = keep_map(BLOCK_BYTES)) != NULL) {
 		t->all = blocks_all;
 		__atomic_store_n(&blocks_all, t, __ATOMIC_RELEASE);
+		__atomic_store_n(&mon_keep->blocks_all, (uint64_t)(uintptr_t)t, __ATOMIC_RELEASE);
 	}
 	if (t)
 		t->owned = 1;
@@ -127,7 +130,7 @@ void blocks_reset(struct blocks_thread *t, uint64_t e)
 
 	if (t->epoch) {
 		for (i = 0; i < t->nchunks; i++) {
-			arena_unmap(t->dir[i], CHUNK_BYTES);
+			keep_unmap(t->dir[i], CHUNK_BYTES);
 			t->dir[i] = NULL;
 		}
 		t->nchunks = 0;
@@ -144,7 +147,7 @@ void blocks_reset(struct blocks_thread *t, uint64_t e)
 __attribute__((noinline)) struct blocks_counters *blocks_chunk(struct blocks_thread *t,
 								uint32_t idx)
 {
-	struct blocks_counters *c = arena_map(CHUNK_BYTES);
+	struct blocks_counters *c = keep_map(CHUNK_BYTES);
 
 	if (!c)
 		return NULL;

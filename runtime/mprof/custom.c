@@ -7,6 +7,7 @@
  * size (40 bits: the monitor drops larger ones, MON_SIZE_BITS).
  */
 #include "custom.h"
+#include "keep.h"
 
 #include <string.h>
 
@@ -177,6 +178,7 @@ int custom_category(const char *name)
 			*k++ = (char)('0' + id / 10 % 10);
 		*k = (char)('0' + id % 10);
 		__atomic_store_n(&ncat, id, __ATOMIC_RELEASE);
+		keep_info(keys[id], names[id]); /* a file the launcher writes names it too */
 	}
 	lock_give(&custom_lk);
 	return id;

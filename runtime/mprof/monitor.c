@@ -22,6 +22,7 @@
 #include "addrmap.h"
 #include "blocks.h"
 #include "custom.h"
+#include "mkeep.h"
 #include "monitor.h"
 #include "mprof.h"
 #include "peak.h"
@@ -51,6 +52,12 @@ __attribute__((used)) static const void *const mon_link_refs[] = {
 };
 
 #define ADD(x, v) __atomic_fetch_add(&(x), (v), __ATOMIC_RELAXED)
+
+/* An allocation not recorded (rare): counted, and mirrored in the keep. */
+static void drop(void)
+{
+	__atomic_store_n(&mon_keep->dropped, ADD(mon.dropped, 1) + 1, __ATOMIC_RELAXED);
+}
 
 /* ---- trouble ---- */
 
@@ -102,7 +109,7 @@ int mon_enter_slow(int is_alloc)
 		/* Another thread is initialising (never wait: it may need a
 		 * loader lock we hold), or trouble stopped us. */
 		if (is_alloc && st != MON_STOPPED && st != MON_OFF)
-			ADD(mon.dropped, 1);
+			drop();
 		return 0;
 	}
 	mon_guard = 1;
@@ -299,7 +306,7 @@ static inline __attribute__((always_inline)) void alloc_settle(void *p, size_t n
 	int as;
 
 	if (idx < 0) {
-		ADD(mon.dropped, 1);
+		drop();
 		return;
 	}
 	/*
@@ -378,7 +385,7 @@ void mon_alloc(void *p, size_t n, const struct unwind_frame0 *f0)
 	int64_t idx;
 
 	if ((uint64_t)n >> MON_SIZE_BITS) {
-		ADD(mon.dropped, 1);
+		drop();
 		return;
 	}
 	/* A stack the unwinder remembers comes back as its index + 1, for
@@ -418,7 +425,7 @@ void mon_alloc_custom(const void *p, size_t n, int category, const struct unwind
 	int depth, as;
 
 	if ((uint64_t)n >> MON_SIZE_BITS || !custom_category_ok(category)) {
-		ADD(mon.dropped, 1);
+		drop();
 		return;
 	}
 	frames = t ? t->frames : orphan_frames;
@@ -436,7 +443,7 @@ void mon_alloc_custom(const void *p, size_t n, int category, const struct unwind
 		blocks_orphan_unlock();
 	}
 	if (idx < 0) {
-		ADD(mon.dropped, 1);
+		drop();
 		return;
 	}
 	/* As alloc_settle: an object counted in the old profile of a restart
@@ -478,7 +485,7 @@ void mon_alloc_lisp(size_t n, int cls, const struct unwind_frame0 *f0,
 	int depth, as;
 
 	if ((uint64_t)n >> MON_SIZE_BITS) {
-		ADD(mon.dropped, 1);
+		drop();
 		return;
 	}
 	frames = t ? t->frames : orphan_frames;
@@ -496,7 +503,7 @@ void mon_alloc_lisp(size_t n, int cls, const struct unwind_frame0 *f0,
 		blocks_orphan_unlock();
 	}
 	if (idx < 0) {
-		ADD(mon.dropped, 1);
+		drop();
 		return;
 	}
 	as = __atomic_load_n(&mon.autosave, __ATOMIC_RELAXED);

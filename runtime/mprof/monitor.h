@@ -119,4 +119,7 @@ void mon_restart(const char *filename);
 
 uint64_t mon_now_ns(void);
 
+/* The program calls _exit(status) (exit.c): save if that is for us. */
+void mon_exit_now(int status);
+
 #endif

@@ -16,15 +16,27 @@
 #include "blocks.h"
 #include "custom.h"
 #include "freeres.h"
+#include "keep.h"
+#include "layout.h"
 #include "leakscan.h"
 #include "lname.h"
 #include "lock.h"
+#include "mkeep.h"
+#include "modules.h"
 #include "monitor.h"
 #include "outfile.h"
 #include "peak.h"
 #include "real.h"
 #include "stacks.h"
+#include "unwind.h"
 #include "writer.h"
+
+/* The monitor's root in the keep (mkeep.h); this copy when there is none. */
+static struct mkeep mkeep_none;
+struct mkeep *mon_keep = &mkeep_none;
+/* The process the monitor counts for: a vfork child (no fork handler ran)
+ * that calls _exit is not it. */
+static pid_t mon_pid;
 
 /* ---- initialisation ---- */
 
@@ -138,6 +150,30 @@ void mon_config(void)
 	__atomic_store_n(&mon.configured, 2, __ATOMIC_RELEASE);
 }
 
+/*
+ * Under a launcher (mprof run), the tables a save reads go in its keep
+ * (keep.h), so that it can write the profile of a program that dies
+ * without exit: before the first table is made.  The keep also gets the
+ * INFO entries and counters a file of this run has whatever the end.
+ */
+static void keep_start(void)
+{
+	struct mkeep *k;
+
+	keep_attach("MPROF_KEEP", "MPROF_ROOT_PID", FORMAT_KIND_MPROF, MKEEP_LAYOUT);
+	if (!keep_h || !(k = keep_map(sizeof *k)) || !keep_has(k))
+		return;
+	mon_keep = k;
+	peak_pe_mirror = &k->peak_pe;
+	keep_set_root(k);
+	keep_info("cmdline", outfile_cmdline());
+	keep_info("exe", outfile_exe());
+	keep_info("monitor", "mprof-runtime 1");
+	keep_info("unwinder", unwind_name);
+	for (int i = 0; i < MPROF_NCOUNTERS_ALL; i++)
+		keep_counter(format_mprof_counter_names[i], format_mprof_counter_units[i]);
+}
+
 void mon_init(void)
 {
 	int expect = MON_UNINIT, g = mon_guard, e = errno;
@@ -152,12 +188,16 @@ void mon_init(void)
 		errno = e;
 		return;
 	}
+	mon_pid = getpid();
+	keep_start();
 	/* glibc's chunks are 32 bytes apart at least (MINSIZE). */
 	addrmap_init(real_is_glibc() ? 32 : 16);
 	lock_on_timeout(lock_timeout);
 	mon.epoch = 1;
 	peak_restart(1);
 	mon.start_ns = mon_now_ns();
+	mon_keep->epoch = mon.epoch;
+	mon_keep->start_ns = mon.start_ns;
 	/* Before libc has set up environ (allocations by the dynamic loader),
 	 * the configuration waits for the constructor or the first save. */
 	if (environ)
@@ -214,7 +254,7 @@ static void save_failed(const char *what, const char *detail)
 
 /* Write the profile (writer.h): the caller holds the save lock and the
  * guard.  Like the save, the configuration leaves errno as it was. */
-static int save(const char *reason)
+static int save(const char *reason, const char *ended)
 {
 	struct writer_source src;
 	int e = errno;
@@ -235,6 +275,7 @@ static int save(const char *reason)
 		.more_info_count = lname_info_count,
 		.more_info_put = lname_info_put,
 		.fail = save_failed,
+		.ended = ended,
 	};
 	return writer_save(reason, &src);
 }
@@ -244,7 +285,7 @@ void mon_autosave(void)
 	if (writer_trylock() != 0)
 		return; /* a save is under way: it will do */
 	if (!mon.nosave && __atomic_load_n(&mon.state, __ATOMIC_ACQUIRE) == MON_ON)
-		save("autosave");
+		save("autosave", NULL);
 	writer_unlock();
 }
 
@@ -300,7 +341,7 @@ void mon_stop(void)
 		if (st == MON_ON)
 			__atomic_store_n(&mon.state, MON_STOPPED, __ATOMIC_RELEASE);
 		if (!mon.nosave)
-			save("stop");
+			save("stop", NULL);
 		/* Once written, a stopped profile is not written again at exit. */
 		__atomic_store_n(&mon.state, MON_STOPPED, __ATOMIC_RELEASE);
 	}
@@ -338,6 +379,10 @@ void mon_restart(const char *filename)
 	peak_restart(mon.epoch + 1);
 	__atomic_store_n(&mon.epoch, mon.epoch + 1, __ATOMIC_RELEASE);
 	mon.start_ns = mon_now_ns();
+	mon_keep->epoch = mon.epoch;
+	mon_keep->start_ns = mon.start_ns;
+	__atomic_store_n(&mon_keep->dropped, 0, __ATOMIC_RELAXED);
+	keep_recording();
 	mon.nosave = 0;
 	if (filename && *filename)
 		resolve(mon.out, filename);
@@ -405,6 +450,12 @@ static void fork_child(void)
 	stacks_lock_reinit();
 	blocks_lock_reinit();
 	writer_lock_reinit();
+	mon_pid = getpid();
+	/* The tables in the keep are the parent's: the child's own copy
+	 * first, or no profile for the child. */
+	if (keep_fork_child() < 0)
+		mon_fork_held = 0;
+	modules_fork_child();
 	if (!mon_fork_held) {
 		/* Another thread may have been half way through a table: the
 		 * child (profiling stopped) writes nothing, and never restarts. */
@@ -453,11 +504,47 @@ __attribute__((destructor(101))) static void mon_fini(void)
 	if (st == MON_ON && !mon.nosave && mon.leak_scan && !mon.tainted)
 		leakscan_run(stacks_base(), stacks_count());
 	if ((st == MON_ON || st == MON_TROUBLE) && !mon.nosave)
-		save("exit");
+		save("exit", "exit");
 	/* What later destructors (of other objects) do is not in the file:
 	 * stop recording it. */
 	if (st == MON_ON || st == MON_TROUBLE)
 		__atomic_store_n(&mon.state, MON_STOPPED, __ATOMIC_RELEASE);
+	writer_unlock();
+	mon_guard = g;
+}
+
+/*
+ * The program calls _exit (exit.c): no destructor will run.  Under a
+ * launcher the keep has the tables, and the launcher writes the file (it
+ * is told the status); else save now, as at exit but without libc's
+ * buffers (still in use) or the leak scan, and only if no save is under
+ * way (this may be a signal handler's _exit that interrupted one).  Not in
+ * a vfork child: it shares its parent's memory and tables.
+ */
+void mon_exit_now(int status)
+{
+	int g = mon_guard, st;
+	char what[40] = "_exit(", num[24];
+
+	if (__atomic_load_n(&mon.state, __ATOMIC_ACQUIRE) == MON_UNINIT || getpid() != mon_pid)
+		return;
+	if (keep_h) {
+		keep_exiting(status);
+		return;
+	}
+	mon_guard = 1;
+	if (writer_trylock() != 0) {
+		mon_guard = g;
+		return;
+	}
+	st = __atomic_load_n(&mon.state, __ATOMIC_ACQUIRE);
+	if ((st == MON_ON || st == MON_TROUBLE) && !mon.nosave && !mon.tainted) {
+		mon_config();
+		strcat(what, outfile_u64(num, (uint64_t)(status & 0377)));
+		strcat(what, ")");
+		save("exit", what);
+		__atomic_store_n(&mon.state, MON_STOPPED, __ATOMIC_RELEASE);
+	}
 	writer_unlock();
 	mon_guard = g;
 }

@@ -9,6 +9,8 @@
 struct peak_global peak_g;
 struct peak_count peak_nblocks;
 int64_t peak_ceil = 4096, peak_floor = -4096;
+static uint64_t peak_pe_none;
+uint64_t *peak_pe_mirror = &peak_pe_none;
 
 void peak_set_slack(int64_t slack)
 {
@@ -51,6 +53,7 @@ void peak_restart(uint64_t e)
 
 	while (!cas16(&peak_g, &old, (struct pair){ 0, epoch_bits(e) }))
 		;
+	__atomic_store_n(peak_pe_mirror, epoch_bits(e), __ATOMIC_RELAXED);
 }
 
 void peak_publish(struct peak_block *b, uint64_t e)
@@ -80,6 +83,8 @@ void peak_publish(struct peak_block *b, uint64_t e)
 		if (cas16(&peak_g, &old, nw))
 			break;
 	}
+	if (np != p)
+		__atomic_store_n(peak_pe_mirror, nw.pe, __ATOMIC_RELAXED);
 	b->delta = 0;
 	b->s++;
 	/* Keep fz_p the peak as of this publish (so a later change of P
@@ -108,28 +113,4 @@ uint64_t peak_value(uint64_t e)
 	uint64_t pe = __atomic_load_n(&peak_g.pe, __ATOMIC_ACQUIRE);
 
 	return (pe & ~PEAK_MASK) == epoch_bits(e) ? pe & PEAK_MASK : 0;
-}
-
-void peak_share(const struct peak_block *b, const struct peak_stack *k, int64_t lb, int64_t ln,
-		uint64_t p, int64_t *sb, int64_t *sn)
-{
-	uint64_t at;
-
-	/* Settled: k changed after b learnt of p. */
-	if (b->fz_p == p && k->tag == p) {
-		*sb += k->kb;
-		*sn += k->kn;
-		return;
-	}
-	/* Else k has not changed since b learnt of p (at its publish fz_k),
-	 * or p came after b's last publish s: its share is its value at that
-	 * publish, as peak_turn would settle it (k->m <= that publish). */
-	at = b->fz_p == p ? b->fz_k : b->s;
-	if (k->m == at) {
-		*sb += k->pb;
-		*sn += k->pn;
-	} else {
-		*sb += lb;
-		*sn += ln;
-	}
 }

@@ -79,6 +79,8 @@ struct peak_count {
 extern struct peak_count peak_nblocks __attribute__((visibility("hidden")));
 /* A block publishes when its delta leaves [peak_floor, peak_ceil]. */
 extern int64_t peak_ceil, peak_floor __attribute__((visibility("hidden")));
+/* Where the word's pe is mirrored at every change (mkeep.h's peak_pe). */
+extern uint64_t *peak_pe_mirror __attribute__((visibility("hidden")));
 /* peak_slack (default 4096, MPROF_PEAK_SLACK): the bounds are +-slack. */
 void peak_set_slack(int64_t slack);
 
@@ -157,9 +159,31 @@ uint64_t peak_value(uint64_t e);
 /*
  * Stack k's share of peak p in block b, whose live values for it are now
  * lb, ln: into *sb, *sn (added).  Read while the block's owner may be
- * changing it: a snapshot a few events wide, like the counters.
+ * changing it: a snapshot a few events wide, like the counters.  Inline:
+ * the launcher reads a dead program's shares so too (lib/salvage_mprof.c).
  */
-void peak_share(const struct peak_block *b, const struct peak_stack *k, int64_t lb, int64_t ln,
-		uint64_t p, int64_t *sb, int64_t *sn);
+static inline void peak_share(const struct peak_block *b, const struct peak_stack *k, int64_t lb,
+			      int64_t ln, uint64_t p, int64_t *sb, int64_t *sn)
+{
+	uint64_t at;
+
+	/* Settled: k changed after b learnt of p. */
+	if (b->fz_p == p && k->tag == p) {
+		*sb += k->kb;
+		*sn += k->kn;
+		return;
+	}
+	/* Else k has not changed since b learnt of p (at its publish fz_k),
+	 * or p came after b's last publish s: its share is its value at that
+	 * publish, as peak_turn would settle it (k->m <= that publish). */
+	at = b->fz_p == p ? b->fz_k : b->s;
+	if (k->m == at) {
+		*sb += k->pb;
+		*sn += k->pn;
+	} else {
+		*sb += lb;
+		*sn += ln;
+	}
+}
 
 #endif

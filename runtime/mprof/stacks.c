@@ -17,13 +17,13 @@
 #include <string.h>
 
 #include "arena.h"
+#include "keep.h"
 #include "lock.h"
+#include "mkeep.h"
 #include "stacks.h"
 
-#define STACKS_CHUNK_SHIFT 16
-#define STACKS_CHUNK (1u << STACKS_CHUNK_SHIFT)
-#define STACKS_DIR (STACKS_MAX / STACKS_CHUNK)
 #define STACKS_MIN_SLOTS 4096
+_Static_assert(STACKS_DIR == MKEEP_DIR, "the keep mirrors the whole directory");
 
 struct stacks_table {
 	uint64_t mask; /* slots - 1 */
@@ -31,7 +31,9 @@ struct stacks_table {
 };
 
 static struct lock stacks_mutex = LOCK_INIT;
-static struct arena stacks_arena;
+/* Records and the directory's chunks are in the keep (mkeep.h): the
+ * launcher follows them; the hash table is only for lookups. */
+static struct arena stacks_arena = { .map = keep_map, .unmap = keep_unmap };
 static struct stacks_rec **stacks_dir[STACKS_DIR];
 uint32_t stacks_n;
 uint32_t stacks_first; /* the current profile's first index */
@@ -208,11 +210,12 @@ int64_t stacks_intern(const uint64_t *frames, uint32_t depth, uint32_t flags, ui
 		goto fail;
 	chunk = stacks_dir[stacks_n >> STACKS_CHUNK_SHIFT];
 	if (!chunk) {
-		chunk = arena_map(STACKS_CHUNK * sizeof(struct stacks_rec *));
+		chunk = keep_map(STACKS_CHUNK * sizeof(struct stacks_rec *));
 		if (!chunk)
 			goto fail;
 		__atomic_store_n(&stacks_dir[stacks_n >> STACKS_CHUNK_SHIFT], chunk,
 				 __ATOMIC_RELEASE);
+		mon_keep->stacks_dir[stacks_n >> STACKS_CHUNK_SHIFT] = (uint64_t)(uintptr_t)chunk;
 	}
 	if (pos && pos->at < depth && depth - pos->at >= SHARE_MIN) {
 		/* frames[pos->at..] are pos->rec's from pos->off on (the
@@ -239,6 +242,7 @@ int64_t stacks_intern(const uint64_t *frames, uint32_t depth, uint32_t flags, ui
 	__atomic_store_n(&chunk[i & (STACKS_CHUNK - 1)], r, __ATOMIC_RELEASE);
 	put_slot(t, h, i);
 	__atomic_store_n(&stacks_n, i + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&mon_keep->stacks_n, i + 1, __ATOMIC_RELEASE);
 	stacks_unlock();
 	return i;
 fail:
@@ -259,4 +263,5 @@ void stacks_reset(void)
 	stacks_arena.cur = stacks_arena.end = NULL;
 	__atomic_store_n(&stacks_tab, NULL, __ATOMIC_RELEASE);
 	__atomic_store_n(&stacks_first, stacks_n, __ATOMIC_RELEASE);
+	mon_keep->stacks_first = stacks_n;
 }

@@ -23,6 +23,10 @@
 
 /* 22 bits of stack index are stored per object (see addrmap.h). */
 #define STACKS_MAX (1u << 22)
+/* The index -> record directory: STACKS_DIR chunks of STACKS_CHUNK. */
+#define STACKS_CHUNK_SHIFT 16
+#define STACKS_CHUNK (1u << STACKS_CHUNK_SHIFT)
+#define STACKS_DIR (STACKS_MAX / STACKS_CHUNK)
 /* Frames per stack, at most: the monitor keeps the innermost of deeper ones. */
 #define STACKS_MAX_DEPTH 1024
 

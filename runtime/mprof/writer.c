@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "format.h"
+#include "keep.h"
 #include "lock.h"
 #include "modules.h"
 #include "outfile.h"
@@ -94,7 +95,7 @@ static void put_info(struct format_writer *w, const char *reason, const struct w
 		{ "monitor", "mprof-runtime 1" },
 		{ "unwinder", unwind_name },
 	};
-	size_t i, n = sizeof kv / sizeof kv[0], nx = 0, nm = 0;
+	size_t i, n = sizeof kv / sizeof kv[0], nx = 0, nm = 0, ne = src->ended ? 1 : 0;
 	static const char *extra[256][2]; /* under the save lock */
 
 	if (src->extra_info)
@@ -102,10 +103,14 @@ static void put_info(struct format_writer *w, const char *reason, const struct w
 	if (src->more_info_count)
 		nm = src->more_info_count();
 	format_begin_section(w, FORMAT_SEC_INFO);
-	format_put_u32(w, (uint32_t)(n + nx + nm));
+	format_put_u32(w, (uint32_t)(n + ne + nx + nm));
 	for (i = 0; i < n; i++) {
 		format_put_str(w, kv[i][0]);
 		format_put_str(w, kv[i][1]);
+	}
+	if (ne) {
+		format_put_str(w, "ended");
+		format_put_str(w, src->ended);
 	}
 	for (i = 0; i < nx; i++) {
 		format_put_str(w, extra[i][0]);
@@ -191,7 +196,7 @@ int writer_save(const char *reason, const struct writer_source *src)
 {
 	struct format_writer w;
 	char pid[24];
-	int fd, rc, e = errno;
+	int fd, rc, e = errno, final;
 
 	outfile_u64(pid, (uint64_t)getpid());
 	/* A forked child (or a process the launcher did not start) must not
@@ -217,10 +222,15 @@ int writer_save(const char *reason, const struct writer_source *src)
 	put_stacks(&w, src);
 	put_bins(&w, src);
 	rc = format_writer_finish(&w);
+	final = src->ended || !strcmp(reason, "stop");
+	if (rc == 0 && getpid() == src->root_pid)
+		keep_wrote(fd, final);
 	if (close(fd) < 0 && rc == 0)
 		rc = -errno;
 	if (rc == 0 && rename(writer_tmp, writer_path) < 0)
 		rc = -errno;
+	if (rc < 0 && final)
+		keep_recording(); /* nothing written: the launcher's to do */
 	if (rc < 0) {
 		unlink(writer_tmp);
 		fail(src, writer_path, -rc);

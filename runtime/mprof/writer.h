@@ -58,10 +58,15 @@ struct writer_source {
 	void (*more_info_put)(struct format_writer *w);
 	/* The save failed (what, and the errno's name): report it, save no more. */
 	void (*fail)(const char *what, const char *detail);
+	/* How the program ended, INFO "ended" ("exit", "_exit(3)"); NULL
+	 * while it runs (an autosave, mprof_stop). */
+	const char *ended;
 };
 
 /*
  * Write the profile now; reason is the INFO "reason" (exit, autosave, stop).
+ * A save with src->ended, or for mprof_stop, is final: the keep's launcher
+ * (keep.h) has nothing left to write.
  * Caller holds the save lock and the recursion guard.  0, or -1 after
  * reporting the failure through src->fail.  errno is left as it was.
  */

@@ -29,6 +29,9 @@
 #include <unistd.h>
 
 #include "io.h"
+#include "keep.h"
+#include "outfile.h"
+#include "modules.h"
 #include "perf.h"
 #include "resources.h"
 #include "signals.h"
@@ -244,12 +247,21 @@ static void drop(int r)
 	cp.col[r] = -1;
 }
 
+/* The process the sampler counts for: a vfork child (no fork handler
+ * ran) that calls _exit is not it. */
+static pid_t cp_pid;
+
 static void on_fork_child(void)
 {
-	if (!cp.on)
+	cp_pid = getpid();
+	modules_fork_child();
+	if (!cp.on) {
+		keep_fork_child();
 		return;
+	}
 	cp.start_ns = cp_now(CLOCK_REALTIME);
-	if (cp_sink.fork_child() < 0) {
+	/* The keep's tables are the parent's: the child's own copy first. */
+	if (keep_fork_child() < 0 || cp_sink.fork_child() < 0) {
 		cp.on = 0;
 		cp_warn("forked child: cannot map the collector's memory; profiling stopped", NULL,
 			NULL);
@@ -257,6 +269,21 @@ static void on_fork_child(void)
 	}
 	th_after_fork();
 	wt_after_fork();
+}
+
+/* Under a launcher (cpprof record, cfprof record), the collector's tables
+ * go in its keep (keep.h): taken before they are made. */
+static void keep_start(void)
+{
+	char k[64], r[64];
+
+	if (strlen(cp_sink.env) + 9 > sizeof k)
+		return;
+	strcpy(k, cp_sink.env);
+	strcat(k, "KEEP");
+	strcpy(r, cp_sink.env);
+	strcat(r, "ROOT_PID");
+	keep_attach(k, r, cp_sink.kind, cp_sink.layout);
 }
 
 __attribute__((constructor(101))) static void cp_start(void)
@@ -307,11 +334,14 @@ __attribute__((constructor(101))) static void cp_start(void)
 	cp.clock_perf = !cp.no_perf;
 	s = env("ROOT_PID");
 	cp.root_pid = s && *s ? (pid_t)atol(s) : getpid();
+	cp_pid = getpid();
 	out_path();
 	if (!cp.out[0]) {
 		cp_warn("output file name too long; nothing sampled", NULL, NULL);
 		return;
 	}
+	cp.start_ns = cp_now(CLOCK_REALTIME);
+	keep_start();
 	if (cp_sink.start(cp.nres) < 0 || unwind_modules_refresh() < 0 || th_init() < 0) {
 		cp_warn("cannot map the sampler's memory; nothing sampled", NULL, NULL);
 		return;
@@ -321,7 +351,6 @@ __attribute__((constructor(101))) static void cp_start(void)
 		return;
 	}
 	pthread_atfork(NULL, NULL, on_fork_child);
-	cp.start_ns = cp_now(CLOCK_REALTIME);
 	__atomic_store_n(&cp.on, 1, __ATOMIC_RELEASE);
 	/* The watcher first: creating it is not the program's doing. */
 	if (wt_start() < 0)
@@ -340,4 +369,26 @@ __attribute__((destructor(101))) static void cp_finish(void)
 	th_teardown();
 	wt_stop();
 	cp_sink.save();
+}
+
+/*
+ * The program calls _exit (exit.c): no destructor will run.  Under a
+ * launcher the keep has the tables and the launcher writes the file (it
+ * is told the status); else save now, as the destructor does.  Not in a
+ * vfork child: it shares its parent's memory.
+ */
+void cp_exit_now(int status)
+{
+	if (getpid() != cp_pid)
+		return;
+	char num[24];
+
+	if (keep_h) {
+		keep_exiting(status);
+		return;
+	}
+	strcpy(cp_ended, "_exit(");
+	strcat(cp_ended, outfile_u64(num, (uint64_t)(status & 0377)));
+	strcat(cp_ended, ")");
+	cp_finish();
 }

@@ -22,6 +22,9 @@ struct cp_sink {
 			    * RANDOM, NO_PERF, OUT, ROOT_PID) */
 	const char *out;   /* the default data file */
 	const char *watcher; /* the watcher thread's name: "cpprof-watch" */
+	/* Its FORMAT_KIND_* and its keep's layout signature (keep.h). */
+	uint32_t kind;
+	uint64_t layout;
 	/* Configured (nres counters), before any sample.  0, or -1: nothing
 	 * is sampled.  Not in signal context. */
 	int (*start)(int nres);

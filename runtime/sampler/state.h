@@ -95,6 +95,12 @@ uint64_t cp_credit(struct cp_thread *t, int r, uint64_t consumed);
 /* Nanoseconds of CLOCK_MONOTONIC / CLOCK_REALTIME; async-signal-safe. */
 uint64_t cp_now(clockid_t c);
 
+/* How the program ended, INFO "ended": "exit", or "_exit(N)" (exit.c). */
+extern char cp_ended[32];
+
+/* The program calls _exit(status): save if that is for us (exit.c). */
+void cp_exit_now(int status);
+
 /* "cpprof: <what>" on stderr, once per distinct call site; never stdio. */
 void cp_warn(const char *a, const char *b, const char *c);
 

@@ -9,7 +9,7 @@ rt_build api rt_api.c
 cd "$T" || exit 1
 for m in $RT_MODES; do
 	rm -f *.data*
-	# 250 allocations then _exit (no save at exit): the file is the autosave
+	# 250 allocations then exit_group (no save at exit): the file is the autosave
 	# made at the 200th, whole.
 	MPROF_OUT=auto.data rt_run $m api autosave 100 250
 	ok $? "$m: autosave run"

@@ -1,6 +1,7 @@
 # mprof run (lib/launch.c, shared with cpprof record): the program's exit
-# status passes through, a death by signal too, a program that writes no
-# profile is reported, one that cannot be run is 127.  The program gets
+# status passes through, a death by signal too, a program that ends
+# without its save gets its profile from the keep (tests/e2e/94-keep.t),
+# one that cannot be run is 127.  The program gets
 # the environment with LD_PRELOAD (the user's kept after ours), MPROF_OUT
 # and MPROF_ROOT_PID (its own pid) replaced.
 . "$(dirname "$0")/../lib.sh"
@@ -15,7 +16,7 @@ int main(void) { void *p = malloc(10); (void)p; _exit(3); }
 EOC
 cc -o "$T/quick" "$T/quick.c"
 "$MPROF" run -o "$T/q.data" "$T/quick" 2> "$T/err"; is $? 3 "_exit status passes through"
-like "$(cat "$T/err")" "^mprof: run: $T/quick wrote no profile to $T/q.data \(statically linked, or it ended in _exit\)$" "no profile: said why"
+like "$(cat "$T/err")" "^mprof: run: $T/quick ended without saving its profile \(_exit\(3\)\); written to $T/q.data from its keep$" "_exit: the profile written from the keep, and said"
 "$MPROF" run "$T/nonexistent" 2> "$T/err"; is $? 127 "a program that cannot run: 127"
 like "$(cat "$T/err")" "^mprof: run: cannot run $T/nonexistent: No such file or directory$" "and a message"
 MPROF_LIB=/nonexistent/libmprof.so "$MPROF" run true 2> "$T/err"; is "$?/$(cat "$T/err")" "2/mprof: run: cannot read the library /nonexistent/libmprof.so: No such file or directory" "missing library: one line, exit 2"

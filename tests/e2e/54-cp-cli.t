@@ -37,7 +37,7 @@ is "$?/$(cat "$T/err")" "127/cpprof: record: cannot run $T/no/such/prog: No such
 printf 'int main(void) { return 4; }\n' > "$T/st.c"
 if cc -static -o "$T/st" "$T/st.c" 2> /dev/null; then
 	"$CPPROF" record -o "$T/st.data" "$T/st" 2> "$T/err"
-	is "$?/$(cat "$T/err")" "4/cpprof: record: $T/st wrote no profile to $T/st.data (statically linked, or it ended in _exit)" \
+	is "$?/$(cat "$T/err")" "4/cpprof: record: $T/st wrote no profile to $T/st.data ($T/st is statically linked: no loader runs to preload libcpprof.so)" \
 		"a static program: no profile, said so; exit status 4"
 else
 	pass "# SKIP no static libc to link with"

@@ -1,7 +1,8 @@
 /* rt_api.c - the mprof.1 API, called through weak references so the same
  * program runs preloaded or linked.  Sizes tell the phases apart.
  *   autosave N K: set_mprof_autosave(N) (N 0: leave it to MPROF_AUTOSAVE),
- *                 K allocations of 40 bytes, then _exit: only autosaves.
+ *                 K allocations of 40 bytes, then the exit_group system
+ *                 call (no _exit, which saves): only autosaves.
  *   stop:         5 x 41 bytes, mprof_stop(), 3 x 42 bytes, exit.
  *   restart FILE: 5 x 41 bytes, mprof_stop(), 3 x 42 bytes,
  *                 mprof_restart(FILE), 7 x 43 bytes, free the first 8
@@ -10,6 +11,7 @@
  *                 free the 4 (unknown), exit. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "mprof.h"
@@ -37,7 +39,7 @@ int main(int argc, char **argv)
 			set_mprof_autosave(n);
 		for (int i = 0; i < k; i++)
 			sink = malloc(40);
-		_exit(0);
+		syscall(SYS_exit_group, 0);
 	}
 	if (argc >= 2 && !strcmp(argv[1], "stop")) {
 		grab(0, 5, 41);

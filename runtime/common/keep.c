@@ -1,0 +1,369 @@
+/*
+ * keep.c - owns the runtime's side of the keep (keep_*): taking the
+ * launcher's memfd, handing out its pages, the header's INFO and COUNTERS
+ * entries, the states the launcher reads, and making the pages private in
+ * a forked child.  What the keep is for and its layout: lib/keepfmt.h.
+ *
+ * One shared mapping of the whole memfd, made once: the file is sized at
+ * once (sparse: a page takes memory only when written), so the memory
+ * handed out is a bump of `used`, with no descriptor needed after, and
+ * the launcher translates the program's addresses by one subtraction.
+ * Pages given back are punched out of the file (MADV_REMOVE) and their
+ * addresses never reused.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "arena.h"
+#include "keep.h"
+#include "keepfmt.h"
+
+struct keep_head *keep_h;
+static uint64_t keep_size;
+static int keep_fd = -1;
+static int keep_tried; /* this image asked once */
+static int keep_lk;    /* keep_info, keep_counter: rare, never in a signal */
+static char *keep_str, *keep_str_end;
+
+extern char **environ;
+
+static uint64_t parse_u64(const char *s, const char **end)
+{
+	uint64_t v = 0;
+
+	while (*s >= '0' && *s <= '9' && v < UINT64_MAX / 10 - 9)
+		v = v * 10 + (uint64_t)(*s++ - '0');
+	*end = s;
+	return v;
+}
+
+int keep_env(const char *name, char *buf, size_t cap)
+{
+	static char env[1 << 16]; /* only before environ: ld.so's first malloc */
+	size_t nlen = strlen(name), n = 0;
+	const char *v = NULL;
+	ssize_t k;
+	int fd;
+
+	if (environ) {
+		for (char **e = environ; *e; e++)
+			if (!strncmp(*e, name, nlen) && (*e)[nlen] == '=') {
+				v = *e + nlen + 1;
+				break;
+			}
+	} else if ((fd = open("/proc/self/environ", O_RDONLY | O_CLOEXEC)) >= 0) {
+		while (n < sizeof env - 1 && ((k = read(fd, env + n, sizeof env - 1 - n)) > 0 ||
+					      (k < 0 && errno == EINTR)))
+			if (k > 0)
+				n += (size_t)k;
+		close(fd);
+		env[n] = 0;
+		for (size_t i = 0; i < n; i += strlen(env + i) + 1)
+			if (!strncmp(env + i, name, nlen) && env[i + nlen] == '=') {
+				v = env + i + nlen + 1;
+				break;
+			}
+	}
+	if (!v || strlen(v) >= cap)
+		return -1;
+	strcpy(buf, v);
+	return 0;
+}
+
+/* Say why in a header the program could not map (state KEEP_VOID). */
+static void void_at(int fd, const char *why)
+{
+	struct keep_head h;
+
+	if (pread(fd, &h, sizeof h, 0) != (ssize_t)sizeof h)
+		return;
+	h.state = KEEP_VOID;
+	h.pid = (int32_t)getpid();
+	strncpy(h.why, why, sizeof h.why - 1);
+	h.why[sizeof h.why - 1] = 0;
+	if (pwrite(fd, &h, sizeof h, 0) < 0)
+		return;
+}
+
+/* The largest mapping the file can have: RLIMIT_FSIZE caps what
+ * ftruncate may make (beyond it the kernel sends SIGXFSZ: never). */
+static uint64_t size_cap(void)
+{
+	struct rlimit r;
+
+	if (getrlimit(RLIMIT_FSIZE, &r) == 0 && r.rlim_cur != RLIM_INFINITY)
+		return (uint64_t)r.rlim_cur & ~(uint64_t)4095;
+	return UINT64_MAX;
+}
+
+void keep_attach(const char *keep_env_name, const char *root_env, uint32_t kind, uint64_t layout)
+{
+	char v[96], r[32];
+	const char *p;
+	uint64_t fd, dev, ino, cap = size_cap(), sz;
+	struct keep_head old;
+	struct stat st;
+	void *m = MAP_FAILED;
+	struct timespec ts;
+	int e = errno;
+
+	if (keep_tried)
+		return;
+	keep_tried = 1;
+	if (keep_env(keep_env_name, v, sizeof v) < 0)
+		goto out;
+	fd = parse_u64(v, &p);
+	if (*p != ':' || fd > INT32_MAX)
+		goto out;
+	dev = parse_u64(p + 1, &p);
+	if (*p != ':')
+		goto out;
+	ino = parse_u64(p + 1, &p);
+	/* Never touch a descriptor that is not the launcher's memfd. */
+	if (*p || fstat((int)fd, &st) < 0 || (uint64_t)st.st_dev != dev || (uint64_t)st.st_ino != ino)
+		goto out;
+	if (keep_env(root_env, r, sizeof r) < 0 || parse_u64(r, &p) != (uint64_t)getpid() || *p ||
+	    pread((int)fd, &old, sizeof old, 0) != (ssize_t)sizeof old || old.magic != KEEP_MAGIC ||
+	    old.version != KEEP_VERSION ||
+	    (old.state != KEEP_WAITING && old.pid != (int32_t)getpid())) {
+		/* Inherited by a process the launcher did not start: not ours
+		 * to keep open. */
+		close((int)fd);
+		goto out;
+	}
+	/* A program image the root exec'd takes it over: the old image's
+	 * tables went with it. */
+	for (sz = 64ull << 30; sz >= 256ull << 20; sz /= 4) {
+		if (sz > cap)
+			continue;
+		if (ftruncate((int)fd, 0) < 0 || ftruncate((int)fd, (off_t)sz) < 0)
+			break;
+		m = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, (int)fd, 0);
+		if (m != MAP_FAILED)
+			break;
+	}
+	if (m == MAP_FAILED) {
+		if (ftruncate((int)fd, 0) == 0 && pwrite((int)fd, &old, sizeof old, 0) == sizeof old)
+			void_at((int)fd, cap < (256ull << 20) ? "RLIMIT_FSIZE is below 256 MiB"
+							  : "the keep could not be mapped");
+		close((int)fd);
+		goto out;
+	}
+	keep_h = m;
+	keep_size = sz;
+	keep_fd = (int)fd; /* open, not close-on-exec: an exec'd image takes it */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	keep_h->magic = KEEP_MAGIC;
+	keep_h->version = KEEP_VERSION;
+	keep_h->kind = kind;
+	keep_h->layout = layout;
+	keep_h->pid = (int32_t)getpid();
+	keep_h->base = (uint64_t)(uintptr_t)m;
+	keep_h->size = sz;
+	keep_h->used = KEEP_HEAD;
+	keep_h->start_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	__atomic_store_n(&keep_h->state, KEEP_RECORDING, __ATOMIC_RELEASE);
+out:
+	errno = e;
+}
+
+void *keep_map(size_t n)
+{
+	struct keep_head *h = __atomic_load_n(&keep_h, __ATOMIC_ACQUIRE);
+	uint64_t off;
+
+	if (!h || __atomic_load_n(&h->state, __ATOMIC_RELAXED) == KEEP_VOID)
+		return arena_map(n);
+	n = (n + 4095) & ~(size_t)4095;
+	off = __atomic_fetch_add(&h->used, n, __ATOMIC_RELAXED);
+	if (off + n > keep_size || off + n < off) {
+		keep_void("the keep is full");
+		return arena_map(n);
+	}
+	return (char *)h + off;
+}
+
+int keep_has(const void *p)
+{
+	const char *h = (const char *)__atomic_load_n(&keep_h, __ATOMIC_ACQUIRE);
+
+	return h && (const char *)p >= h && (const char *)p < h + keep_size;
+}
+
+void keep_unmap(void *p, size_t n)
+{
+	if (!p)
+		return;
+	if (keep_has(p)) {
+		/* Out of the file, so the memory is free; the range stays
+		 * mapped (zero) and is never handed out again. */
+		madvise(p, (n + 4095) & ~(size_t)4095, MADV_REMOVE);
+		return;
+	}
+	arena_unmap(p, n);
+}
+
+void keep_set_root(const void *root)
+{
+	if (keep_h)
+		__atomic_store_n(&keep_h->root, (uint64_t)(uintptr_t)root, __ATOMIC_RELEASE);
+}
+
+static void lk_take(void)
+{
+	while (__atomic_exchange_n(&keep_lk, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+static void lk_give(void)
+{
+	__atomic_store_n(&keep_lk, 0, __ATOMIC_RELEASE);
+}
+
+/* s copied into the keep (under keep_lk), as the program's address; 0
+ * when there is no room. */
+static uint64_t keep_strdup(const char *s)
+{
+	size_t n = strlen(s) + 1, r = (n + KEEP_ALIGN - 1) & ~(size_t)(KEEP_ALIGN - 1);
+	char *d;
+
+	if ((size_t)(keep_str_end - keep_str) < r) {
+		size_t chunk = r > 65536 ? r : 65536;
+		char *c = keep_map(chunk);
+
+		if (!c || !keep_has(c))
+			return 0;
+		keep_str = c;
+		keep_str_end = c + ((chunk + 4095) & ~(size_t)4095);
+	}
+	d = keep_str;
+	keep_str += r;
+	memcpy(d, s, n);
+	return (uint64_t)(uintptr_t)d;
+}
+
+/* Append (a, b) to one of the header's lists. */
+static void add_kv(struct keep_kv *list, uint32_t *n, uint32_t max, const char *a, const char *b)
+{
+	uint64_t ka, kb;
+
+	if (!keep_h)
+		return;
+	lk_take();
+	if (*n < max && (ka = keep_strdup(a)) && (kb = keep_strdup(b))) {
+		list[*n].key = ka;
+		list[*n].val = kb;
+		__atomic_store_n(n, *n + 1, __ATOMIC_RELEASE);
+	} else {
+		keep_h->info_lost++;
+	}
+	lk_give();
+}
+
+void keep_info(const char *key, const char *val)
+{
+	if (keep_h)
+		add_kv(keep_h->info, &keep_h->ninfo, KEEP_MAX_INFO, key, val);
+}
+
+void keep_counter(const char *name, const char *unit)
+{
+	if (keep_h)
+		add_kv(keep_h->counters, &keep_h->ncounters, KEEP_MAX_COUNTERS, name, unit);
+}
+
+void keep_wrote(int fd, int final)
+{
+	struct stat st;
+
+	if (!keep_h || fstat(fd, &st) < 0)
+		return;
+	keep_h->file_dev = (uint64_t)st.st_dev;
+	keep_h->file_ino = (uint64_t)st.st_ino;
+	__atomic_add_fetch(&keep_h->saves, 1, __ATOMIC_RELEASE);
+	if (final && __atomic_load_n(&keep_h->state, __ATOMIC_RELAXED) == KEEP_RECORDING)
+		__atomic_store_n(&keep_h->state, KEEP_SAVED, __ATOMIC_RELEASE);
+}
+
+void keep_recording(void)
+{
+	if (keep_h && __atomic_load_n(&keep_h->state, __ATOMIC_RELAXED) == KEEP_SAVED)
+		__atomic_store_n(&keep_h->state, KEEP_RECORDING, __ATOMIC_RELEASE);
+}
+
+void keep_exiting(int status)
+{
+	if (!keep_h)
+		return;
+	keep_h->exit_status = status;
+	__atomic_store_n(&keep_h->exit_called, 1, __ATOMIC_RELEASE);
+}
+
+void keep_void(const char *why)
+{
+	struct keep_head *h = keep_h;
+	uint32_t st = KEEP_RECORDING;
+
+	if (!h || !__atomic_compare_exchange_n(&h->state, &st, KEEP_VOID, 0, __ATOMIC_ACQ_REL,
+					      __ATOMIC_RELAXED))
+		return;
+	strncpy(h->why, why, sizeof h->why - 1);
+}
+
+/* Copy the resident pages of [src, src + n) to dst (mincore: a page of
+ * the file never written reads as zero anyway; cpprof reserves 512 MiB
+ * of entries and writes a few). */
+static void copy_resident(char *dst, const char *src, size_t n)
+{
+	size_t pages = n / 4096, vlen = (pages + 4095) & ~(size_t)4095;
+	unsigned char *vec = arena_map(vlen);
+
+	if (!vec || mincore((void *)src, n, vec) < 0) {
+		memcpy(dst, src, n);
+	} else {
+		for (size_t i = 0; i < pages; i++)
+			if (vec[i] & 1)
+				memcpy(dst + i * 4096, src + i * 4096, 4096);
+	}
+	arena_unmap(vec, vlen);
+}
+
+int keep_fork_child(void)
+{
+	struct keep_head *h = keep_h;
+	size_t used;
+	char *priv;
+
+	if (!h) {
+		if (keep_fd >= 0)
+			close(keep_fd);
+		keep_fd = -1;
+		return 0;
+	}
+	used = (size_t)((__atomic_load_n(&h->used, __ATOMIC_RELAXED) + 4095) & ~(uint64_t)4095);
+	if (used > keep_size)
+		used = (size_t)keep_size;
+	priv = mmap(NULL, used, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		    -1, 0);
+	if (priv == MAP_FAILED)
+		return -1;
+	copy_resident(priv, (const char *)h, used);
+	if (mremap(priv, used, used, MREMAP_MAYMOVE | MREMAP_FIXED, h) == MAP_FAILED) {
+		munmap(priv, used);
+		return -1;
+	}
+	if (used < keep_size)
+		munmap((char *)h + used, keep_size - used);
+	__atomic_store_n(&keep_h, NULL, __ATOMIC_RELEASE);
+	keep_str = keep_str_end = NULL;
+	close(keep_fd);
+	keep_fd = -1;
+	return 0;
+}

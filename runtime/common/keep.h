@@ -1,0 +1,71 @@
+/*
+ * keep.h - the keep, the runtime's side (keep.c): the tables a save reads,
+ * in memory the launcher can read after the program is gone, so the
+ * profile survives SIGKILL, the OOM killer, abort, a crash, _exit and
+ * exit_group (lib/keepfmt.h has the layout and the why; lib/keep.c the
+ * launcher's side).
+ *
+ * Only the process a launcher started takes the keep, and only when the
+ * launcher made one (its variable, MPROF_KEEP and the like, names it).
+ * Otherwise every call here is cheap and keep_map is arena_map: the
+ * runtime works as it did.  Nothing here allocates with malloc or uses
+ * stdio.
+ */
+#ifndef KEEP_H
+#define KEEP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct keep_head;
+/* The header, while this process records into the keep; else NULL. */
+extern struct keep_head *keep_h __attribute__((visibility("hidden")));
+
+/*
+ * Take the keep the variable keep_env names, if the variable root_env
+ * names this process (the launcher's child) and the descriptor is the
+ * launcher's memfd; a process that inherited it otherwise closes it.
+ * kind is the collector's FORMAT_KIND_*, layout its signature.  Once per
+ * program image (an image the root exec'd takes it over).  Works before
+ * libc has its environment (reads /proc/self/environ).
+ */
+void keep_attach(const char *keep_env, const char *root_env, uint32_t kind, uint64_t layout);
+
+/* n bytes of zeroed pages from the keep, or from arena_map when there is
+ * none (or it is full: it is then void, never salvaged); NULL if neither. */
+void *keep_map(size_t n);
+/* Give back what keep_map gave. */
+void keep_unmap(void *p, size_t n);
+/* Whether p was given by the keep (a pointer the launcher can follow). */
+int keep_has(const void *p);
+
+/* The collector's root: what the launcher starts reading from. */
+void keep_set_root(const void *root);
+/* An INFO entry (key, value: copied) the file must have; a COUNTERS
+ * entry (name, unit), in column order.  Outside signal context. */
+void keep_info(const char *key, const char *val);
+void keep_counter(const char *name, const char *unit);
+
+/* The runtime wrote a file (fd, before its close): final (at exit, or
+ * mprof_stop) means the launcher has nothing to do. */
+void keep_wrote(int fd, int final);
+/* Recording again (mprof_restart after a final save). */
+void keep_recording(void);
+/* The program called _exit(status): said in the header for the launcher. */
+void keep_exiting(int status);
+/* The keep cannot be trusted any more: the launcher will say why. */
+void keep_void(const char *why);
+
+/*
+ * In a forked child: the keep's pages become the child's own (a copy of
+ * those in use), the descriptor is closed, and keep_map maps privately
+ * from then on.  0; -1 when no copy could be made: the child must not
+ * record (its tables are still its parent's).
+ */
+int keep_fork_child(void);
+
+/* The environment's value of name, as the program started, into buf
+ * (cap bytes); 0, or -1 when unset or too long.  Before environ too. */
+int keep_env(const char *name, char *buf, size_t cap);
+
+#endif

@@ -47,7 +47,10 @@ int sg_install(void (*handler)(int, siginfo_t *, void *))
 		return -1;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = handler;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	/* On an alternate stack (altstack.h): never below a stack the
+	 * handler interrupted, which may be a coroutine's 4 KiB or a
+	 * goroutine's (Go requires SA_ONSTACK of every handler). */
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
 	sigaddset(&sa.sa_mask, CP_SIG);
 	if (real_sigaction(CP_SIG, &sa, &sg_user) < 0)

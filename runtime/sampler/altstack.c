@@ -24,16 +24,16 @@
 
 /*
  * What runs on the sampler's stack, from the top: the kernel's signal
- * frame (3.4 KiB here, with AVX-512 state in use; at most AT_MINSIGSTKSZ,
+ * frame (3.3 KiB here, with AVX-512 state in use; at most AT_MINSIGSTKSZ,
  * 11952 bytes on this CPU, with AMX), then the sampler's handler: at most
- * 3.4 KiB beyond the frame as measured (cpprof's walk when the rule cache
+ * 3.3 KiB beyond the frame as measured (cpprof's walk when the rule cache
  * misses and an FDE is parsed; 1.2 KiB when it hits; cfprof's 0.1 KiB:
  * tests/progs/sig_alt.c, where the handler runs on the program's stack),
  * and AS_HANDLER gives it more than twice that.  Where Go adopted the stack as its
  * signal stack (in a thread cgo made), Go's handlers run on it too and
  * may interrupt the sampler's (only SIGPROF is blocked in it): another
  * frame, and the 32 KiB Go gives them on its own gsignal stacks.  Only
- * the top AS_HOT, what the sampler uses in practice (6.8 KiB at most), is
+ * the top AS_HOT, what the sampler uses in practice (6.7 KiB at most), is
  * faulted in as the thread starts; the rest costs address space until
  * touched.
  */

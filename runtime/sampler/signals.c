@@ -6,8 +6,10 @@
  * and carried out by sg_chain for every SIGPROF that is not an overflow of
  * one of the sampler's events (an ITIMER_PROF tick, a kill -PROF):
  * SIG_IGN ignores it, SIG_DFL terminates as the default would, a handler
- * is called with the program's mask (and reset after, for SA_RESETHAND).
- * Other signals go straight to libc.
+ * is called with the program's mask (and reset after, for SA_RESETHAND)
+ * on the alternate stack the sampler's handler runs on (altstack.h): the
+ * program's own where the thread has one, so a handler that asked for
+ * SA_ONSTACK runs there as it asked.  Other signals go straight to libc.
  */
 #include <dlfcn.h>
 #include <errno.h>

@@ -93,7 +93,7 @@ int as_setup(void)
 	 * disable that one, ours takes its place. */
 	if (!as_self.map) {
 		char *m = mmap(NULL, as_page + as_size, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
 		if (m == MAP_FAILED)
 			return -1;
 		/* An overflow faults on the guard page instead of writing

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "altstack.h"
 #include "io.h"
 #include "keep.h"
 #include "outfile.h"
@@ -296,6 +297,7 @@ __attribute__((constructor(101))) static void cp_start(void)
 	io_init();
 	th_lookup();
 	sg_lookup();
+	as_lookup();
 	for (int r = 0; r < RES_N; r++)
 		cp.col[r] = -1;
 	s = env("RANDOM");

@@ -6,8 +6,10 @@
  * and carried out by sg_chain for every SIGPROF that is not an overflow of
  * one of the sampler's events (an ITIMER_PROF tick, a kill -PROF):
  * SIG_IGN ignores it, SIG_DFL terminates as the default would, a handler
- * is called with the program's mask (and reset after, for SA_RESETHAND).
- * Other signals go straight to libc.
+ * is called with the program's mask (and reset after, for SA_RESETHAND)
+ * on the alternate stack the sampler's handler runs on (altstack.h): the
+ * program's own where the thread has one, so a handler that asked for
+ * SA_ONSTACK runs there as it asked.  Other signals go straight to libc.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -47,7 +49,10 @@ int sg_install(void (*handler)(int, siginfo_t *, void *))
 		return -1;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = handler;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	/* On an alternate stack (altstack.h): never below a stack the
+	 * handler interrupted, which may be a coroutine's 4 KiB or a
+	 * goroutine's (Go requires SA_ONSTACK of every handler). */
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
 	sigaddset(&sa.sa_mask, CP_SIG);
 	if (real_sigaction(CP_SIG, &sa, &sg_user) < 0)

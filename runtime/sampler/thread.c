@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "altstack.h"
 #include "perf.h"
 #include "sink.h"
 #include "state.h"
@@ -237,6 +238,13 @@ int th_setup(void)
 	struct cp_thread *t = &cp_self;
 
 	t->ready = 0;
+	/* Before any event of the thread's can signal it: the handler must
+	 * never run on a stack it interrupted (altstack.h). */
+	if (as_setup() < 0) {
+		cp_warn("cannot set up an alternate signal stack: a thread is not sampled", NULL,
+			NULL);
+		return -1;
+	}
 	t->tid = (int)syscall(SYS_gettid);
 	t->rng = ((uint64_t)t->tid << 32 ^ cp_now(CLOCK_MONOTONIC)) | 1;
 	/* Without its stack's bounds (no /proc) a thread is still sampled:
@@ -247,8 +255,10 @@ int th_setup(void)
 		 * one of the program's page faults. */
 		void *m = mmap(NULL, 2 * CP_MAX_DEPTH * sizeof(uint64_t), PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-		if (m == MAP_FAILED)
+		if (m == MAP_FAILED) {
+			as_release();
 			return -1;
+		}
 		t->frames = m;
 		t->cframes = t->frames + CP_MAX_DEPTH;
 	}
@@ -286,6 +296,9 @@ void th_teardown(void)
 	}
 	if (cp_sink.thread_exit)
 		cp_sink.thread_exit();
+	/* Last: a signal of the sampler's may still be pending; from here on
+	 * it runs on the thread's stack, and is dropped (not ready). */
+	as_release();
 }
 
 void th_after_fork(void)

@@ -7,6 +7,7 @@
  */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -232,14 +233,30 @@ void keeper_put_counters(struct salvage *s)
 
 /* ---- the salvage ---- */
 
-void keeper_ended(const struct keep_head *h, int status, char *buf, size_t len)
+uint64_t keeper_oom_kills(void)
+{
+	char line[128];
+	uint64_t n = 0;
+	FILE *f = fopen("/proc/vmstat", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "oom_kill %" SCNu64, &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+void keeper_ended(const struct keep_head *h, int status, int oom, char *buf, size_t len)
 {
 	if (WIFSIGNALED(status)) {
 		int sig = WTERMSIG(status);
 		const char *name = sigabbrev_np(sig);
 
-		snprintf(buf, len, "killed by signal %d (SIG%s)%s", sig, name ? name : "?",
-			 WCOREDUMP(status) ? ", core dumped" : "");
+		snprintf(buf, len, "killed by signal %d (SIG%s)%s%s", sig, name ? name : "?",
+			 WCOREDUMP(status) ? ", core dumped" : "",
+			 oom && sig == SIGKILL ? ", likely by the OOM killer" : "");
 	} else if (h->exit_called) {
 		snprintf(buf, len, "_exit(%d)", WEXITSTATUS(status));
 	} else {
@@ -256,8 +273,8 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int keeper_salvage(const struct keeper *k, pid_t pid, int status, const char *path,
-		 struct keep_head *h, char *why, size_t whylen)
+int keeper_salvage(const struct keeper *k, pid_t pid, int status, int oom, const char *path,
+		   struct keep_head *h, char *why, size_t whylen)
 {
 	unsigned char buf[1 << 16];
 	char ended[96], tmp[4200];
@@ -282,7 +299,7 @@ int keeper_salvage(const struct keeper *k, pid_t pid, int status, const char *pa
 	img = (struct keeper_img){ .h = mem, .mem = mem, .base = h->base, .len = h->used };
 	/* The header as read now, not as mapped: it is what we checked. */
 	img.h = h;
-	keeper_ended(h, status, ended, sizeof ended);
+	keeper_ended(h, status, oom, ended, sizeof ended);
 	if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid()) >= sizeof tmp) {
 		munmap(mem, h->used);
 		snprintf(why, whylen, "the file name is too long");

@@ -74,8 +74,11 @@ int salvage_cfprof(struct salvage *s);
 
 /* How a program whose keep is h ended with wait status `status`, as INFO
  * "ended" says it: "killed by signal 9 (SIGKILL)", "_exit(3)", "exit
- * status 5 without exit handlers (exit_group)". */
-void keeper_ended(const struct keep_head *h, int status, char *buf, size_t len);
+ * status 5 without exit handlers (exit_group)"; oom: the system's count of
+ * OOM kills rose while it ran (keeper_oom_kills). */
+void keeper_ended(const struct keep_head *h, int status, int oom, char *buf, size_t len);
+/* The kernel's count of processes the OOM killer killed (/proc/vmstat). */
+uint64_t keeper_oom_kills(void);
 
 /*
  * After the program (pid) ended with wait status `status`: if its runtime
@@ -84,7 +87,7 @@ void keeper_ended(const struct keep_head *h, int status, char *buf, size_t len);
  * saved, or never took the keep: *h says which), -1 after a one-line
  * reason in why.
  */
-int keeper_salvage(const struct keeper *k, pid_t pid, int status, const char *path,
-		 struct keep_head *h, char *why, size_t whylen);
+int keeper_salvage(const struct keeper *k, pid_t pid, int status, int oom, const char *path,
+		   struct keep_head *h, char *why, size_t whylen);
 
 #endif

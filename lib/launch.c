@@ -364,7 +364,8 @@ int launch_run(const struct launch *l, char *const argv[], char *err, size_t err
 	struct stat before, after;
 	struct keeper kp = { .fd = -1 };
 	struct keep_head h;
-	int status, had, wrote, salvaged = 0;
+	int status, had, wrote, salvaged = 0, damaged;
+	uint64_t oom;
 	pid_t pid;
 
 	if (find_lib(l, lib, sizeof(lib), err, errlen) < 0)
@@ -386,6 +387,7 @@ int launch_run(const struct launch *l, char *const argv[], char *err, size_t err
 	 * program that dies loses its profile as it did before the keep. */
 	if (l->keep_env && keeper_make(&kp) < 0)
 		kp.fd = -1;
+	oom = keeper_oom_kills();
 
 	if (spawn(l, argv, preload, outabs, &kp, &pid, err, errlen) < 0) {
 		keeper_close(&kp);
@@ -405,7 +407,7 @@ int launch_run(const struct launch *l, char *const argv[], char *err, size_t err
 			return -1;
 		}
 	wrote = stat(outabs, &after) == 0 && !(had && same_file_state(&before, &after));
-	keeper_head(&kp, &h);
+	damaged = kp.fd >= 0 && keeper_head(&kp, &h) < 0;
 	/* The runtime left its tables recording: the program ended without
 	 * its save (a signal, _exit, exit_group).  Unless a program it exec'd
 	 * wrote the file since, write it from the keep. */
@@ -413,8 +415,9 @@ int launch_run(const struct launch *l, char *const argv[], char *err, size_t err
 	    !(wrote && written_by_other(had, &before, &after, &h))) {
 		char ended[96];
 
-		keeper_ended(&h, status, ended, sizeof ended);
-		salvaged = keeper_salvage(&kp, pid, status, outabs, &h, why, sizeof why);
+		oom = keeper_oom_kills() > oom;
+		keeper_ended(&h, status, (int)oom, ended, sizeof ended);
+		salvaged = keeper_salvage(&kp, pid, status, (int)oom, outabs, &h, why, sizeof why);
 		if (salvaged > 0)
 			fprintf(stderr, "%s: %s: %s ended without saving its profile (%s); written to %s "
 					"from its keep\n",
@@ -430,7 +433,9 @@ int launch_run(const struct launch *l, char *const argv[], char *err, size_t err
 	if (!wrote && salvaged == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 127)) {
 		const char *reason;
 
-		if (h.state == KEEP_VOID)
+		if (damaged)
+			reason = "its keep's header is damaged (a wild write in the program?)";
+		else if (h.state == KEEP_VOID)
 			reason = h.why[0] ? h.why : "its keep could not be used";
 		else if (h.state == KEEP_SAVED)
 			reason = "its runtime wrote it, and it is gone";

@@ -62,15 +62,18 @@ static int64_t find(const struct cf_img *c, uint64_t a)
 static void add_thread(struct cf_img *c, const struct cf_thread *t)
 {
 	uint64_t a = (uint64_t)(uintptr_t)t->chunks, first = c->n, nchunks = 0;
+	/* A cycle in a scribbled list ends when it has given as many nodes
+	 * as the image can hold. */
+	uint64_t max = c->s->k->len / c->size < MAX_NODES ? c->s->k->len / c->size : MAX_NODES;
 
-	while (a && nchunks++ < MAX_NODES) {
+	while (a && nchunks++ < max && c->n < max) {
 		const struct cf_chunk *ch = keeper_at(c->s->k, a, sizeof *ch);
 		uint64_t used;
 
 		if (!ch)
 			break;
 		used = ch->used < ch->size ? ch->used : ch->size;
-		for (uint64_t off = 0; off + c->size <= used && c->n < MAX_NODES; off += c->size) {
+		for (uint64_t off = 0; off + c->size <= used && c->n < max; off += c->size) {
 			util_grow(&c->addr, &c->cap, c->n + 1, sizeof *c->addr);
 			c->addr[c->n] = a + offsetof(struct cf_chunk, mem) + off;
 			c->n++;
@@ -116,7 +119,7 @@ int salvage_cfprof(struct salvage *s)
 	c.nres = k->nres;
 	c.size = (sizeof(struct cf_node) + (uint64_t)c.nres * 8 + 15) & ~(uint64_t)15;
 	/* The registry is newest first; the save writes the oldest first. */
-	for (a = k->threads; a && nt < MAX_THREADS; nt++) {
+	for (a = k->threads; a && nt < MAX_THREADS && nt < s->k->len / sizeof(struct cf_thread); nt++) {
 		const struct cf_thread *t = keeper_at(s->k, a, sizeof *t);
 
 		if (!t)

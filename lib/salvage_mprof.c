@@ -42,13 +42,16 @@ struct ms {
 };
 
 /* The blocks of the profile's epoch, from the list (bounded: a cycle in a
- * scribbled list ends at MAX_BLOCKS). */
+ * scribbled list ends when it has visited as many blocks as the image can
+ * hold). */
 static void blocks(struct ms *m)
 {
-	uint64_t a = m->mk->blocks_all;
+	uint64_t a = m->mk->blocks_all, max = m->s->k->len / sizeof(struct blocks_thread);
 	size_t cap = 0, n = 0;
 
-	while (a && n < MAX_BLOCKS) {
+	if (max > MAX_BLOCKS)
+		max = MAX_BLOCKS;
+	while (a && n < max) {
 		const struct blocks_thread *t = keeper_at(m->s->k, a, sizeof *t);
 
 		if (!t) {

@@ -1,0 +1,249 @@
+# The keep (issue 22, item 2; lib/keepfmt.h): under mprof run, cpprof
+# record and cfprof record, a program's profile survives however it ends
+# (SIGKILL from itself or from outside, the OOM killer, abort, a crash,
+# _exit, exit_group, a Go program's own exit), holding everything up to
+# the moment of death, and INFO says how it ended.  A program the root
+# exec'd takes the keep over; a forked child keeps its own counts apart.
+# Without a launcher, _exit saves.  When no profile can be written, the
+# launcher gives the true reason (statically linked, set-user-ID, the keep
+# void).  A program that wrecks its own keep never crashes the launcher,
+# and what it writes reads or is refused in one line.
+. "$(dirname "$0")/../lib.sh"
+plan 74
+CPPROF=$B/bin/cpprof
+CFPROF=$B/bin/cfprof
+cd "$T" || exit 1
+
+cc -g -O0 -pthread -o ends "$TOP/tests/progs/rt_ends.c" || exit 1
+cc -g -O2 -pthread -finstrument-functions -o ends-cf "$TOP/tests/progs/rt_ends.c" || exit 1
+cc -g -O0 -I"$TOP/lib" -o scribble "$TOP/tests/progs/rt_scribble.c" || exit 1
+cc -g -O0 -I"$TOP/lib" -finstrument-functions -o scribble-cf "$TOP/tests/progs/rt_scribble.c" || exit 1
+
+# ended FILE, cmdline FILE: INFO's whole value.
+ended() { "$MPROF" dump "$1" | sed -n 's/^info ended //p'; }
+cmdline() { "$MPROF" dump "$1" | sed -n 's/^info cmdline //p'; }
+# direct FILE NAME [EXE]: "calls bytes" of NAME's row in the direct
+# allocation table.
+direct() {
+	"$MPROF" -verbose "${3:-$T/ends}" "$1" 2>/dev/null | awk -v n="$2" '
+		/^--------- DIRECT ALLOCATION/ { on = 1; next }
+		/^---------/ { on = 0 }
+		on && $NF == n { print $(NF - 1), $2; exit }'
+}
+# kept FILE NAME: the kept bytes of the leak chain ending in NAME.
+kept() {
+	"$MPROF" -verbose "$T/ends" "$1" 2>/dev/null | awk -v n="$2" '
+		/^--------- MEMORY LEAKS/ { on = 1; next }
+		/^---------/ { on = 0 }
+		on && $NF == n { print $1; exit }'
+}
+
+# ---- mprof run: every end ----
+for end in "exit 3 exit" "_exit 4 _exit(4)" \
+	"exit_group 5 exit status 5 without exit handlers (exit_group)" \
+	"abort 134 killed by signal 6 (SIGABRT)" "segv 139 killed by signal 11 (SIGSEGV)" \
+	"kill 137 killed by signal 9 (SIGKILL)" "threads-kill 137 killed by signal 9 (SIGKILL)"; do
+	set -- $end
+	how=$1 st=$2
+	shift 2
+	ended=$*
+	rm -f m.data
+	"$MPROF" run -o m.data ./ends "$how" > out 2> err
+	is "$?/$(cat out)" "$st/allocated" "mprof run, $how: exit status and output are the program's"
+	is "$(ended m.data)" "$ended" "mprof run, $how: INFO ended says how"
+	is "$(direct m.data one_a)/$(direct m.data one_b)" "1000 100000/300 1500000" \
+		"mprof run, $how: every allocation up to the end, on its stack"
+	is "$(kept m.data one_a)/$(kept m.data one_b)" "60000/1500000" "mprof run, $how: the frees too"
+done
+is "$(direct m.data worker)" "1000 64000" "threads-kill: the threads' allocations too"
+like "$(cat err)" "^mprof: run: ./ends ended without saving its profile \(killed by signal 9 \(SIGKILL\)\); written to $T/m.data from its keep$" \
+	"the launcher says it wrote the profile, and why it had to"
+is "$(info m.data reason)" salvage "INFO reason: salvage"
+
+# ---- killed from outside ----
+rm -f m.data
+"$MPROF" run -o m.data ./ends wait > out 2> err &
+launcher=$!
+i=0
+while ! grep -q ready out 2>/dev/null && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+kill -9 "$(pgrep -P $launcher)"
+wait $launcher
+is "$?" 137 "killed from outside: the launcher passes SIGKILL on"
+is "$(ended m.data)/$(direct m.data one_a)" "killed by signal 9 (SIGKILL)/1000 100000" \
+	"killed from outside: the profile to the moment of death"
+
+# ---- exec: the image the root exec'd takes the keep over ----
+rm -f m.data
+"$MPROF" run -o m.data sh -c 'exec ./ends kill' > /dev/null 2>&1
+is "$(cmdline m.data)/$(direct m.data one_b)" "./ends kill/300 1500000" \
+	"sh exec'd the program: its profile, not the shell's"
+
+# ---- the OOM killer, in a memory cgroup of its own ----
+cat > grow.c <<'EOC'
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+__attribute__((noinline)) static void *grow_one(void)
+{
+	void *p = malloc(1 << 20);
+	return p ? memset(p, 7, 1 << 20) : NULL;
+}
+int main(void)
+{
+	printf("growing\n");
+	fflush(stdout);
+	while (grow_one())
+		;
+	return 1;
+}
+EOC
+cc -g -O0 -o grow grow.c
+cg=""
+if [ -w /sys/fs/cgroup/memory ]; then
+	cg=/sys/fs/cgroup/memory/mprof-keep-$$
+	mkdir "$cg" && echo $((64 << 20)) > "$cg/memory.limit_in_bytes" || cg=""
+elif [ -w /sys/fs/cgroup/cgroup.subtree_control ] && grep -qw memory /sys/fs/cgroup/cgroup.controllers; then
+	cg=/sys/fs/cgroup/mprof-keep-$$
+	mkdir "$cg" && echo $((64 << 20)) > "$cg/memory.max" || cg=""
+fi
+if [ -n "$cg" ]; then
+	rm -f m.data
+	"$MPROF" run -o m.data sh -c "echo \$\$ > $cg/cgroup.procs && exec ./grow" > out 2> err
+	st=$?
+	rmdir "$cg"
+	is "$st/$(cat out)" "137/growing" "the OOM killer: SIGKILL passed on"
+	is "$(ended m.data)" "killed by signal 9 (SIGKILL), likely by the OOM killer" \
+		"the OOM killer: INFO ended says so"
+	calls=$(direct m.data grow_one "$T/grow")
+	calls=${calls%% *}
+	[ "${calls:-0}" -ge 40 ]
+	ok $? "the OOM killer: the allocations that filled the cgroup are in the profile ($calls MiB)"
+else
+	fail "no memory cgroup to run the OOM test in (/sys/fs/cgroup/memory or cgroup v2's memory controller, as root)"
+	fail "not run: no memory cgroup"
+	fail "not run: no memory cgroup"
+fi
+
+# ---- fork: the child's counts stay the child's ----
+rm -f m.data m.data.*
+"$MPROF" run -o m.data ./ends fork-kill > /dev/null 2>&1
+child=$(ls m.data.* 2>/dev/null | head -1)
+bins() { "$MPROF" dump "$1" | awk -v s="$2" '$1 == "bin" && $2 == s { print $3 }'; }
+is "$(bins m.data 55)/$(bins m.data 77)" "300/" "fork: the parent's salvaged profile has none of its child's allocations"
+is "$(bins "$child" 77)/$(bins "$child" 55)/$(ended "$child")" "500//exit" \
+	"fork: the child's file has its own, and none its parent made after the fork"
+
+# ---- without a launcher: _exit saves, in the root and in a forked child ----
+rm -f p.data
+MPROF_OUT=p.data LD_PRELOAD="$LIBMPROF/libmprof.so" ./ends _exit > /dev/null
+is "$?/$(ended p.data)/$(direct p.data one_a)" "4/_exit(4)/1000 100000" \
+	"preloaded, no launcher: _exit saves first"
+rm -f py.data*
+# The interpreter itself (pyenv's python3 is a script that runs others).
+py=$(python3 -c 'import sys; print(sys.executable)')
+"$MPROF" run -o py.data "$py" -c '
+import os
+pid = os.fork()
+if pid == 0:
+    keep = [bytearray(3000) for i in range(100)]
+    os._exit(7)
+print(os.waitpid(pid, 0)[1] >> 8)' > out 2>/dev/null
+pyc=$(ls py.data.* 2>/dev/null | head -1)
+is "$(cat out)/$(ended "$pyc")" "7/_exit(7)" "python's os._exit in a forked child: its file is written"
+
+# ---- cpprof record ----
+for end in "kill 137 killed by signal 9 (SIGKILL)" "abort 134 killed by signal 6 (SIGABRT)" \
+	"exit_group 5 exit status 5 without exit handlers (exit_group)"; do
+	set -- $end
+	how=$1 st=$2
+	shift 2
+	rm -f c.data
+	"$CPPROF" record -o c.data ./ends "$how" spin > out 2>/dev/null
+	is "$?/$(cat out)/$(ended c.data)" "$st/allocated/$*" "cpprof record, $how: status, output, INFO ended"
+	n=$("$CPPROF" -c function ./ends c.data 2>/dev/null | awk '$2 == "spin_here" { gsub(/[][]/, "", $3); print $3 }')
+	[ "${n:-0}" -ge 150 ]
+	ok $? "cpprof record, $how: the samples up to the end ($n in spin_here of ~300)"
+done
+
+# ---- cfprof record: exact counts survive ----
+for end in "kill 137 killed by signal 9 (SIGKILL)" "_exit 4 _exit(4)" \
+	"exit_group 5 exit status 5 without exit handlers (exit_group)"; do
+	set -- $end
+	how=$1 st=$2
+	shift 2
+	rm -f f.data
+	"$CFPROF" record -o f.data ./ends-cf "$how" > out 2>/dev/null
+	is "$?/$(cat out)/$(ended f.data)" "$st/allocated/$*" "cfprof record, $how: status, output, INFO ended"
+	calls=$("$CFPROF" ./ends-cf f.data 2>/dev/null | awk '$NF == "one_a" || $NF == "one_b" || $NF == "keep_b" { c[$NF] = $3 } END { print c["one_a"], c["one_b"], c["keep_b"] }')
+	is "$calls" "1000 300 1" "cfprof record, $how: every call counted, exactly"
+done
+
+# ---- a Go program's own exit (exit_group): its C allocations ----
+if command -v go > /dev/null; then
+	mkdir cgo && cp "$TOP/tests/progs/sig_cgo.go" cgo/
+	(cd cgo && env GOCACHE="$B/tools/gocache" GOPATH="$T/gopath" GO111MODULE=off GOFLAGS=-buildvcs=false \
+		GOPROXY=off GOTOOLCHAIN=local CGO_ENABLED=1 go build -o "$T/sig_cgo" sig_cgo.go) > /dev/null 2>&1
+	./sig_cgo goexit > bare 2>&1
+	"$MPROF" run -o g.data ./sig_cgo goexit > out 2> err
+	is "$?/$(cmp -s bare out && echo same)" "0/same" "cgo, Go's exit: exit status and output are the program's"
+	calls=$(direct g.data __strdup "$T/sig_cgo")
+	is "${calls%% *}/$(ended g.data)" "1200000/exit status 0 without exit handlers (exit_group)" \
+		"cgo, Go's exit: every strdup of the goroutines counted"
+	"$CPPROF" record -o gc.data ./sig_cgo goexit > out 2>/dev/null
+	like "$("$CPPROF" -c function ./sig_cgo gc.data 2>/dev/null)" "main\.dupLoop" \
+		"cgo, Go's exit under cpprof record: a profile naming the Go functions"
+else
+	fail "go not found: this test needs Debian's golang-go (scripts/install-deps.sh)"
+	fail "not run: no go"
+	fail "not run: no go"
+fi
+
+# ---- no profile: the true reason ----
+printf 'int main(void) { return 4; }\n' > st.c
+cc -static -o st st.c || fail "no static libc (libc6-dev) to link with"
+"$MPROF" run -o s.data ./st 2> err
+is "$?/$(cat err)" "4/mprof: run: ./st wrote no profile to $T/s.data (./st is statically linked: no loader runs to preload libmprof.so (link it with libmprof.a))" \
+	"a static program: said so"
+# (Where another user can reach it: mprof, its library and the program.)
+W=$(mktemp -d /tmp/mprof-suid.XXXXXX) && chmod 755 "$W" && mkdir "$W/bin" "$W/lib" &&
+	mkdir -m 777 "$W/out" && cp "$MPROF" "$W/bin/" && cp "$LIBMPROF/libmprof.so" "$W/lib/" &&
+	cp ends "$W/ends-suid" && chmod 4755 "$W/ends-suid"
+(cd "$W/out" && setpriv --reuid=nobody --regid=nogroup --clear-groups "$W/bin/mprof" run -o s.data \
+	../ends-suid exit > /dev/null 2> "$T/err")
+is "$?/$(cat err)" "3/mprof: run: ../ends-suid wrote no profile to $W/out/s.data (../ends-suid is set-user-ID: the loader runs it in secure-execution mode and ignores LD_PRELOAD)" \
+	"a set-user-ID program run by another user: said so"
+rm -rf "$W"
+(ulimit -f 1000 && "$MPROF" run -o v.data ./ends kill > /dev/null 2> err)
+like "$(cat err)" "wrote no profile to $T/v.data \(RLIMIT_FSIZE is below 256 MiB\)$" \
+	"a keep that could not be made: said why"
+
+# ---- a program that wrecks its keep ----
+for tool in mprof cpprof cfprof; do
+	case $tool in
+	mprof) run="$MPROF run" prog=./scribble ;;
+	cpprof) run="$CPPROF record" prog=./scribble ;;
+	cfprof) run="$CFPROF record" prog=./scribble-cf ;;
+	esac
+	for mode in "all 1" "flip 1" "flip 2" "flip 3" "header 1"; do
+		set -- $mode
+		rm -f w.data
+		(timeout 60 $run -o w.data $prog "$1" "$2" > out 2> err) 2> /dev/null
+		st=$?
+		ok=1
+		# SIGKILL, or the program's own crash: a wrecked keep is
+		# wrecked tables, which the collector's hooks may still use.
+		[ "$st" = 137 ] || [ "$st" = 139 ] || [ "$st" = 134 ] || ok=0
+		[ "$(wc -l < err)" -le 1 ] || ok=0
+		grep -q "^$tool: " err || ok=0
+		if [ -f w.data ]; then
+			"$MPROF" dump w.data > /dev/null 2> derr
+			dst=$?
+			[ "$dst" = 0 ] || { [ "$dst" = 2 ] && [ "$(wc -l < derr)" = 1 ]; } || ok=0
+		fi
+		[ $ok = 1 ]
+		ok $? "$tool, keep wrecked ($1 $2): the launcher passes the death on, says one line, its file reads or is refused in one"
+		[ $ok = 1 ] || diag "status $st" "$(cat err)" "$(cat derr 2>/dev/null)"
+	done
+done
+
+done_testing

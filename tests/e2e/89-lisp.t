@@ -16,13 +16,13 @@
 # block) over the program's own.  ECL's own objects (its boot, reading and
 # compiling the forms) are other rows: only the program's are checked.
 . "$(dirname "$0")/../lib.sh"
-plan 41
+plan 43
 cd "$T" || exit 1
 
 if ! command -v ecl > /dev/null 2>&1; then
 	diag "ecl is not installed: scripts/install-deps.sh installs it (Debian's package ecl)"
 	i=0
-	while [ $i -lt 41 ]; do
+	while [ $i -lt 43 ]; do
 		fail "ecl is needed (scripts/install-deps.sh)"
 		i=$((i + 1))
 	done
@@ -96,7 +96,9 @@ like "$("$MPROF" export --format folded i.data)" '^\(top-level\);make-points;mak
 # Out of the terminal (issue 22, item 5): the pprof export names the Lisp
 # functions, with the figures of the tables, whichever command writes it
 # (the real pprof reads it: make check builds it); a failed export leaves
-# the output as it was.  Each side of a diff is named by its own run.
+# the output as it was.  Two runs' Lisp functions are numbered each by
+# its own run (make-point is 3 compiled, 4 interpreted): a merge and a
+# diff name each run's frames by that run's names.
 PPROF=$B/tools/pprof
 [ -x "$PPROF" ] || diag "no $PPROF: make check builds it (make $PPROF)"
 # top PB INDEX FN: FN's flat figure in pprof -top (bytes or objects).
@@ -123,6 +125,24 @@ echo before > kept.html
 is "$?/$(cat kept.html)/$(ls | grep -c 'kept\.html\.')" "2/before/0" \
 	"a failed export: exit 2, the old file untouched, no temporary left"
 like "$(cat kept.err)" '^mprof: export: write error on kept.html: ' "a failed export: one line says why"
+
+# Merged: each file's functions by their names.  first.lisp calls
+# build-list first, so its run numbers it 3, where prog.lisp's numbers
+# make-points 3 (its interpreted functions are pseudo-frames, named by
+# number; the compiled ones are C frames, by address).
+awk '/^\(defvar \*points\*/ { print "(build-list 10)" } { print }' prog.lisp > first.lisp
+"$MPROF" run -o f.data -- ecl --norc --shell first.lisp > /dev/null 2>&1
+"$MPROF" merge i.data f.data c.data -o all.data
+ok $? "merge: two interpreted runs, numbered each its own way, and a compiled one"
+# bytes DATA...: make-point's, make-points', sum-floats' and build-list's
+# bytes, summed over the files.
+bytes() {
+	for fn in make-point make-points sum-floats build-list; do
+		for f in "$@"; do row $f $fn | cut -d' ' -f1; done | awk '{ s += $1 } END { printf "%d ", s }'
+	done
+}
+is "$(bytes all.data)" "$(bytes i.data f.data c.data)" \
+	"merge: each Lisp function's bytes are those of the three runs (make-point make-points sum-floats build-list)"
 
 # pprof's diff of the compiled run over the interpreted one.
 "$MPROF" export --format pprof --diff-base i.data -o d.pb c.data

@@ -16,13 +16,13 @@
 # block) over the program's own.  ECL's own objects (its boot, reading and
 # compiling the forms) are other rows: only the program's are checked.
 . "$(dirname "$0")/../lib.sh"
-plan 43
+plan 45
 cd "$T" || exit 1
 
 if ! command -v ecl > /dev/null 2>&1; then
 	diag "ecl is not installed: scripts/install-deps.sh installs it (Debian's package ecl)"
 	i=0
-	while [ $i -lt 43 ]; do
+	while [ $i -lt 45 ]; do
 		fail "ecl is needed (scripts/install-deps.sh)"
 		i=$((i + 1))
 	done
@@ -144,10 +144,15 @@ bytes() {
 is "$(bytes all.data)" "$(bytes i.data f.data c.data)" \
 	"merge: each Lisp function's bytes are those of the three runs (make-point make-points sum-floats build-list)"
 
-# pprof's diff of the compiled run over the interpreted one.
+# Diffs: pprof's of the compiled run over the interpreted one, and the
+# call path fractions from the top-level forms (no main in Lisp).
 "$MPROF" export --format pprof --diff-base i.data -o d.pb c.data
 set -- $(row i.data make-point)
 is "$(top d.pb alloc_space make-point)" "$((80000 - $1))" "export --diff-base: make-point's change is 80000 - $1"
+like "$("$B/bin/cpprof" diff --threshold 0 i.data c.data)" '^[0-9.]+ [0-9.]+ [-+][0-9.]+ \(\(top-level\) make-points make-point\)$' \
+	"cpprof diff: paths down from (top-level) by default"
+like "$("$B/bin/cpprof" -c 'threshold 0; down' c.data)" '^[0-9.]+ \(\(top-level\) make-points make-point\) \[80000\]$' \
+	"cpprof: the down profile's root is (top-level)"
 
 # cpprof record has no Lisp port: ECL's C frames, exported all the same.
 "$B/bin/cpprof" record -o cp.data -- ecl --norc --shell prog.fas > /dev/null 2>&1

@@ -20,12 +20,7 @@ plan 45
 cd "$T" || exit 1
 
 if ! command -v ecl > /dev/null 2>&1; then
-	diag "ecl is not installed: scripts/install-deps.sh installs it (Debian's package ecl)"
-	i=0
-	while [ $i -lt 45 ]; do
-		fail "ecl is needed (scripts/install-deps.sh)"
-		i=$((i + 1))
-	done
+	absent 45 "ecl (scripts/install-deps.sh installs Debian's package ecl)"
 	done_testing
 fi
 

@@ -26,12 +26,13 @@ set -eu
 # jemalloc (libjemalloc2), whose smallest objects lie 8 bytes apart.
 PKGS="gcc g++ make libc6-dev libc6-dbg libdw-dev libelf-dev valgrind perl clang libclang-rt-14-dev python3 time heaptrack jq libedit-dev libiberty-dev linux-perf google-perftools libgoogle-perftools-dev uftrace golang-go golang-github-google-pprof-dev zlib1g-dev chromium python3-websocket libjemalloc2"
 
-# The corpus test (tests/e2e/60-corpus.t) runs programs of other runtimes
-# (and perl, python3, bash, gcc from the list above: it takes the python3
-# first on PATH): each COMMAND:PACKAGE pair installs Debian's package only
-# when the command is missing, so a runtime installed another way (node
-# from nodesource, rustc from rustup) is used as it is, never doubled.
-CMDS="rustc:rustc java:openjdk-17-jre-headless javac:openjdk-17-jdk-headless ecl:ecl guile:guile-3.0 node:nodejs sqlite3:sqlite3 git:git"
+# The corpus tests (tests/e2e/60-corpus.t, 61-corpus-more.t) run programs
+# of other runtimes (and perl, python3, bash, gcc from the list above: it
+# takes the python3 first on PATH): each COMMAND:PACKAGE pair installs
+# Debian's package only when the command is missing, so a runtime
+# installed another way (node from nodesource, rustc from rustup) is used
+# as it is, never doubled.
+CMDS="rustc:rustc java:openjdk-17-jre-headless javac:openjdk-17-jdk-headless ecl:ecl guile:guile-3.0 node:nodejs sqlite3:sqlite3 git:git gfortran:gfortran tclsh:tcl ruby:ruby php:php-cli ocamlopt:ocaml-nox lua5.4:lua5.4"
 
 # Sources of real programs that tests build with -finstrument-functions
 # (tests/e2e/74-cf-lua.t): Debian's source packages, downloaded with

@@ -22,6 +22,40 @@ static void put(struct lispmerge *lm, size_t *cap, char *key, const char *value)
 	lm->info[lm->ninfo++].value = xstrdup(value);
 }
 
+/* File i's function id, named name: its merged id, the name's in names
+ * (a new name gets the next id, and its key). */
+static void add_fn(struct lispmerge *lm, size_t *cap, struct strtab *names, int i, uint32_t id,
+		   const char *name)
+{
+	size_t before = strtab_count(names);
+	uint32_t merged = strtab_intern(names, name) + 1;
+
+	if (strtab_count(names) > before)
+		put(lm, cap, xasprintf("lisp.fn.%u", merged), name);
+	if (id >= lm->nmap[i]) {
+		size_t n = (size_t)id + 1;
+
+		lm->map[i] = xrealloc(lm->map[i], n * sizeof(uint32_t));
+		memset(lm->map[i] + lm->nmap[i], 0, (n - lm->nmap[i]) * sizeof(uint32_t));
+		lm->nmap[i] = id + 1;
+	}
+	lm->map[i][id] = merged;
+}
+
+/* An entry's key at its moved address, unless another file's is there. */
+static void add_entry(struct lispmerge *lm, size_t *cap, struct strtab *entries, uint64_t a,
+		      const char *name)
+{
+	char *key = xasprintf("lisp.entry.%llx", (unsigned long long)a);
+	size_t before = strtab_count(entries);
+
+	strtab_intern(entries, key);
+	if (strtab_count(entries) > before)
+		put(lm, cap, key, name);
+	else
+		free(key);
+}
+
 void lispmerge_init(struct lispmerge *lm, const struct profile *p, int64_t *const *delta, int n)
 {
 	struct strtab *names = strtab_new(), *entries = strtab_new();
@@ -34,38 +68,17 @@ void lispmerge_init(struct lispmerge *lm, const struct profile *p, int64_t *cons
 	for (int i = 0; i < n; i++) {
 		for (size_t k = 0; k < p[i].ninfo; k++) {
 			const struct prof_kv *kv = &p[i].info[k];
-			uint32_t id, merged;
+			uint32_t id;
 			uint64_t a;
 
 			if (!kv->key || !kv->value)
 				continue;
-			if ((id = lispview_fn_id(kv->key)) != 0) {
-				size_t before = strtab_count(names);
-
-				/* ids are dense: a file's are no more than its keys */
-				if (id > p[i].ninfo)
-					continue;
-				merged = strtab_intern(names, kv->value) + 1;
-				if (strtab_count(names) > before)
-					put(lm, &cap, xasprintf("lisp.fn.%u", merged), kv->value);
-				if (id >= lm->nmap[i]) {
-					lm->map[i] = xrealloc(lm->map[i], ((size_t)id + 1) * sizeof(uint32_t));
-					memset(lm->map[i] + lm->nmap[i], 0,
-					       ((size_t)id + 1 - lm->nmap[i]) * sizeof(uint32_t));
-					lm->nmap[i] = id + 1;
-				}
-				lm->map[i][id] = merged;
-			} else if (lispview_entry_addr(kv->key, &a) == 0) {
-				char *key = xasprintf("lisp.entry.%llx",
-						      (unsigned long long)merge_move(&p[i], delta[i], a));
-				size_t before = strtab_count(entries);
-
-				strtab_intern(entries, key);
-				if (strtab_count(entries) > before)
-					put(lm, &cap, key, kv->value);
-				else
-					free(key);
-			}
+			/* ids are dense: a file's are no more than its keys */
+			if ((id = lispview_fn_id(kv->key)) != 0 && id <= p[i].ninfo)
+				add_fn(lm, &cap, names, i, id, kv->value);
+			else if (lispview_entry_addr(kv->key, &a) == 0)
+				add_entry(lm, &cap, entries, merge_move(&p[i], delta[i], a),
+					  kv->value);
 		}
 	}
 	strtab_free(names);

@@ -12,6 +12,7 @@
 #include "export/export.h"
 #include "format.h"
 #include "launch.h"
+#include "lispview.h"
 #include "merge.h"
 #include "model.h"
 #include "reader.h"
@@ -793,7 +794,9 @@ int main(int argc, char **argv)
 		die("out of memory opening symbols");
 	load_model(&s);
 	s.threshold = 0.01;
-	if (strtab_find(s.m.fns, "main") >= 0)
+	if (s.m.lisp) /* a Lisp program's outermost function is no main */
+		s.root = xstrdup(LISP_TOPLEVEL);
+	else if (strtab_find(s.m.fns, "main") >= 0)
 		s.root = xstrdup("main");
 	S = &s;
 

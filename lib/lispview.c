@@ -66,6 +66,16 @@ static int parse_hex(const char *s, uint64_t *v)
 	return *s || !n ? -1 : 0;
 }
 
+uint32_t lispview_fn_id(const char *key)
+{
+	return strncmp(key, "lisp.fn.", 8) ? 0 : parse_id(key + 8);
+}
+
+int lispview_entry_addr(const char *key, uint64_t *addr)
+{
+	return strncmp(key, "lisp.entry.", 11) ? -1 : parse_hex(key + 11, addr);
+}
+
 struct lispview *lispview_open(const struct profile *p)
 {
 	const char *names = reader_info(p, "lisp.names");
@@ -84,7 +94,7 @@ struct lispview *lispview_open(const struct profile *p)
 
 		if (!key || !p->info[i].value)
 			continue;
-		if (!strncmp(key, "lisp.fn.", 8) && (id = parse_id(key + 8)) != 0) {
+		if ((id = lispview_fn_id(key)) != 0) {
 			if (id >= l->nfn) {
 				/* ids are dense: a file's can be no more than its entries */
 				if (id > p->ninfo)
@@ -94,7 +104,7 @@ struct lispview *lispview_open(const struct profile *p)
 				l->nfn = id + 1;
 			}
 			l->fn[id] = p->info[i].value;
-		} else if (!strncmp(key, "lisp.entry.", 11) && parse_hex(key + 11, &a) == 0) {
+		} else if (lispview_entry_addr(key, &a) == 0) {
 			util_grow(&l->entries, &k, l->nentries + 1, sizeof(*l->entries));
 			l->entries[l->nentries++] = (struct entry){ a, p->info[i].value };
 		}

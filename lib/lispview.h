@@ -43,6 +43,11 @@ void lispview_free(struct lispview *l);
 const char *lispview_frame(struct lispview *l, struct symbols *sy, uint64_t addr, int is_ret,
 			   char *buf, size_t len);
 
+/* The id of an INFO key lisp.fn.<id> (1 and up), else 0. */
+uint32_t lispview_fn_id(const char *key);
+/* The address of an INFO key lisp.entry.<hex> into *addr: 0, else -1. */
+int lispview_entry_addr(const char *key, uint64_t *addr);
+
 /* The name of top-level forms, and of a stack with no Lisp function. */
 #define LISP_TOPLEVEL "(top-level)"
 #define LISP_NONE "(no Lisp function)"

@@ -8,6 +8,8 @@
  * are written one after the other (equal ones are not summed: every view
  * aggregates anyway), each sharing its outer frames with the one before,
  * as the collectors write them; BINS are summed by size; THREADS kept.
+ * INFO is the first file's, but for Lisp profiles' functions: those of
+ * every file, in one table (lispmerge.h).
  */
 #include "merge.h"
 
@@ -19,6 +21,7 @@
 #include <unistd.h>
 
 #include "format.h"
+#include "lispmerge.h"
 #include "reader.h"
 #include "util.h"
 
@@ -111,6 +114,8 @@ int merge_files(const char *const *paths, int n, const char *out, char *err, siz
 	char tmp[4096], why[256];
 	static unsigned char buf[1 << 16];
 	struct format_writer w;
+	struct lispmerge lm = { 0 };
+	uint32_t ninfo = 1;
 
 	for (int i = 0; i < n; i++) {
 		if (reader_load(paths[i], &p[i], why, sizeof why) < 0) {
@@ -145,6 +150,7 @@ int merge_files(const char *const *paths, int n, const char *out, char *err, siz
 		nstacks += p[i].nstacks;
 		threads &= p[i].has_threads;
 	}
+	lispmerge_init(&lm, p, delta, n);
 	snprintf(tmp, sizeof tmp, "%s.tmp.%d", out, (int)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (fd < 0) {
@@ -153,10 +159,19 @@ int merge_files(const char *const *paths, int n, const char *out, char *err, siz
 	}
 	format_writer_init(&w, fd, buf, sizeof buf, p[0].kind);
 	format_begin_section(&w, FORMAT_SEC_INFO);
-	format_put_u32(&w, (uint32_t)p[0].ninfo + 1);
+	/* The first file's facts, but the Lisp functions of all (lispmerge.h). */
+	for (size_t k = 0; k < p[0].ninfo; k++)
+		ninfo += !lispmerge_owns(p[0].info[k].key);
+	format_put_u32(&w, ninfo + (uint32_t)lm.ninfo);
 	for (size_t k = 0; k < p[0].ninfo; k++) {
+		if (lispmerge_owns(p[0].info[k].key))
+			continue;
 		format_put_str(&w, p[0].info[k].key);
 		format_put_str(&w, p[0].info[k].value);
+	}
+	for (size_t k = 0; k < lm.ninfo; k++) {
+		format_put_str(&w, lm.info[k].key);
+		format_put_str(&w, lm.info[k].value);
 	}
 	snprintf(why, sizeof why, "%d", n);
 	format_put_str(&w, "merged_files");
@@ -191,7 +206,7 @@ int merge_files(const char *const *paths, int n, const char *out, char *err, siz
 				uint32_t d = reader_frames(&p[i], s, f), shared = 0;
 
 				for (uint32_t j = 0; j < d; j++)
-					f[j] = (uint64_t)((int64_t)f[j] + delta_of(&p[i], delta[i], f[j]));
+					f[j] = lispmerge_frame(&lm, i, merge_move(&p[i], delta[i], f[j]));
 				/* Outer frames in common with the stack before, as
 				 * the collectors share them. */
 				if (pd)
@@ -249,6 +264,7 @@ out:
 		close(fd);
 		unlink(tmp);
 	}
+	lispmerge_release(&lm);
 	for (int i = 0; i < loaded; i++)
 		reader_release(&p[i]);
 	for (int i = 0; i < n; i++)

@@ -112,12 +112,13 @@ int salvage_cfprof(struct salvage *s)
 		return -1;
 	}
 	k = keeper_at(s->k, s->k->h->root, sizeof *k);
-	if (!k || k->nres < 0 || k->nres > FORMAT_MAX_COUNTERS - 1) {
+	if (!k || k->nres < 0 || k->stride < k->nres || k->stride > FORMAT_MAX_COUNTERS) {
 		snprintf(s->why, sizeof s->why, "its keep has no calling context trees");
 		return -1;
 	}
 	c.nres = k->nres;
-	c.size = (sizeof(struct cf_node) + (uint64_t)c.nres * 8 + 15) & ~(uint64_t)15;
+	/* As tree_node_size: room for stride hits, nres of them written. */
+	c.size = (sizeof(struct cf_node) + (uint64_t)k->stride * 8 + 15) & ~(uint64_t)15;
 	/* The registry is newest first; the save writes the oldest first. */
 	for (a = k->threads; a && nt < MAX_THREADS && nt < s->k->len / sizeof(struct cf_thread); nt++) {
 		const struct cf_thread *t = keeper_at(s->k, a, sizeof *t);

@@ -24,34 +24,86 @@ set -eu
 # tests/e2e/19-rt-sizes.t runs the monitor over two other allocators,
 # tcmalloc (libtcmalloc-minimal4, with libgoogle-perftools-dev) and
 # jemalloc (libjemalloc2), whose smallest objects lie 8 bytes apart.
-PKGS="gcc g++ make libc6-dev libc6-dbg libdw-dev libelf-dev valgrind perl clang libclang-rt-14-dev python3 time heaptrack jq libedit-dev libiberty-dev linux-perf google-perftools libgoogle-perftools-dev uftrace curl golang-go golang-github-google-pprof-dev zlib1g-dev chromium python3-websocket libjemalloc2"
+PKGS="gcc g++ make libc6-dev libc6-dbg libdw-dev libelf-dev valgrind perl clang libclang-rt-14-dev python3 time heaptrack jq libedit-dev libiberty-dev linux-perf google-perftools libgoogle-perftools-dev uftrace golang-go golang-github-google-pprof-dev zlib1g-dev chromium python3-websocket libjemalloc2"
 
-# The corpus test (tests/e2e/60-corpus.t) runs programs of other runtimes
-# (and perl, python3, bash, gcc from the list above: it takes the python3
-# first on PATH): each COMMAND:PACKAGE pair installs Debian's package only
-# when the command is missing, so a runtime installed another way (node
-# from nodesource, rustc from rustup) is used as it is, never doubled.
-CMDS="rustc:rustc java:openjdk-17-jre-headless javac:openjdk-17-jdk-headless ecl:ecl guile:guile-3.0 node:nodejs sqlite3:sqlite3 git:git"
+# The corpus tests (tests/e2e/60-corpus.t, 61-corpus-more.t) run programs
+# of other runtimes (and perl, python3, bash, gcc from the list above: it
+# takes the python3 first on PATH): each COMMAND:PACKAGE pair installs
+# Debian's package only when the command is missing, so a runtime
+# installed another way (node from nodesource, rustc from rustup) is used
+# as it is, never doubled.
+CMDS="rustc:rustc java:openjdk-17-jre-headless javac:openjdk-17-jdk-headless ecl:ecl guile:guile-3.0 node:nodejs sqlite3:sqlite3 git:git gfortran:gfortran tclsh:tcl ruby:ruby php:php-cli ocamlopt:ocaml-nox lua5.4:lua5.4"
 
 # Sources of real programs that tests build with -finstrument-functions
-# (tests/e2e/74-cf-lua.t): Debian's own source tarballs, checked by
-# SHA-256, kept in CORPUS_SRC.  A failed download is a warning: the test
-# then says it skipped, and why.
+# (tests/e2e/74-cf-lua.t): Debian's source packages, downloaded with
+# `apt-get source --download-only` (apt checks each file against the
+# archive's signed index; the test builds the upstream tarball, as
+# upstream's Makefile does, not Debian's libtool build) into
+# CORPUS_SRC/PACKAGE/, from the mirrors this machine already uses: no
+# host is named here.  Where apt knows no deb-src entries, the deb
+# entries of the machine's own sources are mirrored as deb-src in files
+# of ours (SRC_LIST, SRC_SOURCES).  A source that cannot be got is a
+# warning here; the test that needs it fails, saying why.
 CORPUS_SRC=${CORPUS_SRC:-${HOME:-/root}/.cache/profiler-corpus}
-SOURCES="lua5.4_5.4.4.orig.tar.gz:pool/main/l/lua5.4:164c7849653b80ae67bec4b7473b884bf5cc8d2dca05653475ec2ed27b9ebf61"
+SOURCES="lua5.4"
+SRC_LIST=/etc/apt/sources.list.d/profiler-toolkit-src.list
+SRC_SOURCES=/etc/apt/sources.list.d/profiler-toolkit-src.sources
+
+# deb_src: SRC_LIST and SRC_SOURCES from the enabled deb entries of the
+# one-line files and of the deb822 ones, then apt-get update.
+deb_src() {
+	lists="" stanzas=""
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[ -f "$f" ] && [ "$f" != "$SRC_LIST" ] && lists="$lists $f"
+	done
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] && [ "$f" != "$SRC_SOURCES" ] && stanzas="$stanzas $f"
+	done
+	# shellcheck disable=SC2086
+	[ -z "$lists" ] || sed -n 's/^[[:space:]]*deb[[:space:]]/deb-src /p' $lists |
+		$SUDO tee "$SRC_LIST.tmp" > /dev/null
+	# A stanza is a paragraph; one whose Types has deb and is enabled is
+	# copied with Types: deb-src.
+	# shellcheck disable=SC2086
+	[ -z "$stanzas" ] || awk 'BEGIN { RS = "" }
+		{
+			deb = 0; off = 0; out = ""
+			n = split($0, line, "\n")
+			for (i = 1; i <= n; i++) {
+				if (line[i] ~ /^Types:/) {
+					deb = line[i] ~ /[: ]deb( |$)/
+					line[i] = "Types: deb-src"
+				}
+				if (line[i] ~ /^Enabled:[[:space:]]*no/) off = 1
+				out = out line[i] "\n"
+			}
+			if (deb && !off) printf "%s\n", out
+		}' $stanzas | $SUDO tee "$SRC_SOURCES.tmp" > /dev/null
+	for f in "$SRC_LIST" "$SRC_SOURCES"; do
+		if [ -s "$f.tmp" ]; then $SUDO mv "$f.tmp" "$f"; else $SUDO rm -f "$f.tmp"; fi
+	done
+	$SUDO apt-get update -qq || true
+}
+
 fetch_sources() {
-	for s in $SOURCES; do
-		f=${s%%:*} rest=${s#*:}
-		dir=${rest%%:*} sum=${rest#*:}
-		[ -f "$CORPUS_SRC/$f" ] && continue
-		mkdir -p "$CORPUS_SRC" || return 0
-		if curl -fsS -o "$CORPUS_SRC/$f.tmp" "http://deb.debian.org/debian/$dir/$f" 2>/dev/null &&
-			echo "$sum  $CORPUS_SRC/$f.tmp" | sha256sum -c --status; then
-			mv "$CORPUS_SRC/$f.tmp" "$CORPUS_SRC/$f"
-		else
-			rm -f "$CORPUS_SRC/$f.tmp"
-			echo "install-deps: warning: could not fetch $f from deb.debian.org" >&2
+	for pkg in $SOURCES; do
+		[ -d "$CORPUS_SRC/$pkg" ] && continue
+		if ! apt-get source --print-uris "$pkg" > /dev/null 2>&1; then
+			if [ -n "$NO_ROOT" ]; then
+				echo "install-deps: warning: apt knows no source of $pkg; run as root to add deb-src entries" >&2
+				continue
+			fi
+			deb_src
 		fi
+		rm -rf "$CORPUS_SRC/$pkg.tmp"
+		mkdir -p "$CORPUS_SRC/$pkg.tmp" &&
+			if (cd "$CORPUS_SRC/$pkg.tmp" && apt-get source --download-only -qq "$pkg" > ../"$pkg".log 2>&1); then
+				mv "$CORPUS_SRC/$pkg.tmp" "$CORPUS_SRC/$pkg"
+			else
+				echo "install-deps: warning: cannot get the source of $pkg: apt-get source $pkg failed:" >&2
+				tail -3 "$CORPUS_SRC/$pkg.log" >&2
+				rm -rf "$CORPUS_SRC/$pkg.tmp"
+			fi
 	done
 }
 
@@ -68,17 +120,21 @@ for cp in $CMDS; do
 		missing="$missing ${cp#*:}"
 	fi
 done
+NO_ROOT=""
+if [ "$(id -u)" -eq 0 ]; then
+	SUDO=""
+elif command -v sudo >/dev/null 2>&1; then
+	SUDO="sudo"
+else
+	SUDO="" NO_ROOT=1
+fi
 if [ -z "$missing" ]; then
 	fetch_sources
 	exit 0
 fi
 
 echo "install-deps: installing:$missing"
-if [ "$(id -u)" -eq 0 ]; then
-	SUDO=""
-elif command -v sudo >/dev/null 2>&1; then
-	SUDO="sudo"
-else
+if [ -n "$NO_ROOT" ]; then
 	echo "install-deps: missing packages:$missing; run as root: apt-get install -y$missing" >&2
 	exit 2
 fi

@@ -36,6 +36,23 @@ unlike() {
 		fail "$3"; diag "a line matches /$2/:"; printf '%s\n' "$1" | grep -E -- "$2" | head -5 | sed 's/^/#   /'; else pass "$3"; fi
 }
 
+# No check is skipped silently (issue 22, item 9).  absent N WHY: N
+# checks whose input is missing (a package scripts/install-deps.sh
+# installs, a tool make check builds, a source it downloads) fail, WHY
+# saying what is missing and where it comes from.  skip N WHY: N checks
+# this machine or build cannot make (a kernel feature, a sanitizer
+# build), skipped, WHY on stderr too, which prove prints.
+absent() {
+	diag "missing: $2"
+	_i=0
+	while [ $_i -lt "$1" ]; do fail "missing: $2"; _i=$((_i + 1)); done
+}
+skip() {
+	echo "$(basename "$0"): $1 skipped: $2" >&2
+	_i=0
+	while [ $_i -lt "$1" ]; do _n=$((_n + 1)); echo "ok $_n # SKIP $2"; _i=$((_i + 1)); done
+}
+
 # cc_prog OUT SRC [CFLAGS...]: build a test program from tests/progs/.
 cc_prog() {
 	_out=$1 _src=$2; shift 2

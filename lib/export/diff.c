@@ -3,7 +3,8 @@
  * between two profiles of a program.  mprof's allocation data is shown
  * as mprof's four tables of NEW minus BASE (tables_diff.c).  Otherwise,
  * or with --paths, as call path fractions side by side (Hall & Goldberg's
- * downward profile from a root, main by default): each canonical call
+ * downward profile from a root, main by default, a Lisp profile's
+ * top-level forms): each canonical call
  * path's share of BASE's total and of NEW's, and the change, largest
  * change first.  Every kind of profile, any counter (export.h names
  * them).
@@ -19,6 +20,7 @@
 #include "callgraph.h"
 #include "callpath.h"
 #include "launch.h"
+#include "lispview.h"
 #include "model.h"
 #include "reader.h"
 #include "symbols.h"
@@ -196,7 +198,7 @@ static int table_option(int argc, char **argv, int *i, struct tables_opts *o, un
 
 int export_diff_main(int argc, char **argv, int tables)
 {
-	const char *counter = NULL, *root = "main", *args[3], *exe = NULL, *why;
+	const char *counter = NULL, *root = NULL, *args[3], *exe = NULL, *why;
 	const char *path_opt = NULL, *table_opt = NULL, *opt; /* the first of each given */
 	char exebuf[PATH_MAX];
 	double threshold = 0.01;
@@ -254,6 +256,8 @@ int export_diff_main(int argc, char **argv, int tables)
 			die("write error on standard output: %s", strerror(errno));
 		return 0;
 	}
+	if (!root) /* a Lisp program's outermost function is no main */
+		root = n.m.lisp ? LISP_TOPLEVEL : "main";
 	kb = counter ? export_find(&b.d, counter) : (int)b.d.dflt;
 	kn = counter ? export_find(&n.d, counter) : (int)n.d.dflt;
 	if (kb < 0 || kn < 0 || strcmp(b.d.c[kb].name, n.d.c[kn].name))

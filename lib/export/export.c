@@ -177,6 +177,7 @@ int export_main(int argc, char **argv, const char *default_data)
 {
 	const char *format = NULL, *counter = NULL, *out = NULL, *exe = NULL, *data = NULL;
 	const char *base_path = NULL;
+	char *tmp = NULL;
 	struct profile bp;
 	struct symbols *bsy = NULL;
 	struct model bm;
@@ -262,8 +263,13 @@ int export_main(int argc, char **argv, const char *default_data)
 		    export_prepare(&bd, &bp, &bm, err, sizeof(err)) < 0)
 			die("%s: %s", base_path, err);
 	}
-	if (out && !(f = fopen(out, "w")))
-		die("export: cannot write %s: %s", out, strerror(errno));
+	/* Written beside OUT, then renamed over it: a failed export leaves
+	 * OUT as it was, never part of a profile or an empty file. */
+	if (out) {
+		tmp = xasprintf("%s.tmp.%d", out, (int)getpid());
+		if (!(f = fopen(tmp, "w")))
+			die("export: cannot write %s: %s", out, strerror(errno));
+	}
 	if (!out && !strcmp(format, "pprof") && isatty(fileno(f)))
 		die("export: pprof's format is binary: give -o FILE, or redirect");
 	if (!strcmp(format, "pprof"))
@@ -272,8 +278,15 @@ int export_main(int argc, char **argv, const char *default_data)
 		rc = html(&d, (size_t)k, data, f);
 	else
 		rc = export_folded(&d, (size_t)k, f);
-	if (rc < 0 || fflush(f) != 0 || ferror(f) || (out && fclose(f) != 0))
-		die("export: write error on %s: %s", out ? out : "standard output", strerror(errno));
+	if (rc < 0 || fflush(f) != 0 || ferror(f) || (out && fclose(f) != 0) ||
+	    (out && rename(tmp, out) < 0)) {
+		int e = errno;
+
+		if (out)
+			unlink(tmp);
+		die("export: write error on %s: %s", out ? out : "standard output", strerror(e));
+	}
+	free(tmp);
 	if (base_path) {
 		model_release(&bm);
 		symbols_free(bsy);

@@ -18,8 +18,8 @@
  * system name and file (fn_of).  The message's fields go out in four runs (types and mappings,
  * samples, locations, functions and strings): protobuf allows any order.
  * A Lisp profile's samples are its Lisp view (lispview.h), as the model
- * has it: a location per Lisp function's frame, named as Lisp names it;
- * ECL's own C frames left out.
+ * has it: a location per Lisp function, named as Lisp names it; ECL's
+ * own C frames left out (lisp_sample).
  */
 #include "export/export.h"
 
@@ -29,7 +29,6 @@
 #include <zlib.h>
 
 #include "format.h"
-#include "lispview.h"
 #include "merge.h"
 #include "model.h"
 #include "reader.h"
@@ -201,52 +200,119 @@ static uint64_t fn_of(struct fnmap *f, struct pb *out, struct strs *s, const str
 	return id;
 }
 
-/* A Lisp profile's locations: the string index of each one's function,
- * by location id; 0 ("") for one left out (ECL's C frames). */
-struct lispmap {
-	uint32_t *fn;
-	size_t cap;
+/* What the samples' frames add to the profile: the locations and
+ * functions (loc, fns: their fields, in order), their tables, the
+ * strings; and a Lisp profile's locations (lisp_sample). */
+struct tabs {
+	struct strs s;
+	struct fnmap fm;
+	struct locmap lm; /* (address, is a return address) -> location id */
+	struct pb loc, fns;
+	uint32_t *lisp;   /* a Lisp function's string id -> location id, 0: none yet */
+	size_t lispcap;
+	uint32_t nlisp;
+	uint32_t *path;   /* model_path's room */
+	uint64_t *frames; /* reader_frames' room */
 };
 
 /*
- * The one line of a new location at a in a Lisp profile (the model's
- * view): its Lisp function, or none (*name NULL: the location is left
- * out).  A stack with no Lisp function is the frame LISP_NONE.
+ * Sample i of a Lisp profile e, innermost first, into y: one location
+ * per Lisp function, by its name.  The frames are the model's path of
+ * the stack (ECL's own C frames left out, top-level forms within
+ * top-level forms as one, a stack with no Lisp function the frame
+ * LISP_NONE), so pprof and every other view agree; each side of a diff
+ * is named by its own model, as the ids of Lisp functions
+ * (lisp.fn.<id>) are no one's but their file's.
  */
-static void lisp_line(const struct export_data *d, uint64_t a, int ret, struct sym_frame *sf,
-		      char *buf, size_t len)
+static void lisp_sample(struct tabs *t, const struct export_data *e, size_t i, struct pb *y)
 {
-	memset(sf, 0, sizeof(*sf));
-	if (a == FORMAT_LISP_FRAME(0))
-		sf->func = LISP_NONE;
-	else
-		sf->func = lispview_frame(d->m->lisp, d->sy, a, ret, buf, len);
+	uint32_t n = model_path(e->m, &e->m->stacks[i], t->path);
+
+	while (n--) {
+		const char *name = strtab_get(e->m->fns, e->m->sites[t->path[n]].fn);
+		/* No symbol: the Lisp name is the system name too. */
+		struct sym_frame sf = { .func = name, .full = name, .sysname = name };
+		uint32_t k = (uint32_t)str(&t->s, name);
+
+		if (k >= t->lispcap) {
+			size_t old = t->lispcap;
+			util_grow(&t->lisp, &t->lispcap, (size_t)k + 1, sizeof(uint32_t));
+			memset(t->lisp + old, 0, (t->lispcap - old) * sizeof(uint32_t));
+		}
+		if (!t->lisp[k]) {
+			struct pb z = { 0 }, l = { 0 };
+
+			t->lisp[k] = ++t->nlisp;
+			pb_int(&z, 1, t->lisp[k]);
+			pb_int(&l, 1, fn_of(&t->fm, &t->fns, &t->s, &sf));
+			pb_bytes(&z, 4, l.b, l.n);
+			pb_bytes(&t->loc, 4, z.b, z.n);
+			free(l.b);
+			free(z.b);
+		}
+		pb_varint(y, t->lisp[k]);
+	}
+}
+
+/*
+ * Sample i of e (a base's when delta: its addresses moved into d's),
+ * innermost first, into y: the file's own frames, each a location (its
+ * address: a return address's call instruction, or the pc) with its
+ * inline frames as lines, callee first.
+ */
+static void addr_sample(struct tabs *t, const struct export_data *d, const struct export_data *e,
+			const int64_t *delta, size_t i, struct pb *y)
+{
+	const struct prof_stack *ps = &e->p->stacks[i];
+	uint32_t n = reader_frames(e->p, i, t->frames);
+
+	for (uint32_t j = 0; j < n; j++) {
+		int ret = !((j == 0 && (ps->flags & FORMAT_STACK_PC_FIRST)) ||
+			    (ps->flags & FORMAT_STACK_ENTRY));
+		uint64_t a = delta ? merge_move(e->p, delta, t->frames[j]) : t->frames[j];
+		struct sym_frame sf[32];
+		struct pb z = { 0 };
+		int fresh, cnt;
+		uint32_t id = loc_of(&t->lm, a, ret, &fresh);
+
+		pb_varint(y, id);
+		if (!fresh)
+			continue;
+		cnt = d->sy ? symbols_resolve(d->sy, a, ret, sf, 32) : 0;
+		pb_int(&z, 1, id);
+		pb_int(&z, 2, mapping_of(d->p, a));
+		pb_int(&z, 3, ret ? a - 1 : a);
+		for (int c = 0; c < cnt; c++) {
+			struct pb l = { 0 };
+			pb_int(&l, 1, fn_of(&t->fm, &t->fns, &t->s, &sf[c]));
+			if (sf[c].line > 0)
+				pb_int(&l, 2, (uint64_t)sf[c].line);
+			pb_bytes(&z, 4, l.b, l.n);
+			free(l.b);
+		}
+		pb_bytes(&t->loc, 4, z.b, z.n);
+		free(z.b);
+	}
 }
 
 int export_pprof(const struct export_data *d, size_t dflt, const struct export_data *base,
 		 FILE *out)
 {
 	const struct profile *p = d->p;
-	struct strs s = { strtab_new() };
-	struct fnmap fm = { strtab_new() };
-	struct locmap lm = { 0 };
-	struct pb hdr = { 0 }, smp = { 0 }, loc = { 0 }, fns = { 0 }, x = { 0 }, y = { 0 }, z = { 0 };
-	uint64_t *frames = xcalloc(FORMAT_MAX_DEPTH + 1, sizeof(uint64_t));
-	struct lispmap lmap = { 0 };
-	uint32_t toplevel = 0;
+	struct tabs t = { .s = { strtab_new() }, .fm = { strtab_new() } };
+	struct pb hdr = { 0 }, smp = { 0 }, x = { 0 }, y = { 0 };
+	uint32_t maxn = base && base->m->maxn > d->m->maxn ? base->m->maxn : d->m->maxn;
 	gzFile gz;
 	int rc = 0;
 
-	str(&s, ""); /* string_table[0] */
-	if (d->m->lisp)
-		toplevel = (uint32_t)str(&s, LISP_TOPLEVEL);
+	t.frames = xcalloc(FORMAT_MAX_DEPTH + 1, sizeof(uint64_t));
+	t.path = xcalloc((size_t)maxn + 1, sizeof(uint32_t));
+	str(&t.s, ""); /* string_table[0] */
 	for (size_t k = 0; k < d->n; k++)
-		value_type(&hdr, 1, &s, d->c[k].name, d->c[k].unit);
-	put_mappings(&hdr, p, &s);
-	/* Samples: the file's own frames, innermost first, each a location
-	 * (its address: a return address's call instruction, or the pc) with
-	 * its inline frames as lines, callee first; the model's values.  A
-	 * base's samples follow, negated, moved into d's addresses. */
+		value_type(&hdr, 1, &t.s, d->c[k].name, d->c[k].unit);
+	put_mappings(&hdr, p, &t.s);
+	/* Samples: each stack's frames and the model's values.  A base's
+	 * samples follow, negated. */
 	for (int side = 0; side < (base ? 2 : 1); side++) {
 		const struct export_data *e = side ? base : d;
 		const struct profile *q = e->p;
@@ -255,84 +321,17 @@ int export_pprof(const struct export_data *d, size_t dflt, const struct export_d
 		if (side)
 			merge_deltas(p, q, delta);
 		for (size_t i = 0; i < e->m->nstacks && i < q->nstacks; i++) {
-			const struct prof_stack *ps = &q->stacks[i];
-			uint32_t n;
 			int any = 0;
 
 			for (size_t k = 0; k < e->n; k++)
 				any |= export_value(e, i, k) != 0;
 			if (!any)
 				continue;
-			n = reader_frames(q, i, frames);
 			x.n = y.n = 0;
-			int kept = 0;
-			uint32_t last = 0; /* the Lisp function of the frame before */
-			for (uint32_t j = 0; j <= n; j++) {
-				int ret = !((j == 0 && (ps->flags & FORMAT_STACK_PC_FIRST)) ||
-					    (ps->flags & FORMAT_STACK_ENTRY));
-				uint64_t a;
-				int fresh;
-				uint32_t id;
-
-				if (j == n) {
-					/* A Lisp stack none of whose frames is kept. */
-					if (!d->m->lisp || kept)
-						break;
-					a = FORMAT_LISP_FRAME(0);
-					ret = 0;
-				} else {
-					a = side ? merge_move(q, delta, frames[j]) : frames[j];
-				}
-				id = loc_of(&lm, a, ret, &fresh);
-				if (fresh && d->m->lisp) {
-					struct sym_frame sf;
-					char buf[256];
-
-					lisp_line(d, a, ret, &sf, buf, sizeof buf);
-					util_grow(&lmap.fn, &lmap.cap, (size_t)id + 1, sizeof(uint32_t));
-					lmap.fn[id] = sf.func ? (uint32_t)str(&s, sf.func) : 0;
-					if (sf.func) {
-						struct pb l = { 0 };
-						z.n = 0;
-						pb_int(&z, 1, id);
-						pb_int(&z, 3, a);
-						pb_int(&l, 1, fn_of(&fm, &fns, &s, &sf));
-						pb_bytes(&z, 4, l.b, l.n);
-						free(l.b);
-						pb_bytes(&loc, 4, z.b, z.n);
-					}
-				}
-				if (d->m->lisp) {
-					/* Top-level forms that evaluate top-level forms as
-					 * one, as the model has them. */
-					uint32_t fn = id < lmap.cap ? lmap.fn[id] : 0;
-					if (!fn || (fn == toplevel && last == toplevel))
-						continue;
-					last = fn;
-					kept++;
-					pb_varint(&y, id);
-					continue;
-				}
-				pb_varint(&y, id);
-				if (fresh) {
-					struct sym_frame sf[32];
-					int cnt = d->sy ? symbols_resolve(d->sy, a, ret, sf, 32) : 0;
-
-					z.n = 0;
-					pb_int(&z, 1, id);
-					pb_int(&z, 2, mapping_of(p, a));
-					pb_int(&z, 3, ret ? a - 1 : a);
-					for (int c = 0; c < cnt; c++) {
-						struct pb l = { 0 };
-						pb_int(&l, 1, fn_of(&fm, &fns, &s, &sf[c]));
-						if (sf[c].line > 0)
-							pb_int(&l, 2, (uint64_t)sf[c].line);
-						pb_bytes(&z, 4, l.b, l.n);
-						free(l.b);
-					}
-					pb_bytes(&loc, 4, z.b, z.n);
-				}
-			}
+			if (d->m->lisp)
+				lisp_sample(&t, e, i, &y);
+			else
+				addr_sample(&t, d, e, delta, i, &y);
 			pb_bytes(&x, 1, y.b, y.n);
 			y.n = 0;
 			for (size_t k = 0; k < e->n; k++) {
@@ -344,32 +343,32 @@ int export_pprof(const struct export_data *d, size_t dflt, const struct export_d
 		}
 		free(delta);
 	}
-	pb_int(&hdr, 14, (uint64_t)str(&s, d->c[dflt].name)); /* default_sample_type */
-	for (size_t k = 0; k < strtab_count(s.t); k++) {
-		const char *t = strtab_get(s.t, (uint32_t)k);
-		pb_bytes(&fns, 6, t, strlen(t));
+	pb_int(&hdr, 14, (uint64_t)str(&t.s, d->c[dflt].name)); /* default_sample_type */
+	for (size_t k = 0; k < strtab_count(t.s.t); k++) {
+		const char *v = strtab_get(t.s.t, (uint32_t)k);
+		pb_bytes(&t.fns, 6, v, strlen(v));
 	}
 	fflush(out);
 	gz = gzdopen(dup(fileno(out)), "wb");
 	if (!gz || gzwrite(gz, hdr.b, (unsigned)hdr.n) != (int)hdr.n ||
 	    gzwrite(gz, smp.b, (unsigned)smp.n) != (int)smp.n ||
-	    gzwrite(gz, loc.b, (unsigned)loc.n) != (int)loc.n ||
-	    gzwrite(gz, fns.b, (unsigned)fns.n) != (int)fns.n)
+	    gzwrite(gz, t.loc.b, (unsigned)t.loc.n) != (int)t.loc.n ||
+	    gzwrite(gz, t.fns.b, (unsigned)t.fns.n) != (int)t.fns.n)
 		rc = -1;
 	if (gz && gzclose(gz) != Z_OK)
 		rc = -1;
 	free(hdr.b);
 	free(smp.b);
-	free(loc.b);
-	free(fns.b);
+	free(t.loc.b);
+	free(t.fns.b);
 	free(x.b);
 	free(y.b);
-	free(z.b);
-	free(frames);
-	free(lm.key);
-	free(lm.id);
-	free(lmap.fn);
-	strtab_free(fm.keys);
-	strtab_free(s.t);
+	free(t.frames);
+	free(t.path);
+	free(t.lm.key);
+	free(t.lm.id);
+	free(t.lisp);
+	strtab_free(t.fm.keys);
+	strtab_free(t.s.t);
 	return rc;
 }

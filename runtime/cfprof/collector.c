@@ -6,13 +6,9 @@
  *
  * Environment (set by `cfprof record`; doc/cfprof.1): the sampler's
  * CFPROF_EVENTS, CFPROF_RANDOM, CFPROF_OUT (default cfprof.data),
- * CFPROF_ROOT_PID, CFPROF_NO_PERF, and CFPROF_UNPROFILED: hexadecimal
- * link-time addresses of functions of the main program (comma-separated)
- * made unprofiled for this run.
+ * CFPROF_ROOT_PID, CFPROF_NO_PERF; and the tree's CFPROF_UNPROFILED
+ * (tree.c).
  */
-#include <link.h>
-#include <stdlib.h>
-
 #include "format.h"
 #include "hooks.h"
 #include "save.h"
@@ -39,48 +35,18 @@ static void charge(uint32_t tid, int col, uint64_t hits)
 		__atomic_fetch_add(&n->hits[col], hits, __ATOMIC_RELAXED);
 }
 
-static int main_bias(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	*(uintptr_t *)arg = info->dlpi_addr;
-	return 1; /* the first object is the main program */
-}
-
-static void read_unprofiled(void)
-{
-	const char *s = getenv("CFPROF_UNPROFILED");
-	uintptr_t fn[CF_MAX_UNPROFILED], bias = 0;
-	int n = 0;
-
-	if (!s || !*s)
-		return;
-	dl_iterate_phdr(main_bias, &bias);
-	while (*s && n < CF_MAX_UNPROFILED) {
-		char *end;
-		unsigned long long a = strtoull(s, &end, 16);
-		if (end == s)
-			break;
-		fn[n++] = (uintptr_t)a + bias;
-		s = *end == ',' ? end + 1 : end;
-	}
-	/* Sorted, for the binary search at node creation. */
-	for (int i = 1; i < n; i++)
-		for (int j = i; j > 0 && fn[j - 1] > fn[j]; j--) {
-			uintptr_t x = fn[j];
-			fn[j] = fn[j - 1];
-			fn[j - 1] = x;
-		}
-	tree_set_unprofiled(fn, n);
-}
-
+/* Counting may have begun already: at the first hook, when another
+ * library's constructor ran before ours (tree_prepare).  Its nodes have
+ * room for the resources asked; nres, those this machine samples, are
+ * no more. */
 static int start(int nres)
 {
 	hooks_init();
-	read_unprofiled();
+	if (tree_prepare(1) < 0 || nres > cf_stride)
+		return -1;
 	cf_nres = nres;
-	tree_keep(nres);
+	tree_keep_nres(nres);
 	cfsave_keep();
-	__atomic_store_n(&cf_on, 1, __ATOMIC_RELEASE);
 	return 0;
 }
 

@@ -9,14 +9,19 @@
  * follows what the program does: nodes per distinct path (CF_MAX_TREE
  * deep at most), stack entries per logical depth (grown by mremap).
  */
+#include <link.h>
+#include <sched.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "bounds.h"
+#include "format.h"
 #include "keep.h"
+#include "resources.h"
 #include "tree.h"
 
 #define CF_CHUNK (256u << 10)
@@ -69,6 +74,7 @@ static void frames_put(struct cf_frame *f)
 int cf_on;
 uint64_t cf_failed;
 int cf_nres;
+int cf_stride;
 struct cf_thread *cf_threads;
 __thread struct cf_thread *cf_me __attribute__((tls_model("initial-exec")));
 __thread struct cf_thread *cf_fast __attribute__((tls_model("initial-exec")));
@@ -79,15 +85,24 @@ struct cf_thread cf_dead = { .state = CF_DEAD };
 
 static struct cf_keep cf_keep_none, *cf_keep = &cf_keep_none;
 
-void tree_keep(int nres)
+/* Under a launcher (cfprof record), the trees go in its keep (keep.h):
+ * taken here, before the first thread's record, by the first hook or the
+ * collector's start (keep_attach is once a process image). */
+static void tree_keep(void)
 {
 	struct cf_keep *k;
 
+	keep_attach("CFPROF_KEEP", "CFPROF_ROOT_PID", FORMAT_KIND_CFPROF, CF_KEEP_LAYOUT);
 	if (!keep_h || !(k = keep_map(sizeof *k)) || !keep_has(k))
 		return;
-	k->nres = nres;
+	k->stride = cf_stride;
 	cf_keep = k;
 	keep_set_root(k);
+}
+
+void tree_keep_nres(int nres)
+{
+	cf_keep->nres = nres;
 }
 
 static uintptr_t cf_unprof[CF_MAX_UNPROFILED];
@@ -112,12 +127,82 @@ static void *map_kept(size_t n)
 	return map(n);
 }
 
-void tree_set_unprofiled(const uintptr_t *fn, int n)
+static int main_bias(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	if (n > CF_MAX_UNPROFILED)
-		n = CF_MAX_UNPROFILED;
-	memcpy(cf_unprof, fn, (size_t)n * sizeof(*fn));
+	(void)size;
+	*(uintptr_t *)arg = info->dlpi_addr;
+	return 1; /* the first object is the main program */
+}
+
+/* CFPROF_UNPROFILED: hexadecimal link-time addresses of functions of the
+ * main program (comma-separated) made unprofiled for this run. */
+static void read_unprofiled(void)
+{
+	const char *s = getenv("CFPROF_UNPROFILED");
+	uintptr_t bias = 0;
+	int n = 0;
+
+	if (!s || !*s)
+		return;
+	dl_iterate_phdr(main_bias, &bias);
+	while (*s && n < CF_MAX_UNPROFILED) {
+		char *end;
+		unsigned long long a = strtoull(s, &end, 16);
+		if (end == s)
+			break;
+		cf_unprof[n++] = (uintptr_t)a + bias;
+		s = *end == ',' ? end + 1 : end;
+	}
+	/* Sorted, for the binary search at node creation. */
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && cf_unprof[j - 1] > cf_unprof[j]; j--) {
+			uintptr_t x = cf_unprof[j];
+			cf_unprof[j] = cf_unprof[j - 1];
+			cf_unprof[j - 1] = x;
+		}
 	cf_nunprof = n;
+}
+
+/* The resources CFPROF_EVENTS asks for, at most: its comma-separated
+ * items (the sampler counts one named twice once), cpu alone without it;
+ * every resource before libc has set environ up (a hook in a
+ * preinit_array function). */
+static int events_asked(void)
+{
+	const char *s = getenv("CFPROF_EVENTS");
+	int n = 1;
+
+	if (!environ)
+		return RES_N;
+	if (!s || !*s)
+		return 1;
+	for (; *s; s++)
+		n += *s == ',';
+	return n < RES_N ? n : RES_N;
+}
+
+/* 0 before tree_prepare, 1 while it runs, 2 after. */
+static int cf_prepared;
+
+int tree_prepare(int wait)
+{
+	int idle = 0;
+
+	while (!__atomic_compare_exchange_n(&cf_prepared, &idle, 1, 0, __ATOMIC_ACQUIRE,
+					    __ATOMIC_ACQUIRE)) {
+		if (idle == 2)
+			return 0;
+		if (!wait)
+			return -1;
+		idle = 0;
+		sched_yield();
+	}
+	cf_stride = events_asked();
+	tree_keep();
+	read_unprofiled();
+	__atomic_store_n(&cf_prepared, 2, __ATOMIC_RELEASE);
+	__atomic_store_n(&cf_on, 1, __ATOMIC_RELEASE);
+	return 0;
 }
 
 static int unprofiled(uintptr_t fn)
@@ -239,7 +324,9 @@ struct cf_thread *tree_thread(uintptr_t sp)
 {
 	struct cf_thread *t;
 
-	if (!__atomic_load_n(&cf_on, __ATOMIC_ACQUIRE))
+	/* The first hook may come before the collector's start: counting
+	 * begins there (tree.h). */
+	if (!__atomic_load_n(&cf_on, __ATOMIC_ACQUIRE) && tree_prepare(0) < 0)
 		return NULL;
 	t = map_kept(sizeof(*t));
 	if (t && !(t->base = frames_get()))

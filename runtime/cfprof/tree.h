@@ -48,7 +48,8 @@ struct cf_node {
 	uint32_t flags;          /* CF_UNPROFILED */
 	uint32_t out;            /* the save: index of its stack, or UINT32_MAX */
 	uint32_t need;           /* the save: it or a descendant has counts */
-	uint64_t hits[];         /* one per sampled resource (cf_nres) */
+	uint64_t hits[];         /* one per sampled resource (cf_nres; room
+				  * for cf_stride) */
 };
 
 /* One entry of the logical stack, 24 bytes: a deep recursion's entries
@@ -109,17 +110,21 @@ struct cf_chunk {
 struct cf_keep {
 	uint64_t threads; /* cf_threads */
 	uint64_t failed;  /* cf_failed */
-	int32_t nres;     /* cf_nres */
+	int32_t nres;     /* cf_nres: the hits written */
+	int32_t stride;   /* cf_stride: the hits a node has room for */
 };
 #define CF_KEEP_LAYOUT                                                                       \
 	(0x6366000000000000ull ^ (uint64_t)sizeof(struct cf_node) << 8 ^                          \
 	 (uint64_t)sizeof(struct cf_thread) << 20 ^ (uint64_t)sizeof(struct cf_chunk) << 32 ^      \
 	 (uint64_t)sizeof(struct cf_keep) << 40)
-/* Make the root (after keep_attach, before the first thread): 0, or -1. */
-void tree_keep(int nres);
+/* The collector's start: the hits a file has (cf_nres), for the keep. */
+void tree_keep_nres(int nres);
 
-extern int cf_on;                   /* counting: set up and not stopped */
-extern int cf_nres;                 /* hits per node */
+extern int cf_on;                   /* counting: set up (tree_prepare) */
+extern int cf_nres;                 /* hits per node the save writes: the
+				     * resources sampled (the collector's
+				     * start), no more than cf_stride */
+extern int cf_stride;               /* hits per node there is room for */
 extern struct cf_thread *cf_threads; /* every thread's record, newest first */
 
 /* The calling thread's record: made on its first hook; &cf_dead once the
@@ -149,15 +154,25 @@ static inline struct cf_node *tree_current(const struct cf_thread *t)
 void tree_zero(void);
 /* The calling thread is exiting: hooks stop, its stack is released. */
 void tree_thread_exit(void);
-/* Functions the user made unprofiled: sorted, n <= CF_MAX_UNPROFILED. */
+/*
+ * Fix, once, what every node is made with, and start counting (cf_on):
+ * room for the hits of every resource CFPROF_EVENTS asks for (cf_stride:
+ * the sampler drops some later if this machine cannot sample them), and
+ * the functions CFPROF_UNPROFILED makes unprofiled.  Called by the first
+ * hook of the process when it runs before the collector's start (in a
+ * constructor of a library the loader ran before libcfprof's), and by
+ * start.  No allocation, no lock: only getenv and dl_iterate_phdr.
+ * 0, or -1 when another thread (or a handler interrupting this one) is
+ * at it and wait is 0.
+ */
 #define CF_MAX_UNPROFILED 256
-void tree_set_unprofiled(const uintptr_t *fn, int n);
+int tree_prepare(int wait);
 /* Nodes in all (INFO). */
 uint64_t tree_nodes(void);
-/* Size of a node with cf_nres hits. */
+/* Size of a node with cf_stride hits. */
 static inline uint64_t tree_node_size(void)
 {
-	return (sizeof(struct cf_node) + (uint64_t)cf_nres * 8 + 15) & ~(uint64_t)15;
+	return (sizeof(struct cf_node) + (uint64_t)cf_stride * 8 + 15) & ~(uint64_t)15;
 }
 
 #endif

@@ -335,35 +335,64 @@ static void copy_resident(char *dst, const char *src, size_t n)
 	arena_unmap(vec, vlen);
 }
 
-int keep_fork_child(void)
+/*
+ * fork: the child must get the keep's pages as they were at the fork, as
+ * its own.  Copied after the fork, in the child, they would hold what the
+ * parent wrote meanwhile (cfprof's current node, a thread's counts), so
+ * they are copied before it, in the parent, into private memory the child
+ * inherits; the child moves that copy over the keep's range.
+ */
+static char *keep_snap;
+static size_t keep_snap_len;
+
+void keep_fork_prepare(void)
 {
 	struct keep_head *h = keep_h;
 	size_t used;
-	char *priv;
+	char *snap;
 
-	if (!h) {
-		if (keep_fd >= 0)
-			close(keep_fd);
-		keep_fd = -1;
-		return 0;
-	}
+	keep_snap = NULL;
+	if (!h)
+		return;
 	used = (size_t)((__atomic_load_n(&h->used, __ATOMIC_RELAXED) + 4095) & ~(uint64_t)4095);
 	if (used > keep_size)
 		used = (size_t)keep_size;
-	priv = mmap(NULL, used, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+	snap = mmap(NULL, used, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 		    -1, 0);
-	if (priv == MAP_FAILED)
-		return -1;
-	copy_resident(priv, (const char *)h, used);
-	if (mremap(priv, used, used, MREMAP_MAYMOVE | MREMAP_FIXED, h) == MAP_FAILED) {
-		munmap(priv, used);
-		return -1;
+	if (snap == MAP_FAILED)
+		return;
+	copy_resident(snap, (const char *)h, used);
+	keep_snap = snap;
+	keep_snap_len = used;
+}
+
+void keep_fork_parent(void)
+{
+	if (keep_snap)
+		munmap(keep_snap, keep_snap_len);
+	keep_snap = NULL;
+}
+
+int keep_fork_child(void)
+{
+	struct keep_head *h = keep_h;
+	int rc = 0;
+
+	if (h) {
+		if (!keep_snap || mremap(keep_snap, keep_snap_len, keep_snap_len,
+					 MREMAP_MAYMOVE | MREMAP_FIXED, h) == MAP_FAILED) {
+			rc = -1; /* the tables are the parent's: the child records nothing */
+			if (keep_snap)
+				munmap(keep_snap, keep_snap_len);
+		} else if (keep_snap_len < keep_size) {
+			munmap((char *)h + keep_snap_len, keep_size - keep_snap_len);
+		}
+		__atomic_store_n(&keep_h, NULL, __ATOMIC_RELEASE);
+		keep_str = keep_str_end = NULL;
+		keep_snap = NULL;
 	}
-	if (used < keep_size)
-		munmap((char *)h + used, keep_size - used);
-	__atomic_store_n(&keep_h, NULL, __ATOMIC_RELEASE);
-	keep_str = keep_str_end = NULL;
-	close(keep_fd);
+	if (keep_fd >= 0)
+		close(keep_fd);
 	keep_fd = -1;
-	return 0;
+	return rc;
 }

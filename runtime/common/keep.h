@@ -57,11 +57,16 @@ void keep_exiting(int status);
 void keep_void(const char *why);
 
 /*
- * In a forked child: the keep's pages become the child's own (a copy of
- * those in use), the descriptor is closed, and keep_map maps privately
- * from then on.  0; -1 when no copy could be made: the child must not
- * record (its tables are still its parent's).
+ * fork: keep_fork_prepare in the parent just before (after the
+ * collector's fork locks: a consistent copy), keep_fork_parent after, and
+ * keep_fork_child in the child: the keep's pages become the child's own
+ * (a copy of those in use, as they were at the fork), the descriptor is
+ * closed, and keep_map maps privately from then on.  keep_fork_child: 0;
+ * -1 when no copy could be made: the child must not record (the tables it
+ * sees are still its parent's, and they are unmapped).
  */
+void keep_fork_prepare(void);
+void keep_fork_parent(void);
 int keep_fork_child(void);
 
 /* The environment's value of name, as the program started, into buf

@@ -415,6 +415,7 @@ static void fork_prepare(void)
 	if (custom_lock() < 0)
 		goto addrmap;
 	mon_fork_held = 1;
+	keep_fork_prepare(); /* the child's copy of the keep, consistent */
 	return;
 addrmap:
 	addrmap_unlock_all();
@@ -428,6 +429,7 @@ writer:
 
 static void fork_parent(void)
 {
+	keep_fork_parent();
 	if (mon_fork_held) {
 		custom_unlock();
 		addrmap_unlock_all();

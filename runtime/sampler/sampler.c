@@ -252,6 +252,16 @@ static void drop(int r)
  * ran) that calls _exit is not it. */
 static pid_t cp_pid;
 
+static void on_fork_prepare(void)
+{
+	keep_fork_prepare();
+}
+
+static void on_fork_parent(void)
+{
+	keep_fork_parent();
+}
+
 static void on_fork_child(void)
 {
 	cp_pid = getpid();
@@ -352,7 +362,7 @@ __attribute__((constructor(101))) static void cp_start(void)
 		cp_warn("cannot install the SIGPROF handler; nothing sampled", NULL, NULL);
 		return;
 	}
-	pthread_atfork(NULL, NULL, on_fork_child);
+	pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child);
 	__atomic_store_n(&cp.on, 1, __ATOMIC_RELEASE);
 	/* The watcher first: creating it is not the program's doing. */
 	if (wt_start() < 0)

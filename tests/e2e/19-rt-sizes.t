@@ -31,8 +31,7 @@ if [ -n "$tc" ]; then
 	is "$(rt_totals t.data | awk '{ print $2, $4, $5, $6 }')" "$(echo $want | awk '{ print $2, $4 }') 0 0" \
 		"over tcmalloc (16-byte granules): every free found, exact bytes"
 else
-	pass "# SKIP libtcmalloc_minimal not installed"
-	pass "# SKIP libtcmalloc_minimal not installed"
+	absent 2 "libtcmalloc_minimal (scripts/install-deps.sh installs libgoogle-perftools-dev)"
 fi
 
 # Objects of 1..8 bytes, 8 apart, under tcmalloc and jemalloc: before the
@@ -43,7 +42,7 @@ is "$("$T/sizes" tiny 2>&1 >/dev/null)" "objects 8 past a multiple of 16: 0" \
 for a in /usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4 /usr/lib/x86_64-linux-gnu/libjemalloc.so.2; do
 	name=$(basename "$a" | sed 's/\.so.*//')
 	if [ ! -f "$a" ]; then
-		for _ in 1 2 3 4; do pass "# SKIP $name not installed"; done
+		absent 4 "$a (scripts/install-deps.sh installs libgoogle-perftools-dev and libjemalloc2)"
 		continue
 	fi
 	want=$(LD_PRELOAD=$a "$T/sizes" tiny 2>"$T/odd")

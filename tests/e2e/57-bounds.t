@@ -15,7 +15,7 @@ case $B in *-san) san=1 ;; *) san=0 ;; esac
 run() {
 	_f=$1 _k=$2; shift 2
 	/usr/bin/time -f %M -o rss "$@" > out 2> err; st=$?
-	if [ $san = 1 ]; then pass "# SKIP $*: no RSS bound under sanitizers"; return; fi
+	if [ $san = 1 ]; then skip 1 "$*: no RSS bound under sanitizers"; return; fi
 	_rss=$(tail -n 1 rss) _size=$(wc -c < "$_f")
 	_limit=$(( (_k * _size + 16 * 1024 * 1024) / 1024 ))
 	if [ "$_rss" -le "$_limit" ]; then pass "$(basename "$1") on $_f: $_rss KB <= $_k * $_size B + 16 MB"

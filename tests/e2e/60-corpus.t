@@ -1,190 +1,21 @@
 # The corpus: real programs from other ecosystems (a Rust program, the JVM,
 # ECL, Guile, node, perl, python3, sqlite3, git, bash, gcc), each run bare,
-# under `mprof run` and under `cpprof record`.  Under each tool: the exit
-# status, stdout and stderr are the bare run's, byte for byte; every data
-# file written (forked children's FILE.PID too) is read by the tool with
-# exit 0, given the program that wrote it; and the profile of the program
-# named below names its real functions.  Every run is bounded by `timeout`
-# (CORPUS_TIMEOUT seconds, 120 by default): a hang is a failure.
+# under `mprof run` and under `cpprof record` (tests/corpus.sh: the
+# checks; 61-corpus-more.t has more programs, and cfprof).  Under each
+# tool: the exit status, stdout and stderr are the bare run's, byte for
+# byte; every data file written (forked children's FILE.PID too) is read
+# by the tool with exit 0, given the program that wrote it; and the
+# profile of the program named below names its real functions.  Every
+# run is bounded by `timeout` (CORPUS_TIMEOUT seconds, 120 by default):
+# a hang is a failure.
 #
-# scripts/install-deps.sh installs every runtime; a case is skipped only
-# when its command is missing and this machine has no package for it.
+# scripts/install-deps.sh installs every runtime; a case fails when its
+# command is missing, and is skipped (said on stderr) only when this
+# machine has no package for it.
 . "$(dirname "$0")/../lib.sh"
-CPPROF=$B/bin/cpprof
-SRC=$TOP/tests/progs/corpus
-LIMIT=${CORPUS_TIMEOUT:-120}
-PER_CASE=11 # the bare run; five checks under each tool
+. "$TOP/tests/corpus.sh"
+PER_CASE=$(per_case)
 plan $((12 * PER_CASE + 3))
-
-# Nothing of the user's configuration reaches the programs.
-export LC_ALL=C GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
-unset JAVA_TOOL_OPTIONS _JAVA_OPTIONS JDK_JAVA_OPTIONS NODE_OPTIONS PERL5OPT PYTHONSTARTUP
-[ -d "$HOME/.cargo/bin" ] && PATH=$PATH:$HOME/.cargo/bin
-
-now() { date +%s.%N; }
-secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
-
-# case_off NAME REASON ok|not [COUNT]: the whole case in one verdict,
-# COUNT (default PER_CASE) lines.
-case_off() {
-	_i=0
-	while [ $_i -lt "${4:-$PER_CASE}" ]; do
-		_i=$((_i + 1))
-		if [ "$3" = ok ]; then _n=$((_n + 1)); echo "ok $_n - $1 # SKIP $2"; else fail "$1: $2"; fi
-	done
-}
-
-# missing NAME CMD PKG [COUNT]: true, the case's COUNT lines reported, when
-# CMD is not here: failed where Debian has PKG for this machine (then
-# install-deps.sh should have installed it), skipped only where it has not.
-missing() {
-	command -v "$2" > /dev/null 2>&1 && return 1
-	if apt-cache policy "$3" 2> /dev/null | grep -q 'Candidate: [0-9]'; then
-		case_off "$1" "no $2 here, though package $3 is installable (scripts/install-deps.sh)" not "${4:-$PER_CASE}"
-	else
-		case_off "$1" "no $2 on this machine and no package $3 for it" ok "${4:-$PER_CASE}"
-	fi
-	return 0
-}
-
-# run MODE CMD...: one run of the case $C in $T/$C.d, bare or under a tool,
-# stdin from $IN, bounded by $LIMIT.  Leaves $T/$C.MODE.{out,err,data*},
-# status in $st, seconds in $dt.  $PREP runs before (in the case's
-# directory), $POST after, with $mode set.
-run() {
-	mode=$1; shift
-	_p=$T/$C.$mode
-	case $mode in
-	mprof) set -- "$MPROF" run -o "$_p.data" -- "$@" ;;
-	cpprof) set -- "$CPPROF" record -o "$_p.data" -- "$@" ;;
-	esac
-	cd "$T/$C.d" || exit 1
-	eval "$PREP"
-	_t0=$(now)
-	timeout -k 10 "$LIMIT" "$@" < "$IN" > "$_p.out" 2> "$_p.err"
-	st=$?
-	_t1=$(now)
-	eval "$POST"
-	cd "$T" || exit 1
-	dt=$(secs "$_t0" "$_t1")
-	timed_out=no
-	if { [ $st -eq 124 ] || [ $st -eq 137 ]; } && [ "${dt%.*}" -ge "$LIMIT" ]; then timed_out=yes; fi
-}
-
-# same_file A B NAME: A and B are byte-identical.
-same_file() {
-	if cmp -s "$1" "$2"; then pass "$3"; else
-		fail "$3"; diag "bare ($(wc -c < "$1") bytes) against this run ($(wc -c < "$2") bytes):"
-		diff "$1" "$2" | head -10 | sed 's/^/#   /'; fi
-}
-
-# read_all MODE: read every data file of the run with its tool, given the
-# executable each one names; leaves the view of $EXE's profile in
-# $T/$C.MODE.view.  True when all were read with exit 0.
-read_all() {
-	_bad=0 _seen=0
-	rm -f "$T/$C.$1.view"
-	for _f in "$T/$C.$1.data" "$T/$C.$1.data".*; do
-		[ -f "$_f" ] || continue
-		_seen=$((_seen + 1))
-		_exe=$(info "$_f" exe)
-		if [ "$1" = mprof ]; then
-			"$MPROF" "$_exe" "$_f" > "$_f.view" 2> "$_f.verr"
-		else
-			"$CPPROF" -c function "$_exe" "$_f" > "$_f.view" 2> "$_f.verr"
-		fi
-		_rc=$?
-		if [ $_rc -ne 0 ] || [ -s "$_f.verr" ]; then
-			diag "$(basename "$_f") ($_exe): exit $_rc" "$(head -3 "$_f.verr")"
-		fi
-		[ $_rc -eq 0 ] || _bad=$((_bad + 1))
-		if [ ! -f "$T/$C.$1.view" ] && [ "$(readlink -f "$_exe")" = "$(readlink -f "$EXE")" ]; then
-			cp "$_f.view" "$T/$C.$1.view"
-		fi
-	done
-	nfiles=$_seen
-	[ -f "$T/$C.$1.data" ] && [ $_bad -eq 0 ]
-}
-
-# names VIEW EREs...: every ERE matches a line of VIEW, but one written
-# !ERE, which matches none.
-names() {
-	_v=$1; shift
-	for _re in "$@"; do
-		case $_re in
-		!*) ! grep -Eq -- "${_re#!}" "$_v" 2> /dev/null || { echo "$_re"; return 1; } ;;
-		*) grep -Eq -- "$_re" "$_v" 2> /dev/null || { echo "$_re"; return 1; } ;;
-		esac
-	done
-}
-
-# corpus CMD...: the case $C, run bare then under each tool.  Set before:
-# EXPECT, the bare run's stdout (or EXPECT_RE, an ERE some line matches);
-# ERR_RE, an ERE the bare stderr matches (default: stderr empty); IN,
-# standard input (default /dev/null); EXE, the program whose profile must
-# name functions (a forked child's, for gcc); M_NAMES, C_NAMES: EREs
-# (space-separated) the mprof and cpprof views of EXE's profile match.
-corpus() {
-	run bare "$@"
-	_b=$T/$C.bare
-	_why=""
-	[ $st -eq 0 ] || _why="exit $st"
-	[ "$timed_out" = yes ] && _why="timed out after $LIMIT s"
-	if [ -n "${EXPECT_RE:-}" ]; then
-		grep -Eq -- "$EXPECT_RE" "$_b.out" || _why="$_why; no line of stdout matches /$EXPECT_RE/"
-	elif [ "$(cat "$_b.out")" != "$EXPECT" ]; then
-		_why="$_why; stdout is not '$EXPECT'"
-	fi
-	if [ -n "${ERR_RE:-}" ]; then
-		grep -Eq -- "$ERR_RE" "$_b.err" || _why="$_why; no line of stderr matches /$ERR_RE/"
-	elif [ -s "$_b.err" ]; then
-		_why="$_why; stderr not empty"
-	fi
-	if [ -z "$_why" ]; then pass "$C bare: exit 0, the expected output"; else
-		fail "$C bare: exit 0, the expected output"; diag "${_why#; }"
-		head -5 "$_b.out" "$_b.err" | sed 's/^/#   /'; fi
-	_times="bare $dt s"
-	_bst=$st
-	for _tool in mprof cpprof; do
-		run $_tool "$@"
-		_pre="$C under $_tool"
-		if [ "$timed_out" = yes ]; then
-			_times="$_times, $_tool timed out ($dt s)"
-			fail "$_pre: exit status $_bst as bare"
-			diag "timed out after $LIMIT s: a hang"
-			for _what in "stdout identical" "stderr identical" "data files read" "functions named"; do
-				fail "$_pre: $_what (no result: the run hung)"
-			done
-			continue
-		fi
-		_times="$_times, $_tool $dt s"
-		is "$st" "$_bst" "$_pre: exit status $_bst as bare"
-		same_file "$_b.out" "$T/$C.$_tool.out" "$_pre: stdout identical"
-		same_file "$_b.err" "$T/$C.$_tool.err" "$_pre: stderr identical"
-		read_all $_tool
-		ok $? "$_pre: data files read with exit 0 ($nfiles)"
-		if [ $_tool = mprof ]; then _res=$M_NAMES; else _res=$C_NAMES; fi
-		set -f # the EREs are words, not file patterns
-		# shellcheck disable=SC2086
-		_miss=$(names "$T/$C.$_tool.view" $_res)
-		set +f
-		if [ -z "$_miss" ]; then pass "$_pre: functions named ($_res)"; else
-			fail "$_pre: functions named ($_res)"
-			if [ -f "$T/$C.$_tool.view" ]; then
-				diag "/$_miss/ matches no line of the view of $EXE's profile:"
-				head -20 "$T/$C.$_tool.view" | sed 's/^/#   /'
-			else
-				diag "no data file names $EXE"
-			fi
-		fi
-	done
-	diag "$C: $_times"
-	EXPECT="" EXPECT_RE="" ERR_RE="" IN=/dev/null PREP="" POST=""
-}
-
-# new_case NAME: the case's directory.
-new_case() { C=$1; mkdir -p "$T/$C.d"; }
-IN=/dev/null PREP="" POST="" EXPECT="" EXPECT_RE="" ERR_RE=""
 
 # A Rust program built by the test: std collections, threads.
 new_case rust

@@ -69,7 +69,7 @@ g=$("$CFPROF" -q ./cf_sig sig.data)
 is "$(graph "$g" main_work callers)" "500000/500000 main" "sig: main_work's caller is main, 500000/500000"
 # --- cf_coro: a generator on its own stack (makecontext/swapcontext)
 for cc in cc clang; do
-	command -v $cc > /dev/null || { pass "# SKIP coro-$cc: no $cc"; pass "# SKIP"; pass "# SKIP"; continue; }
+	command -v $cc > /dev/null || { absent 3 "coro-$cc: no $cc (scripts/install-deps.sh installs gcc and clang)"; continue; }
 	CC=$cc cf_build cf_coro_$cc cf_coro.c || exit 1
 	record coro-$cc ./cf_coro_$cc 20000
 	is "$(cat coro-$cc.err)" "" "coro-$cc: nothing on stderr"

@@ -51,7 +51,7 @@ if [ -x "$B/tools/pprof" ]; then
 		     s && /:/ { split($0, a, ":"); split(a[1], v, " "); t += v[6] } END { print t }')" 150777 \
 		"pprof reads peak_space: 150777"
 else
-	pass "# SKIP no pprof (make check builds $B/tools/pprof)"
+	absent 1 "no $B/tools/pprof (make check builds it)"
 fi
 is "$("$MPROF" -nopeaktable "$P" p.data | grep -c 'HEAP PEAK')" 0 "-nopeaktable leaves the table out"
 # -depth groups the peak's chains as the leak table's

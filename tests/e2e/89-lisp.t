@@ -16,16 +16,11 @@
 # block) over the program's own.  ECL's own objects (its boot, reading and
 # compiling the forms) are other rows: only the program's are checked.
 . "$(dirname "$0")/../lib.sh"
-plan 31
+plan 45
 cd "$T" || exit 1
 
 if ! command -v ecl > /dev/null 2>&1; then
-	diag "ecl is not installed: scripts/install-deps.sh installs it (Debian's package ecl)"
-	i=0
-	while [ $i -lt 31 ]; do
-		fail "ecl is needed (scripts/install-deps.sh)"
-		i=$((i + 1))
-	done
+	absent 45 "ecl (scripts/install-deps.sh installs Debian's package ecl)"
 	done_testing
 fi
 
@@ -92,5 +87,71 @@ like "$(after i.data ' make-points \[[0-9]+\]$')" ' [0-9]+/[0-9]+ +make-point \[
 	"interpreted: table 4, make-points calls make-point"
 like "$("$MPROF" export --format folded i.data)" '^\(top-level\);make-points;make-point [0-9]+$' \
 	"interpreted: the chain names Lisp functions (folded export)"
+
+# Out of the terminal (issue 22, item 5): the pprof export names the Lisp
+# functions, with the figures of the tables, whichever command writes it
+# (the real pprof reads it: make check builds it); a failed export leaves
+# the output as it was.  Two runs' Lisp functions are numbered each by
+# its own run (make-point is 3 compiled, 4 interpreted): a merge and a
+# diff name each run's frames by that run's names.
+PPROF=$B/tools/pprof
+[ -x "$PPROF" ] || diag "no $PPROF: make check builds it (make $PPROF)"
+# top PB INDEX FN: FN's flat figure in pprof -top (bytes or objects).
+top() {
+	"$PPROF" -top -sample_index="$2" -unit=B -nodefraction=0 "$1" 2> /dev/null |
+		awk -v f="$3" '$NF == f { sub(/B$/, "", $1); print $1 }'
+}
+for tool in mprof cpprof cfprof; do
+	rm -f $tool.pb
+	"$B/bin/$tool" export --format pprof -o $tool.pb c.data 2> $tool.pb.err
+	is "$?/$(cat $tool.pb.err)" "0/" "compiled: $tool export --format pprof, exit 0"
+done
+is "$(top mprof.pb alloc_space make-point) $(top mprof.pb alloc_objects make-point) $(top mprof.pb alloc_space build-list) $(top mprof.pb alloc_space sum-floats)" \
+	"80000 1000 80000 32000" "compiled: pprof -top: make-point 80000 bytes in 1000 objects, build-list 80000, sum-floats 32000"
+is "$(top cpprof.pb inuse_space make-point)/$(top cfprof.pb alloc_space build-list)" "80000/80000" \
+	"compiled: the same figures in what cpprof and cfprof export"
+"$MPROF" export --format pprof -o i.pb i.data
+set -- $(row i.data make-point)
+is "$(top i.pb alloc_space make-point)" "$1" "interpreted: pprof -top gives make-point the bytes of the direct table ($1)"
+
+# A failed write (a file size limit, SIGXFSZ ignored) leaves OUT as it was.
+echo before > kept.html
+(trap '' XFSZ; ulimit -f 1; exec "$MPROF" export --format html -o kept.html c.data) 2> kept.err
+is "$?/$(cat kept.html)/$(ls | grep -c 'kept\.html\.')" "2/before/0" \
+	"a failed export: exit 2, the old file untouched, no temporary left"
+like "$(cat kept.err)" '^mprof: export: write error on kept.html: ' "a failed export: one line says why"
+
+# Merged: each file's functions by their names.  first.lisp calls
+# build-list first, so its run numbers it 3, where prog.lisp's numbers
+# make-points 3 (its interpreted functions are pseudo-frames, named by
+# number; the compiled ones are C frames, by address).
+awk '/^\(defvar \*points\*/ { print "(build-list 10)" } { print }' prog.lisp > first.lisp
+"$MPROF" run -o f.data -- ecl --norc --shell first.lisp > /dev/null 2>&1
+"$MPROF" merge i.data f.data c.data -o all.data
+ok $? "merge: two interpreted runs, numbered each its own way, and a compiled one"
+# bytes DATA...: make-point's, make-points', sum-floats' and build-list's
+# bytes, summed over the files.
+bytes() {
+	for fn in make-point make-points sum-floats build-list; do
+		for f in "$@"; do row $f $fn | cut -d' ' -f1; done | awk '{ s += $1 } END { printf "%d ", s }'
+	done
+}
+is "$(bytes all.data)" "$(bytes i.data f.data c.data)" \
+	"merge: each Lisp function's bytes are those of the three runs (make-point make-points sum-floats build-list)"
+
+# Diffs: pprof's of the compiled run over the interpreted one, and the
+# call path fractions from the top-level forms (no main in Lisp).
+"$MPROF" export --format pprof --diff-base i.data -o d.pb c.data
+set -- $(row i.data make-point)
+is "$(top d.pb alloc_space make-point)" "$((80000 - $1))" "export --diff-base: make-point's change is 80000 - $1"
+like "$("$B/bin/cpprof" diff --threshold 0 i.data c.data)" '^[0-9.]+ [0-9.]+ [-+][0-9.]+ \(\(top-level\) make-points make-point\)$' \
+	"cpprof diff: paths down from (top-level) by default"
+like "$("$B/bin/cpprof" -c 'threshold 0; down' c.data)" '^[0-9.]+ \(\(top-level\) make-points make-point\) \[80000\]$' \
+	"cpprof: the down profile's root is (top-level)"
+
+# cpprof record has no Lisp port: ECL's C frames, exported all the same.
+"$B/bin/cpprof" record -o cp.data -- ecl --norc --shell prog.fas > /dev/null 2>&1
+"$B/bin/cpprof" export --format pprof -o cp.pb cp.data
+like "$("$PPROF" -top -nodefraction=0 cp.pb 2> /dev/null)" ' cl_boot$' "cpprof record: its export names ECL's C functions (cl_boot)"
 
 done_testing

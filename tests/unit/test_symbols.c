@@ -264,8 +264,10 @@ static void test_cxx(struct symbols *s, void *libstdcxx)
 	struct sym_frame f[4];
 
 	if (!nw || !mc) {
+		/* A missing input fails (issue 22, item 9): g++ brings it. */
 		for (int i = 0; i < 9; i++)
-			ok(1, "# SKIP no libstdc++.so.6 with operator new and std::string::_M_create");
+			ok(0, "missing: libstdc++.so.6 with operator new and std::string::_M_create "
+			      "(libstdc++6: scripts/install-deps.sh installs g++)");
 		return;
 	}
 	symbols_resolve(s, (uint64_t)(uintptr_t)nw, 0, f, 4);

@@ -418,7 +418,10 @@ int launch_run(const struct launch *l, char *const argv[], char *err, size_t err
 		oom = keeper_oom_kills() > oom;
 		keeper_ended(&h, status, (int)oom, ended, sizeof ended);
 		salvaged = keeper_salvage(&kp, pid, status, (int)oom, outabs, &h, why, sizeof why);
-		if (salvaged > 0)
+		/* A death by a signal is news: the profile was saved all the
+		 * same.  A program that ends with _exit or exit_group (every Go
+		 * program) did what it meant to: its stderr stays its own. */
+		if (salvaged > 0 && WIFSIGNALED(status))
 			fprintf(stderr, "%s: %s: %s ended without saving its profile (%s); written to %s "
 					"from its keep\n",
 				util_progname, l->what, argv[0], ended, outabs);

@@ -49,8 +49,8 @@ int launch_find_exe(const char *name, const char *recorded, char *buf, size_t le
  *
  * With l->keep_env, the program's runtime keeps its tables in a keep
  * (keeper.h), and when the program ends without writing its profile (a
- * signal, _exit, exit_group), the profile is written from there, and that
- * said on stderr.  When no profile was written, says why.
+ * signal, _exit, exit_group), the profile is written from there; after a
+ * signal, that is said on stderr.  When no profile was written, says why.
  */
 int launch_run(const struct launch *l, char *const argv[], char *err, size_t errlen);
 

@@ -1,7 +1,8 @@
 # More of the corpus (issue 22, item 10), as 60-corpus.t runs it
 # (tests/corpus.sh), under cfprof too: a Fortran program (gfortran,
 # allocatable arrays), Tcl (lists, dicts), Ruby, PHP's CLI, an OCaml
-# program (ocamlopt), Lua 5.4 (tables, a coroutine), and a setuid-root
+# program (ocamlopt), Lua 5.4 (tables, a coroutine), a cgo Go program
+# that ends with Go's own exit, a ucontext coroutine, and a setuid-root
 # program run by an unprivileged user, which the loader runs in secure
 # execution, ignoring LD_PRELOAD: under every tool it runs as bare and
 # no profile is written.  The runtimes' own functions are named: where
@@ -11,7 +12,7 @@
 TOOLS="mprof cpprof cfprof"
 PER_CASE=$(per_case)
 SECURE=1
-plan $((6 * PER_CASE + $(per_case)))
+plan $((8 * PER_CASE + $(per_case)))
 SECURE=""
 
 # gfortran: MAIN__ allocates; libgfortran's own allocations (its units,
@@ -69,6 +70,38 @@ if ! missing lua5.4 lua5.4 lua5.4; then
 	EXPECT=$(printf '1009\t50000\tk0\tk1\tk10')
 	EXE=$(readlink -f "$(command -v lua5.4)") M_NAMES='lua_newstate luaL_openlibs' C_NAMES='lua_pcallk'
 	corpus lua5.4 "$SRC/corpus.lua"
+fi
+
+# A cgo program (tests/progs/sig_cgo.go: goroutines calling C's strdup
+# and free) that ends with Go's own exit, a raw exit_group: its profile is
+# the keep's (tests/e2e/95-keep.t), and Go's signal handling must survive
+# the sampler's (SA_ONSTACK, tests/e2e/59-sig-cgo.t).
+new_case cgo
+if ! missing cgo go golang-go; then
+	cp "$TOP/tests/progs/sig_cgo.go" "$T/cgo.d/"
+	if (cd "$T/cgo.d" && env GOCACHE="$B/tools/gocache" GOPATH="$T/gopath" GO111MODULE=off \
+		GOFLAGS=-buildvcs=false GOPROXY=off GOTOOLCHAIN=local CGO_ENABLED=1 \
+		timeout "$LIMIT" go build -o "$T/corpus_cgo" sig_cgo.go) > "$T/cgo.err" 2>&1; then
+		EXPECT_RE='^total 29999952$'
+		EXE=$T/corpus_cgo M_NAMES='__strdup x_cgo_init' C_NAMES='runtime\.'
+		corpus "$T/corpus_cgo" goexit
+		EXPECT_RE=""
+	else
+		diag "$(head -5 "$T/cgo.err")"; case_off cgo "go build failed" not
+	fi
+fi
+
+# A ucontext coroutine on a 4 KiB stack amid canaries (tests/progs/
+# sig_coro.c): no collector writes below it (tests/e2e/59-sig-coro.t).
+new_case coroutine
+if cc -O2 -g -o "$T/corpus_coro" "$TOP/tests/progs/sig_coro.c"; then
+	EXPECT=$(printf 'rounds 1500\nsum 3263422220976\ncanary 0')
+	ERR_RE='^sig_coro: [0-9]+ bytes of the coroutine.s stack used$'
+	EXE=$T/corpus_coro M_NAMES='main' C_NAMES='main'
+	corpus "$T/corpus_coro"
+	ERR_RE=""
+else
+	case_off coroutine "cc failed" not
 fi
 
 # A setuid-root program (tests/progs/corpus/suid.c) run as nobody, the

@@ -20,7 +20,10 @@
  * new thread, a publish of the heap's peak), never on the hot path.
  *
  * When the runtime writes its file at exit (or mprof_stop), state becomes
- * KEEP_SAVED and the launcher does nothing.  When the program ends any
+ * KEEP_SAVED and the launcher does nothing.  Just before the process execs
+ * another program, KEEP_EXECED: the runtime of that program, if it has
+ * one, takes the keep over; if not (static, set-user-ID, LD_PRELOAD gone),
+ * the tables left behind are not its profile.  When the program ends any
  * other way, the state is still KEEP_RECORDING, and the launcher reads the
  * tables from the memfd and writes the file, saying in INFO how the
  * program ended.  Everything in the file is hostile to the launcher: a
@@ -42,6 +45,8 @@ enum keep_state {
 	KEEP_RECORDING = 1, /* a runtime records into it */
 	KEEP_SAVED = 2,     /* the runtime wrote its file: nothing to do */
 	KEEP_VOID = 3,      /* it could not be used: `why` says why */
+	KEEP_EXECED = 4,    /* the process exec'd `exec`; a runtime there takes
+			     * the keep over (RECORDING), else nothing is left */
 };
 
 #define KEEP_MAX_INFO 256
@@ -75,6 +80,7 @@ struct keep_head {
 	uint32_t ninfo, ncounters; /* entries of info[] and counters[] in use */
 	uint64_t info_lost;        /* INFO entries that did not fit */
 	char why[KEEP_WHY];        /* KEEP_VOID: the reason */
+	char exec[KEEP_WHY];       /* KEEP_EXECED: the program exec'd */
 	struct keep_kv info[KEEP_MAX_INFO];         /* INFO as the runtime knows it */
 	struct keep_kv counters[KEEP_MAX_COUNTERS]; /* COUNTERS: name, unit */
 };

@@ -442,6 +442,14 @@ int launch_run(const struct launch *l, char *const argv[], char *err, size_t err
 			reason = h.why[0] ? h.why : "its keep could not be used";
 		else if (h.state == KEEP_SAVED)
 			reason = "its runtime wrote it, and it is gone";
+		else if (h.state == KEEP_EXECED) {
+			char inner[4200];
+
+			h.exec[sizeof h.exec - 1] = 0;
+			snprintf(why, sizeof why, "it exec'd %s, which did not take its keep: %s", h.exec,
+				 why_unloaded(h.exec, l, inner, sizeof inner));
+			reason = why;
+		}
 		else if (h.state == KEEP_RECORDING)
 			reason = "another process took its keep";
 		else if (h.magic || !WIFSIGNALED(status))

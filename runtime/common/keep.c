@@ -306,6 +306,29 @@ void keep_exiting(int status)
 	__atomic_store_n(&keep_h->exit_called, 1, __ATOMIC_RELEASE);
 }
 
+void keep_exec(const char *path)
+{
+	struct keep_head *h = keep_h;
+	uint32_t st = KEEP_RECORDING;
+
+	/* Not a vfork child's exec: it shares our memory, not our image. */
+	if (!h || h->pid != (int32_t)getpid())
+		return;
+	strncpy(h->exec, path ? path : "?", sizeof h->exec - 1);
+	__atomic_compare_exchange_n(&h->state, &st, KEEP_EXECED, 0, __ATOMIC_ACQ_REL,
+				    __ATOMIC_RELAXED);
+}
+
+void keep_exec_failed(void)
+{
+	struct keep_head *h = keep_h;
+	uint32_t st = KEEP_EXECED;
+
+	if (h && h->pid == (int32_t)getpid())
+		__atomic_compare_exchange_n(&h->state, &st, KEEP_RECORDING, 0, __ATOMIC_ACQ_REL,
+					    __ATOMIC_RELAXED);
+}
+
 void keep_void(const char *why)
 {
 	struct keep_head *h = keep_h;

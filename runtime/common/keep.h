@@ -53,6 +53,9 @@ void keep_wrote(int fd, int final);
 void keep_recording(void);
 /* The program called _exit(status): said in the header for the launcher. */
 void keep_exiting(int status);
+/* The process is about to exec path (execs.c); it failed after all. */
+void keep_exec(const char *path);
+void keep_exec_failed(void);
 /* The keep cannot be trusted any more: the launcher will say why. */
 void keep_void(const char *why);
 

@@ -9,7 +9,7 @@
 # void).  A program that wrecks its own keep never crashes the launcher,
 # and what it writes reads or is refused in one line.
 . "$(dirname "$0")/../lib.sh"
-plan 74
+plan 75
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 cd "$T" || exit 1
@@ -213,6 +213,10 @@ W=$(mktemp -d /tmp/mprof-suid.XXXXXX) && chmod 755 "$W" && mkdir "$W/bin" "$W/li
 is "$?/$(cat err)" "3/mprof: run: ../ends-suid wrote no profile to $W/out/s.data (../ends-suid is set-user-ID: the loader runs it in secure-execution mode and ignores LD_PRELOAD)" \
 	"a set-user-ID program run by another user: said so"
 rm -rf "$W"
+rm -f x.data
+"$MPROF" run -o x.data sh -c 'exec ./st' 2> err
+is "$?/$(cat err)/$(ls x.data 2>/dev/null)" "4/mprof: run: sh wrote no profile to $T/x.data (it exec'd ./st, which did not take its keep: ./st is statically linked: no loader runs to preload libmprof.so (link it with libmprof.a))/" \
+	"exec into a program no runtime enters: the shell's tables are not its profile, and said why"
 (ulimit -f 1000 && "$MPROF" run -o v.data ./ends kill > /dev/null 2> err)
 like "$(cat err)" "wrote no profile to $T/v.data \(RLIMIT_FSIZE is below 256 MiB\)$" \
 	"a keep that could not be made: said why"

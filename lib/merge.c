@@ -12,13 +12,13 @@
 #include "merge.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "format.h"
+#include "newfile.h"
 #include "reader.h"
 #include "util.h"
 
@@ -145,10 +145,10 @@ int merge_files(const char *const *paths, int n, const char *out, char *err, siz
 		nstacks += p[i].nstacks;
 		threads &= p[i].has_threads;
 	}
-	snprintf(tmp, sizeof tmp, "%s.tmp.%d", out, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	/* Exclusively, under a random name: never through a planted link. */
+	fd = newfile_open(out, tmp, sizeof tmp);
 	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+		snprintf(err, errlen, "%s: %s", out, newfile_strerror(fd));
 		goto out;
 	}
 	format_writer_init(&w, fd, buf, sizeof buf, p[0].kind);

@@ -14,6 +14,7 @@
 #include "format.h"
 #include "launch.h"
 #include "model.h"
+#include "newfile.h"
 #include "reader.h"
 #include "symbols.h"
 #include "tables.h"
@@ -182,7 +183,7 @@ int export_main(int argc, char **argv, const char *default_data)
 	struct model bm;
 	struct export_data bd;
 	const char *args[2], *why;
-	char err[256], exebuf[PATH_MAX];
+	char err[256], exebuf[PATH_MAX], tmp[PATH_MAX + 64];
 	int nargs = 0, rc, k, full = 0;
 	struct profile p;
 	struct symbols *sy;
@@ -262,8 +263,15 @@ int export_main(int argc, char **argv, const char *default_data)
 		    export_prepare(&bd, &bp, &bm, err, sizeof(err)) < 0)
 			die("%s: %s", base_path, err);
 	}
-	if (out && !(f = fopen(out, "w")))
-		die("export: cannot write %s: %s", out, strerror(errno));
+	/* A temporary beside OUT, renamed over it when whole: never through a
+	 * link another user planted (newfile.h). */
+	if (out) {
+		int fd = newfile_open(out, tmp, sizeof tmp);
+
+		if (fd < 0 || !(f = fdopen(fd, "w")))
+			die("export: cannot write %s: %s", out,
+			    fd < 0 ? newfile_strerror(fd) : strerror(errno));
+	}
 	if (!out && !strcmp(format, "pprof") && isatty(fileno(f)))
 		die("export: pprof's format is binary: give -o FILE, or redirect");
 	if (!strcmp(format, "pprof"))
@@ -272,8 +280,13 @@ int export_main(int argc, char **argv, const char *default_data)
 		rc = html(&d, (size_t)k, data, f);
 	else
 		rc = export_folded(&d, (size_t)k, f);
-	if (rc < 0 || fflush(f) != 0 || ferror(f) || (out && fclose(f) != 0))
-		die("export: write error on %s: %s", out ? out : "standard output", strerror(errno));
+	if (rc < 0 || fflush(f) != 0 || ferror(f) || (out && (fclose(f) != 0 || rename(tmp, out) < 0))) {
+		int e = errno;
+
+		if (out)
+			unlink(tmp);
+		die("export: write error on %s: %s", out ? out : "standard output", strerror(e));
+	}
 	if (base_path) {
 		model_release(&bm);
 		symbols_free(bsy);

@@ -228,7 +228,7 @@ static uint8_t *root_set(struct session *s, const char *name)
 	}
 	free(fnset);
 	if (!hits) {
-		fprintf(stderr, "cpprof: no function named '%s' in this profile\n", name);
+		errx_("no function named '%s' in this profile", name);
 		free(set);
 		return NULL;
 	}
@@ -384,7 +384,7 @@ static int show_threads(struct session *s)
 	size_t n = 0, hidden = 0;
 
 	if (!s->p.has_threads || s->m.nstacks != s->p.nstacks) {
-		fprintf(stderr, "cpprof: threads: this profile does not say which thread a stack was in\n");
+		errx_("threads: this profile does not say which thread a stack was in");
 		return -1;
 	}
 	row = xcalloc(s->p.nstacks + 1, sizeof(*row));
@@ -563,15 +563,15 @@ static int run(struct session *s, char *line)
 		for (int i = 0; commands[i]; i++)
 			known |= !strcmp(commands[i], argv[0]);
 		if (known)
-			fprintf(stderr, "cpprof: %s: wrong arguments (help shows the usage)\n", argv[0]);
+			errx_("%s: wrong arguments (help shows the usage)", argv[0]);
 		else
-			fprintf(stderr, "cpprof: unknown command '%s' (help lists them)\n", argv[0]);
+			errx_("unknown command '%s' (help lists them)", argv[0]);
 		goto failed;
 	}
 	fflush(stdout);
 	return 0;
 bad_arg:
-	fprintf(stderr, "cpprof: %s: bad argument '%s' (help shows the usage)\n", argv[0], argv[1]);
+	errx_("%s: bad argument '%s' (help shows the usage)", argv[0], argv[1]);
 failed:
 	s->failed = 1;
 	fflush(stdout);

@@ -4,6 +4,7 @@
  * parse options, call lib/, print.  See doc/mprof.1.
  */
 #include "callgraph.h"
+#include "escape.h"
 #include "export/export.h"
 #include "format.h"
 #include "launch.h"
@@ -97,19 +98,32 @@ static int cmd_dump(int argc, char **argv)
 		path = DEFAULT_DATA;
 
 	load(path, &p);
+	/* Strings from the file, escaped: one line each, whatever they hold. */
 	printf("format %u kind %u\n", p.version, p.kind);
-	for (size_t i = 0; i < p.ninfo; i++)
-		printf("info %s %s\n", p.info[i].key, p.info[i].value);
+	for (size_t i = 0; i < p.ninfo; i++) {
+		fputs("info ", stdout);
+		escape_put(stdout, p.info[i].key);
+		putchar(' ');
+		escape_put(stdout, p.info[i].value);
+		putchar('\n');
+	}
 	for (size_t i = 0; i < p.nmodules; i++) {
 		const struct prof_module *m = &p.modules[i];
 		printf("module 0x%" PRIx64 " 0x%" PRIx64 " 0x%" PRIx64 " 0x%" PRIx64 " ", m->start, m->end,
 		       m->bias, m->offset);
 		for (uint32_t k = 0; k < m->build_id_len; k++)
 			printf("%02x", m->build_id[k]);
-		printf("%s %s\n", m->build_id_len ? "" : "-", m->path);
+		printf("%s ", m->build_id_len ? "" : "-");
+		escape_put(stdout, m->path);
+		putchar('\n');
 	}
-	for (size_t i = 0; i < p.ncounters; i++)
-		printf("counter %s %s\n", p.counter_names[i], p.counter_units[i]);
+	for (size_t i = 0; i < p.ncounters; i++) {
+		fputs("counter ", stdout);
+		escape_put(stdout, p.counter_names[i]);
+		putchar(' ');
+		escape_put(stdout, p.counter_units[i]);
+		putchar('\n');
+	}
 	for (size_t i = 0; i < p.nstacks; i++) {
 		const struct prof_stack *s = &p.stacks[i];
 		uint32_t n = shared ? s->depth - s->shared : reader_frames(&p, i, frames);

@@ -248,8 +248,7 @@ static int spawn(const struct launch *l, char *const argv[], const char *preload
 	if (exec_errno) {
 		/* The child ended; it ran nothing. */
 		waitpid(*pid, NULL, 0);
-		fprintf(stderr, "%s: %s: cannot run %s: %s\n", util_progname, l->what, argv[0],
-			strerror(exec_errno));
+		errx_("%s: cannot run %s: %s", l->what, argv[0], strerror(exec_errno));
 		*pid = -1;
 	}
 	rc = 0;
@@ -299,10 +298,9 @@ int launch_run(const struct launch *l, char *const argv[], char *err, size_t err
 	/* 127: it could not be run (said above), or says so itself. */
 	if (!(WIFEXITED(status) && WEXITSTATUS(status) == 127) &&
 	    (stat(outabs, &after) != 0 || (had && same_file_state(&before, &after))))
-		fprintf(stderr, "%s: %s: %s wrote no profile to %s (%s)\n", util_progname,
-			l->what, argv[0], outabs,
-			WIFSIGNALED(status) ? "it was killed by a signal"
-					    : "statically linked, or it ended in _exit");
+		errx_("%s: %s wrote no profile to %s (%s)", l->what, argv[0], outabs,
+		      WIFSIGNALED(status) ? "it was killed by a signal"
+					  : "statically linked, or it ended in _exit");
 	if (WIFSIGNALED(status)) {
 		signal(WTERMSIG(status), SIG_DFL);
 		raise(WTERMSIG(status));

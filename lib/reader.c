@@ -9,6 +9,7 @@
  * it, so a corrupt count cannot make us allocate gigabytes.
  */
 #include "reader.h"
+#include "escape.h"
 #include "format.h"
 #include "util.h"
 
@@ -255,6 +256,13 @@ static void read_counters(struct cur *c, struct profile *p)
 		p->ncounters = i + 1;
 		p->counter_names[i] = getblob(c, NULL);
 		p->counter_units[i] = getblob(c, NULL);
+		/* Names the tools print as they are, in headers and messages,
+		 * and a user types: no control characters. */
+		if (!c->bad && (escape_needed(p->counter_names[i]) || escape_needed(p->counter_units[i]))) {
+			seterr(c->err, c->errlen,
+			       "corrupt counters section: counter %u holds a control character", i);
+			c->bad = 1;
+		}
 	}
 }
 

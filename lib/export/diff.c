@@ -18,6 +18,7 @@
 
 #include "callgraph.h"
 #include "callpath.h"
+#include "escape.h"
 #include "launch.h"
 #include "model.h"
 #include "reader.h"
@@ -282,9 +283,14 @@ int export_diff_main(int argc, char **argv, int tables)
 		}
 	}
 	qsort(rows, nrows, sizeof(*rows), by_change);
-	printf("Call path fractions of %s, downward from %s: BASE %s (%llu %s), NEW %s (%llu %s)\n",
-	       n.d.c[kn].name, root, b.path, (unsigned long long)b.total, b.d.c[kb].unit, n.path,
-	       (unsigned long long)n.total, n.d.c[kn].unit);
+	/* The paths and the root as typed, escaped like every name. */
+	printf("Call path fractions of %s, downward from ", n.d.c[kn].name);
+	escape_put(stdout, root);
+	fputs(": BASE ", stdout);
+	escape_put(stdout, b.path);
+	printf(" (%llu %s), NEW ", (unsigned long long)b.total, b.d.c[kb].unit);
+	escape_put(stdout, n.path);
+	printf(" (%llu %s)\n", (unsigned long long)n.total, n.d.c[kn].unit);
 	printf("format: base_fraction new_fraction change (call_path), largest change first\n");
 	printf("-----------------------------------------------------\n");
 	for (size_t i = 0; i < nrows; i++) {

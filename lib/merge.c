@@ -107,6 +107,7 @@ int merge_files(const char *const *paths, int n, const char *out, char *err, siz
 	uint64_t *f = xcalloc(FORMAT_MAX_DEPTH + 1, sizeof(uint64_t));
 	uint64_t *prev = xcalloc(FORMAT_MAX_DEPTH + 1, sizeof(uint64_t));
 	uint64_t bins[FORMAT_NBINS][4];
+	uint64_t counter_sum = 0, bin_sum = 0;
 	int loaded = 0, rc = -1, threads = 1, fd = -1;
 	char tmp[4096], why[256];
 	static unsigned char buf[1 << 16];
@@ -139,6 +140,17 @@ int merge_files(const char *const *paths, int n, const char *out, char *err, siz
 				 p[0].modules[0].path ? p[0].modules[0].path : "?");
 			goto out;
 		}
+		/* Each file's sums are below 2^63 (reader_check.c); the
+		 * merged file's must be too, or no tool would read it. */
+		if (p[i].counter_sum > INT64_MAX - counter_sum || p[i].bin_sum > INT64_MAX - bin_sum) {
+			snprintf(err, errlen,
+				 "%s: with the files before it, the counters add up to 2^63 or more: "
+				 "cannot be merged",
+				 paths[i]);
+			goto out;
+		}
+		counter_sum += p[i].counter_sum;
+		bin_sum += p[i].bin_sum;
 		delta[i] = xcalloc(p[i].nmodules + 1, sizeof(int64_t));
 		if (place(&p[i], &mods, &nmods, &cap, delta[i], paths[i], err, errlen) < 0)
 			goto out;

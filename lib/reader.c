@@ -660,6 +660,8 @@ int reader_parse(const unsigned char *buf, size_t len, struct profile *p, char *
 		seterr(err, errlen, "corrupt: no stacks section");
 		goto bad;
 	}
+	if (reader_check(p, err, errlen) < 0)
+		goto bad;
 	p->size = len;
 	return 0;
 bad:

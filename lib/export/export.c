@@ -92,6 +92,14 @@ int export_prepare(struct export_data *d, const struct profile *p, const struct 
 			iv = reader_info(p, key);
 			scale = iv ? strtoull(iv, NULL, 10) : 1;
 		}
+		/* Hits times the interval (1..2^62, reader_check.c): every
+		 * stack's value and every sum of them stays below 2^63, as
+		 * pprof's signed values need. */
+		if (scale > 1 && m->tot[k] > (uint64_t)INT64_MAX / scale) {
+			snprintf(err, errlen, "counter %s: %llu hits of %llu each add up to 2^63 or more",
+				 name, (unsigned long long)m->tot[k], (unsigned long long)scale);
+			return -1;
+		}
 		add(d, name, unit_of(name, p->counter_units[k]), (int)k, scale);
 	}
 	if (!d->n) {

@@ -40,6 +40,11 @@
  *                      and a category's name, and a module's path, which
  *                      names its frames (the file cannot be opened)
  *   ctrlcounter OUT    cpprof: a counter whose name holds an ESC sequence
+ *   bigsum OUT [N]     mprof: N (3) stacks of 2^62 + 2^61 bytes each: three
+ *                      add up past 2^64, one is a file that reads
+ *   cpbigsum OUT [N]   the same as a cpprof file (hits)
+ *   bigbins OUT        mprof: three bins whose bytes add up past 2^64
+ *   info OUT KEY VALUE cpprof: two stacks of a hit each, and INFO KEY=VALUE
  *
  * Frames lie in no module unless a case names one, so they print as 0xaddr:
  * every address is a function of its own, the worst case for the views.
@@ -60,7 +65,7 @@ static uint64_t frames[DEEP];
 static void usage(void)
 {
 	fprintf(stderr, "usage: hostile dupmod|overlap|samebias|modpath|nostacks|zeros|reorder|chain|cpchain|pcshare|pcref|"
-			"fan|cpfan|distinct|mdistinct|ctrl|ctrlcounter OUT [ARG]\n");
+			"fan|cpfan|distinct|mdistinct|ctrl|ctrlcounter|bigsum|cpbigsum|bigbins|info OUT [ARG]\n");
 	exit(2);
 }
 
@@ -171,7 +176,8 @@ int main(int argc, char **argv)
 	n = arg ? strtol(arg, NULL, 10) : 0;
 	if (!strcmp(what, "nostacks") || !strcmp(what, "zeros") || !strcmp(what, "cpchain") ||
 	    !strcmp(what, "cpfan") || !strcmp(what, "distinct") || !strcmp(what, "pcshare") ||
-	    !strcmp(what, "pcref") || !strcmp(what, "ctrlcounter"))
+	    !strcmp(what, "pcref") || !strcmp(what, "ctrlcounter") || !strcmp(what, "info") ||
+	    !strcmp(what, "cpbigsum"))
 		kind = FORMAT_KIND_CPPROF;
 	if (!strcmp(what, "ctrl") && arg && !strcmp(arg, "cf"))
 		kind = FORMAT_KIND_CFPROF;
@@ -196,9 +202,14 @@ int main(int argc, char **argv)
 			format_put_str(&w, kv[i][1]);
 		}
 	} else {
-		format_put_u32(&w, 1);
+		int extra = !strcmp(what, "info") && argc > 4;
+		format_put_u32(&w, 1 + (uint32_t)extra);
 		format_put_str(&w, "cmdline");
 		format_put_str(&w, what);
+		if (extra) {
+			format_put_str(&w, arg);
+			format_put_str(&w, argv[4]);
+		}
 	}
 	format_end_section(&w);
 	deep_frames();
@@ -325,6 +336,35 @@ int main(int argc, char **argv)
 		format_end_section(&w);
 		if (kind == FORMAT_KIND_MPROF)
 			put_bins(&w);
+	} else if (!strcmp(what, "bigsum") || !strcmp(what, "cpbigsum")) {
+		/* 2^62 + 2^61 three times: 2^64 + 2^61, 2^61 once wrapped,
+		 * less than any of the three. */
+		static uint64_t c[MPROF_NCOUNTERS];
+		uint64_t big = (1ull << 62) + (1ull << 61);
+		if (kind == FORMAT_KIND_CPPROF)
+			c[0] = big;
+		else
+			c[MPROF_C_ALLOCS] = 1, c[MPROF_C_BYTES + 3] = big;
+		small(&w, kind, 0, arg ? (int)n : 3, 0x1000, c);
+	} else if (!strcmp(what, "bigbins")) {
+		uint64_t f[1] = { 0x1000 };
+		put_counters(&w, kind, 0);
+		format_begin_section(&w, FORMAT_SEC_STACKS);
+		format_put_u64(&w, 1);
+		format_put_stack(&w, 1, 0, 0, 0, f, counts(kind, 0), ncounts(kind));
+		format_end_section(&w);
+		format_begin_section(&w, FORMAT_SEC_BINS);
+		format_put_u32(&w, 3);
+		for (uint32_t size = 16; size <= 48; size += 16) {
+			format_put_u32(&w, size);
+			format_put_u64(&w, 1);
+			format_put_u64(&w, 0);
+			format_put_u64(&w, (1ull << 62) + (1ull << 61));
+			format_put_u64(&w, 0);
+		}
+		format_end_section(&w);
+	} else if (!strcmp(what, "info")) {
+		small(&w, kind, 0, 2, 0x1000, NULL);
 	} else if (!strcmp(what, "ctrlcounter")) {
 		uint64_t f[1] = { 0x4000 };
 		format_begin_section(&w, FORMAT_SEC_COUNTERS);

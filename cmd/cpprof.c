@@ -534,11 +534,8 @@ static int run(struct session *s, char *line)
 		free(s->root);
 		s->root = xstrdup(name);
 	} else if (!strcmp(argv[0], "threshold") && argc == 2) {
-		char *end;
-		double t = strtod(argv[1], &end);
-		if (*end || t < 0 || t > 1)
+		if (util_fraction(argv[1], &s->threshold) < 0)
 			goto bad_arg;
-		s->threshold = t;
 	} else if (!strcmp(argv[0], "function") && argc == 1) {
 		show(s, V_FUNCTION, NULL);
 	} else if (!strcmp(argv[0], "body") && argc == 1) {
@@ -677,6 +674,11 @@ static int cmd_list(int argc, char **argv)
 	char how[512], why[512], iv[32];
 	int missing = 0;
 
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		printf("usage: cpprof list\nLists the resources this machine can sample, and why "
+		       "any other cannot.\n");
+		return 0;
+	}
 	if (argc > 1)
 		die("list: no arguments expected (usage: cpprof list)");
 	printf("resources sampled here (cpprof record -e NAME[:INTERVAL]):\n");
@@ -716,6 +718,11 @@ static int cmd_record(int argc, char **argv)
 		}
 		if (record_option(&o, argc, argv, &i, RECORD_USAGE))
 			continue;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			record_help(RECORD_USAGE, "Runs PROG with the sampler preloaded; it writes cpprof.data "
+						  "(or FILE).\n");
+			return 0;
+		}
 		if (a[0] == '-')
 			die("record: unknown option '%s' (" RECORD_USAGE ")", a);
 		break;

@@ -84,15 +84,22 @@ static int cmd_dump(int argc, char **argv)
 	int shared = 0;
 
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--shared") == 0 || strcmp(argv[i], "-shared") == 0)
+		if (strcmp(argv[i], "--shared") == 0 || strcmp(argv[i], "-shared") == 0) {
 			shared = 1;
-		else if (argv[i][0] == '-' && argv[i][1])
+		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			printf("usage: mprof dump [--shared] [mprof.data]\n"
+			       "Prints the data file raw, every stack's frames in full (--shared: as the\n"
+			       "file keeps them, each stack's own frames then ^REF:N, the outer N frames\n"
+			       "of stack REF).\n");
+			return 0;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
 			die("dump: unknown option '%s' (usage: mprof dump [--shared] [mprof.data])",
 			    argv[i]);
-		else if (path)
+		} else if (path) {
 			die("dump: one data file at most (usage: mprof dump [--shared] [mprof.data])");
-		else
+		} else {
 			path = argv[i];
+		}
 	}
 	if (!path)
 		path = DEFAULT_DATA;
@@ -164,6 +171,12 @@ static int cmd_run(int argc, char **argv)
 			if (i + 1 >= argc)
 				die("run: -o needs a file name");
 			l.out = argv[++i];
+		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			printf(RUN_USAGE "\n"
+			       "Runs PROG with the monitor preloaded; it writes mprof.data (or FILE) at exit.\n"
+			       "  -o FILE    the data file\n"
+			       "  --leaks    classify what is kept at exit, as memcheck does (MPROF_LEAKS=scan)\n");
+			return 0;
 		} else if (strcmp(argv[i], "--leaks") == 0 || strcmp(argv[i], "-leaks") == 0) {
 			l.env = scan; /* classify what is kept at exit */
 		} else if (strncmp(argv[i], "-o", 2) == 0) {

@@ -281,13 +281,21 @@ int merge_main(int argc, char **argv)
 	int n = 0;
 
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-o") && i + 1 < argc)
+		if (!strcmp(argv[i], "-o") && i + 1 < argc) {
 			out = argv[++i];
-		else if (argv[i][0] == '-' && argv[i][1])
+		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			printf("usage: %s merge FILES... -o OUT\n"
+			       "Makes one profile of many runs of a program, or of a program and its\n"
+			       "forked children (FILE.PID); OUT is written whole or not at all.\n",
+			       util_progname);
+			free(files);
+			return 0;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
 			die("merge: unknown option '%s' (usage: %s merge FILES... -o OUT)", argv[i],
 			    util_progname);
-		else
+		} else {
 			files[n++] = argv[i];
+		}
 	}
 	if (!out || !n)
 		die("merge: usage: %s merge FILES... -o OUT", util_progname);

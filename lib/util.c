@@ -164,6 +164,17 @@ int util_open_file(const char *path, const char **why)
 	return fd;
 }
 
+int util_fraction(const char *s, double *f)
+{
+	char *end;
+	double t = strtod(s, &end);
+
+	if (end == s || *end || !(t >= 0 && t <= 1))
+		return -1;
+	*f = t;
+	return 0;
+}
+
 /* FNV-1a, 64-bit: small, good enough for our table sizes. */
 uint64_t util_hash(const void *p, size_t n, uint64_t seed)
 {

@@ -182,6 +182,22 @@ static int html(const struct export_data *d, size_t k, const char *data, FILE *f
 	"export --format folded|pprof|html [--counter NAME] [--diff-base BASE] [--full-names] "  \
 	"[-o OUT] [a.out] [DATA]"
 
+static void help(const char *default_data)
+{
+	printf("usage: %s " EXPORT_USAGE "\n"
+	       "Writes the profile in DATA (default %s) for other tools:\n"
+	       "  --format folded   a line per distinct stack of names: main;f;g 1234\n"
+	       "                    (flamegraph.pl, speedscope, inferno)\n"
+	       "  --format pprof    pprof's profile.proto, gzip'd (binary: give -o, or redirect)\n"
+	       "  --format html     one page that opens offline: flame graphs, functions,\n"
+	       "                    callees and callers\n"
+	       "  --counter NAME    the counter written (folded), or shown first\n"
+	       "  --diff-base BASE  pprof: BASE's samples negated, for pprof's diff view\n"
+	       "  --full-names      C++ names as demangled, in full\n"
+	       "  -o OUT            write OUT (whole, through a temporary beside it)\n",
+	       util_progname, default_data);
+}
+
 int export_main(int argc, char **argv, const char *default_data)
 {
 	const char *format = NULL, *counter = NULL, *out = NULL, *exe = NULL, *data = NULL;
@@ -200,25 +216,29 @@ int export_main(int argc, char **argv, const char *default_data)
 	FILE *f = stdout;
 
 	for (int i = 1; i < argc; i++) {
-		if ((!strcmp(argv[i], "--format") || !strcmp(argv[i], "-f")) && i + 1 < argc)
+		if ((!strcmp(argv[i], "--format") || !strcmp(argv[i], "-f")) && i + 1 < argc) {
 			format = argv[++i];
-		else if (!strncmp(argv[i], "--format=", 9))
+		} else if (!strncmp(argv[i], "--format=", 9)) {
 			format = argv[i] + 9;
-		else if (!strcmp(argv[i], "--counter") && i + 1 < argc)
+		} else if (!strcmp(argv[i], "--counter") && i + 1 < argc) {
 			counter = argv[++i];
-		else if (!strcmp(argv[i], "-o") && i + 1 < argc)
+		} else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
 			out = argv[++i];
-		else if (!strcmp(argv[i], "--diff-base") && i + 1 < argc)
+		} else if (!strcmp(argv[i], "--diff-base") && i + 1 < argc) {
 			base_path = argv[++i];
-		else if (!strcmp(argv[i], "--full-names") || !strcmp(argv[i], "-full-names"))
+		} else if (!strcmp(argv[i], "--full-names") || !strcmp(argv[i], "-full-names")) {
 			full = 1;
-		else if (argv[i][0] == '-' && argv[i][1])
+		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			help(default_data);
+			return 0;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
 			die("export: unknown option '%s' (usage: %s %s)", argv[i], util_progname,
 			    EXPORT_USAGE);
-		else if (nargs == 2)
+		} else if (nargs == 2) {
 			die("export: too many arguments (usage: %s %s)", util_progname, EXPORT_USAGE);
-		else
+		} else {
 			args[nargs++] = argv[i];
+		}
 	}
 	if (!format)
 		die("export: --format is needed (usage: %s %s)", util_progname, EXPORT_USAGE);

@@ -88,9 +88,9 @@ static int cmd_record(int argc, char **argv)
 			continue;
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			record_help(RECORD_USAGE,
-				    "  --unprofiled FUNC,...   charge these functions' time to their callers\n"
-				    "Runs PROG, built with -finstrument-functions, with the profiler preloaded;\n"
-				    "it writes cfprof.data (or FILE).\n");
+				    "  --unprofiled FUNC,...   charge their time to their callers\n"
+				    "Runs PROG, built with -finstrument-functions, with the\n"
+				    "profiler preloaded; it writes cfprof.data (or FILE).\n");
 			return 0;
 		}
 		if (!strcmp(a, "--unprofiled") || !strncmp(a, "--unprofiled=", 13)) {

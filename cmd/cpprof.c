@@ -719,8 +719,9 @@ static int cmd_record(int argc, char **argv)
 		if (record_option(&o, argc, argv, &i, RECORD_USAGE))
 			continue;
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			record_help(RECORD_USAGE, "Runs PROG with the sampler preloaded; it writes cpprof.data "
-						  "(or FILE).\n");
+			record_help(RECORD_USAGE,
+				    "Runs PROG with the sampler preloaded; it writes cpprof.data\n"
+				    "(or FILE).\n");
 			return 0;
 		}
 		if (a[0] == '-')

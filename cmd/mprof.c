@@ -88,9 +88,9 @@ static int cmd_dump(int argc, char **argv)
 			shared = 1;
 		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			printf("usage: mprof dump [--shared] [mprof.data]\n"
-			       "Prints the data file raw, every stack's frames in full (--shared: as the\n"
-			       "file keeps them, each stack's own frames then ^REF:N, the outer N frames\n"
-			       "of stack REF).\n");
+			       "Prints the data file raw, every stack's frames in full\n"
+			       "(--shared: as the file keeps them, each stack's own frames\n"
+			       "then ^REF:N, the outer N frames of stack REF).\n");
 			return 0;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			die("dump: unknown option '%s' (usage: mprof dump [--shared] [mprof.data])",
@@ -173,9 +173,11 @@ static int cmd_run(int argc, char **argv)
 			l.out = argv[++i];
 		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			printf(RUN_USAGE "\n"
-			       "Runs PROG with the monitor preloaded; it writes mprof.data (or FILE) at exit.\n"
+			       "Runs PROG with the monitor preloaded; it writes mprof.data\n"
+			       "(or FILE) at exit.\n"
 			       "  -o FILE    the data file\n"
-			       "  --leaks    classify what is kept at exit, as memcheck does (MPROF_LEAKS=scan)\n");
+			       "  --leaks    classify what is kept at exit, as memcheck does\n"
+			       "             (MPROF_LEAKS=scan)\n");
 			return 0;
 		} else if (strcmp(argv[i], "--leaks") == 0 || strcmp(argv[i], "-leaks") == 0) {
 			l.env = scan; /* classify what is kept at exit */

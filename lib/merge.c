@@ -142,7 +142,8 @@ int merge_files(const char *const *paths, int n, const char *out, char *err, siz
 		}
 		/* Each file's sums are below 2^63 (reader_check.c); the
 		 * merged file's must be too, or no tool would read it. */
-		if (p[i].counter_sum > INT64_MAX - counter_sum || p[i].bin_sum > INT64_MAX - bin_sum) {
+		if (p[i].counter_sum > INT64_MAX - counter_sum ||
+		    p[i].bin_sum > INT64_MAX - bin_sum) {
 			snprintf(err, errlen,
 				 "%s: with the files before it, the counters add up to 2^63 or more: "
 				 "cannot be merged",

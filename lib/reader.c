@@ -258,7 +258,8 @@ static void read_counters(struct cur *c, struct profile *p)
 		p->counter_units[i] = getblob(c, NULL);
 		/* Names the tools print as they are, in headers and messages,
 		 * and a user types: no control characters. */
-		if (!c->bad && (escape_needed(p->counter_names[i]) || escape_needed(p->counter_units[i]))) {
+		if (!c->bad &&
+		    (escape_needed(p->counter_names[i]) || escape_needed(p->counter_units[i]))) {
 			seterr(c->err, c->errlen,
 			       "corrupt counters section: counter %u holds a control character", i);
 			c->bad = 1;

@@ -37,8 +37,10 @@ static void labels(const char *classes, char *cls)
 	int k = 0;
 
 	for (const char *c = classes; *c && k < SIZE_NCLASSES; c++)
-		if (*c != ' ')
-			l[k++] = escape_is_control((unsigned char)*c) || (unsigned char)*c > 0x7f ? '?' : *c;
+		if (*c != ' ') /* one column: no control, no UTF-8 */
+			l[k++] = escape_is_control((unsigned char)*c) || (unsigned char)*c > 0x7f
+					 ? '?'
+					 : *c;
 	snprintf(cls, 16, " %c  %c  %c  %c", l[0], l[1], l[2], l[3]);
 }
 
@@ -119,7 +121,8 @@ int tables_lisp_print(FILE *out, const struct model *m, const struct callgraph *
 	labels(classes, cls);
 	fputs("mprof: ", out);
 	tables_run(out, p);
-	fprintf(out, ": %" PRIu64 " Lisp objects of %" PRIu64 " bytes (garbage collected: no frees)\n",
+	fprintf(out, ": %" PRIu64 " Lisp objects of %" PRIu64
+		     " bytes (garbage collected: no frees)\n",
 		model_allocs(m->tot), model_bytes(m->tot));
 	table_bins(out, p, o);
 	if (o->leaktable) {

@@ -147,14 +147,16 @@ static void help(int tables)
 	int w = (int)strlen(util_progname) + 13; /* "usage: PROG diff " */
 
 	if (tables)
-		printf("usage: %s diff [-verbose|-normal|-terse] [-noleaktable] [-depth N] [-all-frames]\n"
+		printf("usage: %s diff [-verbose|-normal|-terse] [-noleaktable] [-depth N] "
+		       "[-all-frames]\n"
 		       "%*s[--full-names] [a.out] BASE NEW\n"
-		       "       %s diff --paths [--counter NAME] [--root FUNCTION] [--threshold FRACTION]\n"
+		       "       %s diff --paths [--counter NAME] [--root FUNCTION] "
+		       "[--threshold FRACTION]\n"
 		       "%*s[--full-names] [a.out] BASE NEW\n"
-		       "The first prints the four tables of NEW minus BASE, two runs of a program,\n"
-		       "stacks matched by their functions (options as the display takes them).\n"
-		       "The second (also with --counter, --root or --threshold) prints the call\n"
-		       "path fractions.\n",
+		       "The first prints the four tables of NEW minus BASE, two runs of a\n"
+		       "program, stacks matched by their functions (options as the display takes\n"
+		       "them).  The second (also with --counter, --root or --threshold)\n"
+		       "prints the call path fractions.\n",
 		       util_progname, w, "", util_progname, w, "");
 	else
 		printf("usage: %s diff [--counter NAME] [--root FUNCTION] [--threshold FRACTION]\n"
@@ -240,7 +242,8 @@ int export_diff_main(int argc, char **argv, int tables)
 		} else if (!strcmp(argv[i], "--threshold") && i + 1 < argc) {
 			path_opt = argv[i];
 			if (util_fraction(argv[++i], &threshold) < 0)
-				die("diff: --threshold: '%s' is not a fraction from 0 to 1", argv[i]);
+				die("diff: --threshold: '%s' is not a fraction from 0 to 1",
+				    argv[i]);
 		} else if (!strcmp(argv[i], "--full-names") || !strcmp(argv[i], "-full-names")) {
 			full = 1;
 		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -253,13 +256,15 @@ int export_diff_main(int argc, char **argv, int tables)
 			die("diff: unknown option '%s' (%s diff --help shows the usage)", argv[i],
 			    util_progname);
 		} else if (nargs == 3) {
-			die("diff: too many arguments (%s diff --help shows the usage)", util_progname);
+			die("diff: too many arguments (%s diff --help shows the usage)",
+			    util_progname);
 		} else {
 			args[nargs++] = argv[i];
 		}
 	}
 	if (nargs < 2)
-		die("diff: BASE and NEW are needed (%s diff --help shows the usage)", util_progname);
+		die("diff: BASE and NEW are needed (%s diff --help shows the usage)",
+		    util_progname);
 	b.path = args[nargs - 2];
 	n.path = args[nargs - 1];
 	if (nargs == 3) {

@@ -96,8 +96,9 @@ int export_prepare(struct export_data *d, const struct profile *p, const struct 
 		 * stack's value and every sum of them stays below 2^63, as
 		 * pprof's signed values need. */
 		if (scale > 1 && m->tot[k] > (uint64_t)INT64_MAX / scale) {
-			snprintf(err, errlen, "counter %s: %llu hits of %llu each add up to 2^63 or more",
-				 name, (unsigned long long)m->tot[k], (unsigned long long)scale);
+			snprintf(err, errlen,
+				 "counter %s: %llu hits of %llu each add up to 2^63 or more", name,
+				 (unsigned long long)m->tot[k], (unsigned long long)scale);
 			return -1;
 		}
 		add(d, name, unit_of(name, p->counter_units[k]), (int)k, scale);
@@ -308,7 +309,8 @@ int export_main(int argc, char **argv, const char *default_data)
 		rc = html(&d, (size_t)k, data, f);
 	else
 		rc = export_folded(&d, (size_t)k, f);
-	if (rc < 0 || fflush(f) != 0 || ferror(f) || (out && (fclose(f) != 0 || rename(tmp, out) < 0))) {
+	if (rc < 0 || fflush(f) != 0 || ferror(f) ||
+	    (out && (fclose(f) != 0 || rename(tmp, out) < 0))) {
 		int e = errno;
 
 		if (out)

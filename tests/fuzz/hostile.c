@@ -330,9 +330,9 @@ int main(int argc, char **argv)
 		format_put_u64(&w, 3);
 		format_put_stack(&w, 3, fl, 0, 0, f, counts(kind, 0), ncounts(kind));
 		format_put_stack(&w, 2, fl, 0, 0, f + 1, counts(kind, 0), ncounts(kind));
-		format_put_stack(&w, 1,
-				 kind == FORMAT_KIND_MPROF ? 1u << FORMAT_STACK_CATEGORY_SHIFT : fl, 0,
-				 0, f + 2, counts(kind, 0), ncounts(kind));
+		if (kind == FORMAT_KIND_MPROF)
+			fl = 1u << FORMAT_STACK_CATEGORY_SHIFT; /* category 1 */
+		format_put_stack(&w, 1, fl, 0, 0, f + 2, counts(kind, 0), ncounts(kind));
 		format_end_section(&w);
 		if (kind == FORMAT_KIND_MPROF)
 			put_bins(&w);

@@ -23,7 +23,8 @@ int main(void)
 	is_str(escape_buf(again, sizeof again, buf), buf, "escaping twice is escaping once");
 	is_str(escape_buf(buf, sizeof buf, "caf\xc3\xa9 \xe2\x86\x92"), "caf\xc3\xa9 \xe2\x86\x92",
 	       "UTF-8 (bytes from 0x80) passes");
-	is_str(escape_buf(buf, 6, "abc\033d"), "abc", "a short buffer is cut before an escape, not in it");
+	is_str(escape_buf(buf, 6, "abc\033d"), "abc",
+	       "a short buffer is cut before an escape, not in it");
 	is_str(escape_buf(buf, 1, "x"), "", "a buffer of one byte holds the terminator");
 	return tap_done();
 }

@@ -20,7 +20,9 @@
  */
 #include "reader.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define SUM_MAX ((uint64_t)INT64_MAX)
@@ -49,21 +51,17 @@ static const struct {
 	{ "merged_files", 1, SUM_MAX },
 };
 
-/* s as a decimal number (digits only, no sign or space); -1 if it is not
- * one or passes 2^64. */
+/* s as a decimal number (digits only: strtoull alone would take a
+ * space, a sign or hexadecimal); -1 if it is none or passes 2^64. */
 static int decimal(const char *s, uint64_t *v)
 {
-	uint64_t x = 0;
+	char *end;
 
-	if (!*s)
+	if (*s < '0' || *s > '9' || strspn(s, "0123456789") != strlen(s))
 		return -1;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9' || x > (UINT64_MAX - 9) / 10)
-			return -1;
-		x = x * 10 + (uint64_t)(*s - '0');
-	}
-	*v = x;
-	return 0;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return errno == ERANGE ? -1 : 0;
 }
 
 static int check_info(const struct profile *p, char *err, size_t errlen)

@@ -14,8 +14,8 @@
 # runtime/sampler/ the resource sampler, with its collectors
 # runtime/cpprof/ (libcpprof.so) and runtime/cfprof/ (the
 # -finstrument-functions hooks, libcfprof.so); lib/ is shared by the tools
-# (reader, symbols, call graph, tables); lib/format.c, the file encoder, is
-# compiled into both.
+# (reader, symbols, call graph, tables); lib/format.c, the file encoder,
+# and lib/newfile.c, which creates the files, are compiled into both.
 
 PREFIX ?= /usr/local
 CC ?= cc
@@ -60,15 +60,16 @@ endif
 # Headers every runtime object depends on (each collector adds its own).
 RT_HDR := $(wildcard lib/*.h runtime/common/*.h include/*.h)
 COMMON_SRC := $(wildcard runtime/common/*.c)
-RT_SRC := $(wildcard runtime/mprof/*.c) $(COMMON_SRC) lib/format.c
+RT_SRC := $(wildcard runtime/mprof/*.c) $(COMMON_SRC) lib/format.c lib/newfile.c
 RT_OBJ := $(patsubst %.c,$(B)/rt/%.o,$(RT_SRC))
 # The sampler (runtime/sampler: resources, threads, signals, the watcher)
 # is shared by two collectors: cpprof (stacks) and cfprof (the
 # -finstrument-functions hooks).  Each library is its collector, the
 # sampler, the unwinder, module list and mmap helpers of runtime/common
-# and the encoder; not the monitor's locks.
+# and the encoder and file creator; not the monitor's locks.
 SAMPLER_SRC := $(wildcard runtime/sampler/*.c)
-SAMPLER_COMMON := $(SAMPLER_SRC) $(filter-out runtime/common/lock.c,$(COMMON_SRC)) lib/format.c
+SAMPLER_COMMON := $(SAMPLER_SRC) $(filter-out runtime/common/lock.c,$(COMMON_SRC)) lib/format.c \
+	lib/newfile.c
 CP_SRC := $(wildcard runtime/cpprof/*.c)
 CP_OBJ := $(patsubst %.c,$(B)/rt/%.o,$(CP_SRC) $(SAMPLER_COMMON))
 CF_SRC := $(wildcard runtime/cfprof/*.c)

@@ -86,6 +86,13 @@ static int cmd_record(int argc, char **argv)
 		}
 		if (record_option(&o, argc, argv, &i, RECORD_USAGE))
 			continue;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			record_help(RECORD_USAGE,
+				    "  --unprofiled FUNC,...   charge their time to their callers\n"
+				    "Runs PROG, built with -finstrument-functions, with the\n"
+				    "profiler preloaded; it writes cfprof.data (or FILE).\n");
+			return 0;
+		}
 		if (!strcmp(a, "--unprofiled") || !strncmp(a, "--unprofiled=", 13)) {
 			const char *names = a[12] == '=' ? a + 13 : NULL;
 			size_t n = strlen(unlist);
@@ -332,7 +339,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!show_flat && !show_graph)
-		show_flat = show_graph = 1;
+		die("-p (the flat profile only) and -q (the call graph only) exclude each other: "
+		    "give neither for both");
 	launch_operands(args, nargs, &exe, &data);
 	if (!data)
 		data = "cfprof.data";

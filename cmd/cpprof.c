@@ -229,7 +229,7 @@ static uint8_t *root_set(struct session *s, const char *name)
 	}
 	free(fnset);
 	if (!hits) {
-		fprintf(stderr, "cpprof: no function named '%s' in this profile\n", name);
+		errx_("no function named '%s' in this profile", name);
 		free(set);
 		return NULL;
 	}
@@ -385,7 +385,7 @@ static int show_threads(struct session *s)
 	size_t n = 0, hidden = 0;
 
 	if (!s->p.has_threads || s->m.nstacks != s->p.nstacks) {
-		fprintf(stderr, "cpprof: threads: this profile does not say which thread a stack was in\n");
+		errx_("threads: this profile does not say which thread a stack was in");
 		return -1;
 	}
 	row = xcalloc(s->p.nstacks + 1, sizeof(*row));
@@ -535,11 +535,8 @@ static int run(struct session *s, char *line)
 		free(s->root);
 		s->root = xstrdup(name);
 	} else if (!strcmp(argv[0], "threshold") && argc == 2) {
-		char *end;
-		double t = strtod(argv[1], &end);
-		if (*end || t < 0 || t > 1)
+		if (util_fraction(argv[1], &s->threshold) < 0)
 			goto bad_arg;
-		s->threshold = t;
 	} else if (!strcmp(argv[0], "function") && argc == 1) {
 		show(s, V_FUNCTION, NULL);
 	} else if (!strcmp(argv[0], "body") && argc == 1) {
@@ -564,15 +561,15 @@ static int run(struct session *s, char *line)
 		for (int i = 0; commands[i]; i++)
 			known |= !strcmp(commands[i], argv[0]);
 		if (known)
-			fprintf(stderr, "cpprof: %s: wrong arguments (help shows the usage)\n", argv[0]);
+			errx_("%s: wrong arguments (help shows the usage)", argv[0]);
 		else
-			fprintf(stderr, "cpprof: unknown command '%s' (help lists them)\n", argv[0]);
+			errx_("unknown command '%s' (help lists them)", argv[0]);
 		goto failed;
 	}
 	fflush(stdout);
 	return 0;
 bad_arg:
-	fprintf(stderr, "cpprof: %s: bad argument '%s' (help shows the usage)\n", argv[0], argv[1]);
+	errx_("%s: bad argument '%s' (help shows the usage)", argv[0], argv[1]);
 failed:
 	s->failed = 1;
 	fflush(stdout);
@@ -678,6 +675,11 @@ static int cmd_list(int argc, char **argv)
 	char how[512], why[512], iv[32];
 	int missing = 0;
 
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		printf("usage: cpprof list\nLists the resources this machine can sample, and why "
+		       "any other cannot.\n");
+		return 0;
+	}
 	if (argc > 1)
 		die("list: no arguments expected (usage: cpprof list)");
 	printf("resources sampled here (cpprof record -e NAME[:INTERVAL]):\n");
@@ -717,6 +719,12 @@ static int cmd_record(int argc, char **argv)
 		}
 		if (record_option(&o, argc, argv, &i, RECORD_USAGE))
 			continue;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			record_help(RECORD_USAGE,
+				    "Runs PROG with the sampler preloaded; it writes cpprof.data\n"
+				    "(or FILE).\n");
+			return 0;
+		}
 		if (a[0] == '-')
 			die("record: unknown option '%s' (" RECORD_USAGE ")", a);
 		break;

@@ -4,6 +4,7 @@
  * parse options, call lib/, print.  See doc/mprof.1.
  */
 #include "callgraph.h"
+#include "escape.h"
 #include "export/export.h"
 #include "format.h"
 #include "launch.h"
@@ -83,33 +84,53 @@ static int cmd_dump(int argc, char **argv)
 	int shared = 0;
 
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--shared") == 0 || strcmp(argv[i], "-shared") == 0)
+		if (strcmp(argv[i], "--shared") == 0 || strcmp(argv[i], "-shared") == 0) {
 			shared = 1;
-		else if (argv[i][0] == '-' && argv[i][1])
+		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			printf("usage: mprof dump [--shared] [mprof.data]\n"
+			       "Prints the data file raw, every stack's frames in full\n"
+			       "(--shared: as the file keeps them, each stack's own frames\n"
+			       "then ^REF:N, the outer N frames of stack REF).\n");
+			return 0;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
 			die("dump: unknown option '%s' (usage: mprof dump [--shared] [mprof.data])",
 			    argv[i]);
-		else if (path)
+		} else if (path) {
 			die("dump: one data file at most (usage: mprof dump [--shared] [mprof.data])");
-		else
+		} else {
 			path = argv[i];
+		}
 	}
 	if (!path)
 		path = DEFAULT_DATA;
 
 	load(path, &p);
+	/* Strings from the file, escaped: one line each, whatever they hold. */
 	printf("format %u kind %u\n", p.version, p.kind);
-	for (size_t i = 0; i < p.ninfo; i++)
-		printf("info %s %s\n", p.info[i].key, p.info[i].value);
+	for (size_t i = 0; i < p.ninfo; i++) {
+		fputs("info ", stdout);
+		escape_put(stdout, p.info[i].key);
+		putchar(' ');
+		escape_put(stdout, p.info[i].value);
+		putchar('\n');
+	}
 	for (size_t i = 0; i < p.nmodules; i++) {
 		const struct prof_module *m = &p.modules[i];
 		printf("module 0x%" PRIx64 " 0x%" PRIx64 " 0x%" PRIx64 " 0x%" PRIx64 " ", m->start, m->end,
 		       m->bias, m->offset);
 		for (uint32_t k = 0; k < m->build_id_len; k++)
 			printf("%02x", m->build_id[k]);
-		printf("%s %s\n", m->build_id_len ? "" : "-", m->path);
+		printf("%s ", m->build_id_len ? "" : "-");
+		escape_put(stdout, m->path);
+		putchar('\n');
 	}
-	for (size_t i = 0; i < p.ncounters; i++)
-		printf("counter %s %s\n", p.counter_names[i], p.counter_units[i]);
+	for (size_t i = 0; i < p.ncounters; i++) {
+		fputs("counter ", stdout);
+		escape_put(stdout, p.counter_names[i]);
+		putchar(' ');
+		escape_put(stdout, p.counter_units[i]);
+		putchar('\n');
+	}
 	for (size_t i = 0; i < p.nstacks; i++) {
 		const struct prof_stack *s = &p.stacks[i];
 		uint32_t n = shared ? s->depth - s->shared : reader_frames(&p, i, frames);
@@ -150,6 +171,14 @@ static int cmd_run(int argc, char **argv)
 			if (i + 1 >= argc)
 				die("run: -o needs a file name");
 			l.out = argv[++i];
+		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			printf(RUN_USAGE "\n"
+			       "Runs PROG with the monitor preloaded; it writes mprof.data\n"
+			       "(or FILE) at exit.\n"
+			       "  -o FILE    the data file\n"
+			       "  --leaks    classify what is kept at exit, as memcheck does\n"
+			       "             (MPROF_LEAKS=scan)\n");
+			return 0;
 		} else if (strcmp(argv[i], "--leaks") == 0 || strcmp(argv[i], "-leaks") == 0) {
 			l.env = scan; /* classify what is kept at exit */
 		} else if (strncmp(argv[i], "-o", 2) == 0) {

@@ -24,6 +24,7 @@
 #include "keeper.h"
 #include "keepfmt.h"
 #include "modules.h"
+#include "newfile.h"
 #include "util.h"
 
 int keeper_make(struct keeper *k)
@@ -300,14 +301,10 @@ int keeper_salvage(const struct keeper *k, pid_t pid, int status, int oom, const
 	/* The header as read now, not as mapped: it is what we checked. */
 	img.h = h;
 	keeper_ended(h, status, oom, ended, sizeof ended);
-	if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid()) >= sizeof tmp) {
-		munmap(mem, h->used);
-		snprintf(why, whylen, "the file name is too long");
-		return -1;
-	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+	/* Never through a link another user planted (newfile.h). */
+	fd = newfile_open(path, tmp, sizeof tmp);
 	if (fd < 0) {
-		snprintf(why, whylen, "cannot write %s: %s", tmp, strerror(errno));
+		snprintf(why, whylen, "cannot write %s: %s", path, newfile_strerror(fd));
 		munmap(mem, h->used);
 		return -1;
 	}

@@ -254,8 +254,7 @@ static int spawn(const struct launch *l, char *const argv[], const char *preload
 	if (exec_errno) {
 		/* The child ended; it ran nothing. */
 		waitpid(*pid, NULL, 0);
-		fprintf(stderr, "%s: %s: cannot run %s: %s\n", util_progname, l->what, argv[0],
-			strerror(exec_errno));
+		errx_("%s: cannot run %s: %s", l->what, argv[0], strerror(exec_errno));
 		*pid = -1;
 	}
 	rc = 0;
@@ -422,13 +421,11 @@ int launch_run(const struct launch *l, char *const argv[], char *err, size_t err
 		 * same.  A program that ends with _exit or exit_group (every Go
 		 * program) did what it meant to: its stderr stays its own. */
 		if (salvaged > 0 && WIFSIGNALED(status))
-			fprintf(stderr, "%s: %s: %s ended without saving its profile (%s); written to %s "
-					"from its keep\n",
-				util_progname, l->what, argv[0], ended, outabs);
+			errx_("%s: %s ended without saving its profile (%s); written to %s from its keep",
+			      l->what, argv[0], ended, outabs);
 		else if (salvaged < 0)
-			fprintf(stderr, "%s: %s: %s wrote no profile to %s: its keep could not be "
-					"read: %s\n",
-				util_progname, l->what, argv[0], outabs, why);
+			errx_("%s: %s wrote no profile to %s: its keep could not be read: %s", l->what,
+			      argv[0], outabs, why);
 		wrote = salvaged > 0;
 	}
 	keeper_close(&kp);
@@ -456,8 +453,7 @@ int launch_run(const struct launch *l, char *const argv[], char *err, size_t err
 			reason = why_unloaded(argv[0], l, why, sizeof why);
 		else
 			reason = "it was killed by a signal, and no keep could be made";
-		fprintf(stderr, "%s: %s: %s wrote no profile to %s (%s)\n", util_progname, l->what,
-			argv[0], outabs, reason);
+		errx_("%s: %s wrote no profile to %s (%s)", l->what, argv[0], outabs, reason);
 	}
 	if (WIFSIGNALED(status)) {
 		signal(WTERMSIG(status), SIG_DFL);

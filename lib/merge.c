@@ -14,7 +14,6 @@
 #include "merge.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +21,7 @@
 
 #include "format.h"
 #include "lispmerge.h"
+#include "newfile.h"
 #include "reader.h"
 #include "util.h"
 
@@ -110,6 +110,7 @@ int merge_files(const char *const *paths, int n, const char *out, char *err, siz
 	uint64_t *f = xcalloc(FORMAT_MAX_DEPTH + 1, sizeof(uint64_t));
 	uint64_t *prev = xcalloc(FORMAT_MAX_DEPTH + 1, sizeof(uint64_t));
 	uint64_t bins[FORMAT_NBINS][4];
+	uint64_t counter_sum = 0, bin_sum = 0;
 	int loaded = 0, rc = -1, threads = 1, fd = -1;
 	char tmp[4096], why[256];
 	static unsigned char buf[1 << 16];
@@ -144,6 +145,18 @@ int merge_files(const char *const *paths, int n, const char *out, char *err, siz
 				 p[0].modules[0].path ? p[0].modules[0].path : "?");
 			goto out;
 		}
+		/* Each file's sums are below 2^63 (reader_check.c); the
+		 * merged file's must be too, or no tool would read it. */
+		if (p[i].counter_sum > INT64_MAX - counter_sum ||
+		    p[i].bin_sum > INT64_MAX - bin_sum) {
+			snprintf(err, errlen,
+				 "%s: with the files before it, the counters add up to 2^63 or more: "
+				 "cannot be merged",
+				 paths[i]);
+			goto out;
+		}
+		counter_sum += p[i].counter_sum;
+		bin_sum += p[i].bin_sum;
 		delta[i] = xcalloc(p[i].nmodules + 1, sizeof(int64_t));
 		if (place(&p[i], &mods, &nmods, &cap, delta[i], paths[i], err, errlen) < 0)
 			goto out;
@@ -151,10 +164,10 @@ int merge_files(const char *const *paths, int n, const char *out, char *err, siz
 		threads &= p[i].has_threads;
 	}
 	lispmerge_init(&lm, p, delta, n);
-	snprintf(tmp, sizeof tmp, "%s.tmp.%d", out, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	/* Exclusively, under a random name: never through a planted link. */
+	fd = newfile_open(out, tmp, sizeof tmp);
 	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+		snprintf(err, errlen, "%s: %s", out, newfile_strerror(fd));
 		goto out;
 	}
 	format_writer_init(&w, fd, buf, sizeof buf, p[0].kind);
@@ -285,13 +298,21 @@ int merge_main(int argc, char **argv)
 	int n = 0;
 
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-o") && i + 1 < argc)
+		if (!strcmp(argv[i], "-o") && i + 1 < argc) {
 			out = argv[++i];
-		else if (argv[i][0] == '-' && argv[i][1])
+		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			printf("usage: %s merge FILES... -o OUT\n"
+			       "Makes one profile of many runs of a program, or of a program and its\n"
+			       "forked children (FILE.PID); OUT is written whole or not at all.\n",
+			       util_progname);
+			free(files);
+			return 0;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
 			die("merge: unknown option '%s' (usage: %s merge FILES... -o OUT)", argv[i],
 			    util_progname);
-		else
+		} else {
 			files[n++] = argv[i];
+		}
 	}
 	if (!out || !n)
 		die("merge: usage: %s merge FILES... -o OUT", util_progname);

@@ -7,9 +7,14 @@
  * stack in the file are that stack's nodes in the calling context tree:
  * only the frames a stack has of its own are looked at, so building the
  * model costs what the file holds, not what its references add up to.
+ *
+ * Names enter the model printable (escape.h): a function, file or type
+ * name from the symbolizer or the file with a control character in it
+ * is kept escaped, so no view, of those here or to come, prints it raw.
  */
 #include "model.h"
 #include "cxxname.h"
+#include "escape.h"
 #include "lispview.h"
 #include "reader.h"
 #include "symbols.h"
@@ -37,12 +42,33 @@ void model_init(struct model *m)
 	m->toplevel_fn = MODEL_NONE;
 }
 
-/* A name made here (not the symbolizer's): its copy's function id. */
-static uint32_t own_fn(struct model *m, const char *name)
+/* A copy of s kept as long as the model. */
+static const char *own_copy(struct model *m, const char *s)
 {
 	if (!m->own_names)
 		m->own_names = strtab_new();
-	return strtab_intern(m->fns, strtab_get(m->own_names, strtab_intern(m->own_names, name)));
+	return strtab_get(m->own_names, strtab_intern(m->own_names, s));
+}
+
+/* s as the views may print it: s itself, or a copy escaped. */
+static const char *printable(struct model *m, const char *s)
+{
+	size_t len;
+	char *e;
+
+	if (!escape_needed(s))
+		return s;
+	len = escape_len(s) + 1;
+	e = escape_buf(xmalloc(len), len, s);
+	s = own_copy(m, e);
+	free(e);
+	return s;
+}
+
+/* A name made here (not the symbolizer's): its copy's function id. */
+static uint32_t own_fn(struct model *m, const char *name)
+{
+	return strtab_intern(m->fns, own_copy(m, printable(m, name)));
 }
 
 static size_t site_hash(const struct model_site *s, size_t mask)
@@ -167,8 +193,8 @@ void model_add(struct model *m, const char *const *names, uint32_t n, const uint
 
 	util_grow(&m->last, &m->last_cap, (size_t)n + 1, sizeof(*m->last));
 	for (uint32_t i = 0; i < n; i++) {
-		struct model_site st = { strtab_intern(m->fns, names[i]), MODEL_NO_OFFSET, MODEL_NO_LOC, 0,
-					 MODEL_NONE, 0 };
+		struct model_site st = { strtab_intern(m->fns, printable(m, names[i])),
+					 MODEL_NO_OFFSET, MODEL_NO_LOC, 0, MODEL_NONE, 0 };
 		uint32_t site = site_id(m, &st);
 
 		if (same && i < m->nlast && m->last[i].site == site) {
@@ -273,14 +299,14 @@ static const uint32_t *expand(struct model *m, struct addrcache *a, struct symbo
 
 		memset(&st, 0, sizeof(st)); /* sites are compared bytewise */
 		st.func_addr = sf[i].inlined ? 0 : sf[i].func_addr;
-		st.fn = strtab_intern(m->fns, sf[i].func);
+		st.fn = strtab_intern(m->fns, printable(m, sf[i].func));
 		st.inlined = (uint32_t)sf[i].inlined;
 		st.offset = (!sf[i].inlined && sf[i].func_addr && sf[i].offset < MODEL_NO_OFFSET)
 				    ? (uint32_t)sf[i].offset : MODEL_NO_OFFSET;
 		st.loc = MODEL_NO_LOC;
 		st.atype = MODEL_NONE;
 		if (sf[i].atype) {
-			st.atype = strtab_intern(m->atypes, sf[i].atype);
+			st.atype = strtab_intern(m->atypes, printable(m, sf[i].atype));
 			if (st.atype >= m->atype_cap) {
 				size_t old = m->atype_cap;
 				util_grow(&m->atype_size, &m->atype_cap, st.atype + 1, sizeof(uint64_t));
@@ -292,7 +318,7 @@ static const uint32_t *expand(struct model *m, struct addrcache *a, struct symbo
 		if (sf[i].file) {
 			const char *base = strrchr(sf[i].file, '/');
 			snprintf(buf, sizeof(buf), "%s:%d", base ? base + 1 : sf[i].file, sf[i].line);
-			st.loc = strtab_intern(m->locs, buf);
+			st.loc = strtab_intern(m->locs, printable(m, buf));
 		}
 		a->pool[a->npool + (size_t)i] = site_id(m, &st);
 	}

@@ -54,12 +54,14 @@ struct model_stack {
 };
 
 struct model {
+	/* Every name here is printable: one with a control character in it
+	 * is kept escaped (escape.h), in own_names. */
 	struct strtab *fns;  /* function names: the symbolizer's (or
 			      * model_add's caller's) strings, not copies:
 			      * they must outlive the model */
 	struct strtab *locs; /* "file:line" strings */
 	struct strtab *own_names; /* copies of names made here ("[category]",
-				   * Lisp names) */
+				   * Lisp names, escaped names) */
 	struct strtab *atypes; /* element types allocating frames name, as
 				* demangled: the symbolizer's strings */
 	uint64_t *atype_size;  /* sizeof each, 0 if unknown */

@@ -9,6 +9,7 @@
  * it, so a corrupt count cannot make us allocate gigabytes.
  */
 #include "reader.h"
+#include "escape.h"
 #include "format.h"
 #include "util.h"
 
@@ -255,6 +256,14 @@ static void read_counters(struct cur *c, struct profile *p)
 		p->ncounters = i + 1;
 		p->counter_names[i] = getblob(c, NULL);
 		p->counter_units[i] = getblob(c, NULL);
+		/* Names the tools print as they are, in headers and messages,
+		 * and a user types: no control characters. */
+		if (!c->bad &&
+		    (escape_needed(p->counter_names[i]) || escape_needed(p->counter_units[i]))) {
+			seterr(c->err, c->errlen,
+			       "corrupt counters section: counter %u holds a control character", i);
+			c->bad = 1;
+		}
 	}
 }
 
@@ -652,6 +661,8 @@ int reader_parse(const unsigned char *buf, size_t len, struct profile *p, char *
 		seterr(err, errlen, "corrupt: no stacks section");
 		goto bad;
 	}
+	if (reader_check(p, err, errlen) < 0)
+		goto bad;
 	p->size = len;
 	return 0;
 bad:

@@ -69,6 +69,10 @@ struct profile {
 	size_t nbins;
 	struct prof_bin *bins;
 	int has_threads; /* the file had a THREADS section: stacks[].tid */
+	/* Every counter of every stack, and every figure of every bin,
+	 * added up: each below 2^63 (reader_check), so that any sum of
+	 * them a view makes is exact in 64 bits. */
+	uint64_t counter_sum, bin_sum;
 };
 
 /*
@@ -79,6 +83,13 @@ struct profile {
 int reader_load(const char *path, struct profile *p, char *err, size_t errlen);
 /* The same from a buffer already in memory (fuzzing, tests). */
 int reader_parse(const unsigned char *buf, size_t len, struct profile *p, char *err, size_t errlen);
+/*
+ * What the decoded file says, checked (reader_check.c; reader_parse runs
+ * it): INFO's numbers are decimal numbers in their range, and the
+ * counters (the bins) add up to less than 2^63; fills counter_sum and
+ * bin_sum.  0, or -1 with a reason in err.
+ */
+int reader_check(struct profile *p, char *err, size_t errlen);
 void reader_release(struct profile *p);
 
 /* The value of an INFO key, or NULL. */

@@ -66,6 +66,18 @@ int record_option(struct record_opts *r, int argc, char **argv, int *i, const ch
 	return 1;
 }
 
+void record_help(const char *usage, const char *extra)
+{
+	printf("%s\n"
+	       "  -e RESOURCE[:INTERVAL]  sample RESOURCE (cpprof list shows them; cpu if no -e),\n"
+	       "                          once every INTERVAL gticks on average (ns, us, ms, s\n"
+	       "                          for time, k, m for bytes); -e again for another\n"
+	       "  -o FILE                 the data file\n"
+	       "  --no-random             fixed intervals, not drawn around the mean\n"
+	       "%s",
+	       usage, extra ? extra : "");
+}
+
 void record_events(const struct record_opts *r, char *events, size_t len)
 {
 	char how[512], why[512];

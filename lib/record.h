@@ -29,6 +29,10 @@ void record_init(struct record_opts *r, const char *out);
  */
 int record_option(struct record_opts *r, int argc, char **argv, int *i, const char *usage);
 
+/* `record --help`: usage, then the options above, then the command's own
+ * (extra: lines of text, or NULL), on standard output. */
+void record_help(const char *usage, const char *extra);
+
 /*
  * The sampler's event list ("cpu:1000000,page-faults:1000") of the
  * resources asked for (cpu when none) that this machine can sample; says

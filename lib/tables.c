@@ -8,6 +8,7 @@
 #include "tables.h"
 #include "callgraph.h"
 #include "cxxname.h"
+#include "escape.h"
 #include "model.h"
 #include "reader.h"
 #include "symbols.h"
@@ -76,6 +77,16 @@ void tables_breakdown(char *out, const uint64_t *v, uint64_t den)
 void tables_rule(FILE *out, const char *title)
 {
 	fprintf(out, "\n--------- %s ---------\n\n", title);
+}
+
+void tables_run(FILE *out, const struct profile *p)
+{
+	const char *cmd = reader_info(p, "cmdline"), *pid = reader_info(p, "pid");
+
+	escape_put(out, cmd ? cmd : "?");
+	fputs(" (pid ", out);
+	escape_put(out, pid ? pid : "?");
+	fputc(')', out);
 }
 
 /* ---- Table 1: allocation bins ---------------------------------------- */
@@ -252,7 +263,8 @@ static void print_types(FILE *out, struct symbols *s, uint32_t size, const struc
 			fprintf(out, " ... (%zu more)", total - shown);
 			break;
 		}
-		fprintf(out, "%s%s", shown ? ", " : "", list[i]);
+		fputs(shown ? ", " : "", out);
+		escape_put(out, list[i]); /* the program's DWARF may hold any byte */
 		width += len + 2;
 		shown++;
 	}
@@ -554,9 +566,11 @@ static void leak_summary(FILE *out, const struct model *m, const struct profile 
 	uint64_t kept = model_bytes(m->tot) - model_freed(m->tot), in = 0;
 
 	if (!m->has_scan) {
-		if (st)
-			fprintf(out, "  (what is kept was not classified at exit: %s)\n\n",
-				strncmp(st, "skipped: ", 9) ? st : st + 9);
+		if (st) {
+			fputs("  (what is kept was not classified at exit: ", out);
+			escape_put(out, strncmp(st, "skipped: ", 9) ? st : st + 9);
+			fputs(")\n\n", out);
+		}
 		return;
 	}
 	for (int k = 0; k < MPROF_NCLASSES; k++) {
@@ -564,8 +578,11 @@ static void leak_summary(FILE *out, const struct model *m, const struct profile 
 			model_class_bytes(m, m->tot, k), model_class_objects(m, m->tot, k));
 		in += model_class_bytes(m, m->tot, k);
 	}
-	if (st && strcmp(st, "complete"))
-		fprintf(out, "  (at exit: %s)\n", st);
+	if (st && strcmp(st, "complete")) {
+		fputs("  (at exit: ", out);
+		escape_put(out, st);
+		fputs(")\n", out);
+	}
 	if (kept > in)
 		fprintf(out, "  (%" PRIu64 " bytes kept are in no class: objects the monitor did not map)\n",
 			kept - in);
@@ -740,7 +757,6 @@ static void table_direct(FILE *out, const struct model *m, const struct callgrap
 void tables_print(FILE *out, const struct model *m, const struct callgraph *g,
 		  const struct profile *p, struct symbols *s, const struct tables_opts *o)
 {
-	const char *cmd = reader_info(p, "cmdline"), *pid = reader_info(p, "pid");
 	uint64_t bytes = model_bytes(m->tot), freed = model_freed(m->tot);
 	char cls[16];
 
@@ -749,10 +765,11 @@ void tables_print(FILE *out, const struct model *m, const struct callgraph *g,
 		return;
 	}
 
-	fprintf(out, "mprof: %s (pid %s): %" PRIu64 " allocations of %" PRIu64 " bytes, %" PRIu64
-		" frees of %" PRIu64 " bytes, %" PRIu64 " bytes kept",
-		cmd ? cmd : "?", pid ? pid : "?", model_allocs(m->tot), bytes, model_frees(m->tot), freed,
-		bytes - freed);
+	fputs("mprof: ", out);
+	tables_run(out, p);
+	fprintf(out, ": %" PRIu64 " allocations of %" PRIu64 " bytes, %" PRIu64 " frees of %" PRIu64
+		" bytes, %" PRIu64 " bytes kept",
+		model_allocs(m->tot), bytes, model_frees(m->tot), freed, bytes - freed);
 	/* The sum of the stacks' shares: the peak itself (peak.h). */
 	if (m->has_peak)
 		fprintf(out, ", peak %" PRIu64 " bytes live", model_peak(m, m->tot));

@@ -99,5 +99,8 @@ void tables_cg_print(FILE *out, const struct model *m, const struct callgraph *g
 
 /* A table's title: "--------- title ---------" between blank lines. */
 void tables_rule(FILE *out, const char *title);
+/* The run a header is about: "CMDLINE (pid PID)" from p's INFO, escaped
+ * (the command line may hold any byte). */
+void tables_run(FILE *out, const struct profile *p);
 
 #endif

@@ -18,6 +18,7 @@
  */
 #include "tables_diff.h"
 #include "callgraph.h"
+#include "escape.h"
 #include "lispview.h"
 #include "model.h"
 #include "reader.h"
@@ -263,13 +264,15 @@ struct totals {
 
 static void side_line(FILE *out, const char *label, const struct tables_diff_side *s)
 {
-	const char *cmd = reader_info(s->p, "cmdline"), *pid = reader_info(s->p, "pid");
 	uint64_t bytes = model_bytes(s->m->tot), freed = model_freed(s->m->tot);
 
-	fprintf(out, "%s %s: %s (pid %s): %" PRIu64 " allocations of %" PRIu64 " bytes, %" PRIu64
-		" frees of %" PRIu64 " bytes, %" PRIu64 " bytes kept\n",
-		label, s->path, cmd ? cmd : "?", pid ? pid : "?", model_allocs(s->m->tot), bytes,
-		model_frees(s->m->tot), freed, bytes - freed);
+	fprintf(out, "%s ", label);
+	escape_put(out, s->path);
+	fputs(": ", out);
+	tables_run(out, s->p);
+	fprintf(out, ": %" PRIu64 " allocations of %" PRIu64 " bytes, %" PRIu64 " frees of %" PRIu64
+		" bytes, %" PRIu64 " bytes kept\n",
+		model_allocs(s->m->tot), bytes, model_frees(s->m->tot), freed, bytes - freed);
 }
 
 /* One figure of the change line: "-7200 bytes (-13%)". */

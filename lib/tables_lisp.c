@@ -14,6 +14,7 @@
  * one with the type labels (tables_cg.c).
  */
 #include "callgraph.h"
+#include "escape.h"
 #include "lispview.h"
 #include "model.h"
 #include "reader.h"
@@ -36,8 +37,10 @@ static void labels(const char *classes, char *cls)
 	int k = 0;
 
 	for (const char *c = classes; *c && k < SIZE_NCLASSES; c++)
-		if (*c != ' ')
-			l[k++] = (unsigned char)*c > 0x20 && (unsigned char)*c < 0x7f ? *c : '?';
+		if (*c != ' ') /* one column: no control, no UTF-8 */
+			l[k++] = escape_is_control((unsigned char)*c) || (unsigned char)*c > 0x7f
+					 ? '?'
+					 : *c;
 	snprintf(cls, 16, " %c  %c  %c  %c", l[0], l[1], l[2], l[3]);
 }
 
@@ -111,16 +114,16 @@ static void table_direct(FILE *out, const struct model *m, const struct callgrap
 int tables_lisp_print(FILE *out, const struct model *m, const struct callgraph *g,
 		      const struct profile *p, const struct tables_opts *o, char *cls)
 {
-	const char *classes = lispview_classes(p), *cmd, *pid;
+	const char *classes = lispview_classes(p);
 
 	if (!classes)
 		return -1;
 	labels(classes, cls);
-	cmd = reader_info(p, "cmdline");
-	pid = reader_info(p, "pid");
-	fprintf(out, "mprof: %s (pid %s): %" PRIu64 " Lisp objects of %" PRIu64
-		" bytes (garbage collected: no frees)\n",
-		cmd ? cmd : "?", pid ? pid : "?", model_allocs(m->tot), model_bytes(m->tot));
+	fputs("mprof: ", out);
+	tables_run(out, p);
+	fprintf(out, ": %" PRIu64 " Lisp objects of %" PRIu64
+		     " bytes (garbage collected: no frees)\n",
+		model_allocs(m->tot), model_bytes(m->tot));
 	table_bins(out, p, o);
 	if (o->leaktable) {
 		rule(out, "MEMORY LEAKS");

@@ -3,6 +3,7 @@
  * tools.  Library code reports through warnx_(); only commands call die().
  */
 #include "util.h"
+#include "escape.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -83,16 +84,19 @@ void util_grow(void *pp, size_t *cap, size_t n, size_t size)
  * One message, one write: "PROG: [warning: ]TEXT\n" made whole first, so
  * that another writer on the same terminal (the profiled program, its
  * sampler's warnings, a child it forked) cannot land between the name,
- * the text and the newline and run two messages together.
+ * the text and the newline and run two messages together.  TEXT is
+ * escaped (escape.h): a path or name from a data file or the command
+ * line cannot split the one line or reach the terminal as a control.
  */
 static void say(const char *tag, const char *fmt, va_list ap)
 {
-	char line[2048];
+	char text[2048], line[2048];
 	int n = snprintf(line, sizeof(line), "%s: %s", util_progname, tag);
 
 	if (n < 0 || (size_t)n >= sizeof(line) - 1)
 		n = 0;
-	vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	escape_buf(line + n, sizeof(line) - (size_t)n - 1, text);
 	n = (int)strlen(line);
 	line[n++] = '\n';
 	fwrite(line, 1, (size_t)n, stderr);
@@ -158,6 +162,17 @@ int util_open_file(const char *path, const char **why)
 		return -1;
 	}
 	return fd;
+}
+
+int util_fraction(const char *s, double *f)
+{
+	char *end;
+	double t = strtod(s, &end);
+
+	if (end == s || *end || !(t >= 0 && t <= 1))
+		return -1;
+	*f = t;
+	return 0;
 }
 
 /* FNV-1a, 64-bit: small, good enough for our table sizes. */

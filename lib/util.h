@@ -39,6 +39,10 @@ int util_open_file(const char *path, const char **why);
 
 uint64_t util_hash(const void *p, size_t n, uint64_t seed);
 
+/* s as a fraction from 0 to 1 (a number and nothing after it: not "abc",
+ * "", "0.5x" or "nan") into *f; 0, or -1 if it is none. */
+int util_fraction(const char *s, double *f);
+
 /* Interned strings: equal strings get the same small id, 0..n-1. */
 struct strtab;
 struct strtab *strtab_new(void);

@@ -19,6 +19,7 @@
 
 #include "callgraph.h"
 #include "callpath.h"
+#include "escape.h"
 #include "launch.h"
 #include "lispview.h"
 #include "model.h"
@@ -142,10 +143,32 @@ static int by_key(const void *a, const void *b)
 	return strcmp(((const struct row *)a)->key, ((const struct row *)b)->key);
 }
 
-#define DIFF_USAGE                                                                                 \
-	"diff [--paths] [--counter NAME] [--root FUNCTION] [--threshold FRACTION]\n"                 \
-	"         [-verbose|-normal|-terse] [-noleaktable] [-depth N] [-all-frames] [--full-names]\n" \
-	"         [a.out] BASE NEW"
+/* diff --help (tables: mprof's, which has the four tables too). */
+static void help(int tables)
+{
+	int w = (int)strlen(util_progname) + 13; /* "usage: PROG diff " */
+
+	if (tables)
+		printf("usage: %s diff [-verbose|-normal|-terse] [-noleaktable] [-depth N] "
+		       "[-all-frames]\n"
+		       "%*s[--full-names] [a.out] BASE NEW\n"
+		       "       %s diff --paths [--counter NAME] [--root FUNCTION] "
+		       "[--threshold FRACTION]\n"
+		       "%*s[--full-names] [a.out] BASE NEW\n"
+		       "The first prints the four tables of NEW minus BASE, two runs of a\n"
+		       "program, stacks matched by their functions (options as the display takes\n"
+		       "them).  The second (also with --counter, --root or --threshold)\n"
+		       "prints the call path fractions.\n",
+		       util_progname, w, "", util_progname, w, "");
+	else
+		printf("usage: %s diff [--counter NAME] [--root FUNCTION] [--threshold FRACTION]\n"
+		       "%*s[--full-names] [a.out] BASE NEW\n",
+		       util_progname, w, "");
+	printf("Call path fractions: each call path's share of BASE's total and of NEW's,\n"
+	       "downward from --root (main), of --counter (the one export writes by\n"
+	       "default), largest change first; paths below --threshold (0.01) in both and\n"
+	       "in their change are left out.  --full-names: C++ names in full.\n");
+}
 
 /* mprof's four tables of the difference, NEW's stacks minus BASE's. */
 static void diff_tables(const struct side *b, const struct side *n, const struct tables_opts *o)
@@ -210,28 +233,40 @@ int export_diff_main(int argc, char **argv, int tables)
 	unsigned mflags = 0;
 
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--paths"))
+		if (!strcmp(argv[i], "--paths")) {
 			path_opt = argv[i];
-		else if (!strcmp(argv[i], "--counter") && i + 1 < argc)
-			path_opt = argv[i], counter = argv[++i];
-		else if (!strcmp(argv[i], "--root") && i + 1 < argc)
-			path_opt = argv[i], root = argv[++i];
-		else if (!strcmp(argv[i], "--threshold") && i + 1 < argc)
-			path_opt = argv[i], threshold = strtod(argv[++i], NULL);
-		else if (!strcmp(argv[i], "--full-names") || !strcmp(argv[i], "-full-names"))
+		} else if (!strcmp(argv[i], "--counter") && i + 1 < argc) {
+			path_opt = argv[i];
+			counter = argv[++i];
+		} else if (!strcmp(argv[i], "--root") && i + 1 < argc) {
+			path_opt = argv[i];
+			root = argv[++i];
+		} else if (!strcmp(argv[i], "--threshold") && i + 1 < argc) {
+			path_opt = argv[i];
+			if (util_fraction(argv[++i], &threshold) < 0)
+				die("diff: --threshold: '%s' is not a fraction from 0 to 1",
+				    argv[i]);
+		} else if (!strcmp(argv[i], "--full-names") || !strcmp(argv[i], "-full-names")) {
 			full = 1;
-		else if (argv[i][0] == '-' && argv[i][1] &&
-			 (opt = argv[i], table_option(argc, argv, &i, &o, &mflags)))
+		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			help(tables);
+			return 0;
+		} else if (argv[i][0] == '-' && argv[i][1] &&
+			   (opt = argv[i], table_option(argc, argv, &i, &o, &mflags))) {
 			table_opt = table_opt ? table_opt : opt;
-		else if (argv[i][0] == '-' && argv[i][1])
-			die("diff: unknown option '%s' (usage: %s %s)", argv[i], util_progname, DIFF_USAGE);
-		else if (nargs == 3)
-			die("diff: too many arguments (usage: %s %s)", util_progname, DIFF_USAGE);
-		else
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			die("diff: unknown option '%s' (%s diff --help shows the usage)", argv[i],
+			    util_progname);
+		} else if (nargs == 3) {
+			die("diff: too many arguments (%s diff --help shows the usage)",
+			    util_progname);
+		} else {
 			args[nargs++] = argv[i];
+		}
 	}
 	if (nargs < 2)
-		die("diff: BASE and NEW are needed (usage: %s %s)", util_progname, DIFF_USAGE);
+		die("diff: BASE and NEW are needed (%s diff --help shows the usage)",
+		    util_progname);
 	b.path = args[nargs - 2];
 	n.path = args[nargs - 1];
 	if (nargs == 3) {
@@ -286,9 +321,14 @@ int export_diff_main(int argc, char **argv, int tables)
 		}
 	}
 	qsort(rows, nrows, sizeof(*rows), by_change);
-	printf("Call path fractions of %s, downward from %s: BASE %s (%llu %s), NEW %s (%llu %s)\n",
-	       n.d.c[kn].name, root, b.path, (unsigned long long)b.total, b.d.c[kb].unit, n.path,
-	       (unsigned long long)n.total, n.d.c[kn].unit);
+	/* The paths and the root as typed, escaped like every name. */
+	printf("Call path fractions of %s, downward from ", n.d.c[kn].name);
+	escape_put(stdout, root);
+	fputs(": BASE ", stdout);
+	escape_put(stdout, b.path);
+	printf(" (%llu %s), NEW ", (unsigned long long)b.total, b.d.c[kb].unit);
+	escape_put(stdout, n.path);
+	printf(" (%llu %s)\n", (unsigned long long)n.total, n.d.c[kn].unit);
 	printf("format: base_fraction new_fraction change (call_path), largest change first\n");
 	printf("-----------------------------------------------------\n");
 	for (size_t i = 0; i < nrows; i++) {

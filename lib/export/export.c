@@ -14,6 +14,7 @@
 #include "format.h"
 #include "launch.h"
 #include "model.h"
+#include "newfile.h"
 #include "reader.h"
 #include "symbols.h"
 #include "tables.h"
@@ -90,6 +91,15 @@ int export_prepare(struct export_data *d, const struct profile *p, const struct 
 			snprintf(key, sizeof key, "interval.%s", name);
 			iv = reader_info(p, key);
 			scale = iv ? strtoull(iv, NULL, 10) : 1;
+		}
+		/* Hits times the interval (1..2^62, reader_check.c): every
+		 * stack's value and every sum of them stays below 2^63, as
+		 * pprof's signed values need. */
+		if (scale > 1 && m->tot[k] > (uint64_t)INT64_MAX / scale) {
+			snprintf(err, errlen,
+				 "counter %s: %llu hits of %llu each add up to 2^63 or more", name,
+				 (unsigned long long)m->tot[k], (unsigned long long)scale);
+			return -1;
 		}
 		add(d, name, unit_of(name, p->counter_units[k]), (int)k, scale);
 	}
@@ -173,17 +183,32 @@ static int html(const struct export_data *d, size_t k, const char *data, FILE *f
 	"export --format folded|pprof|html [--counter NAME] [--diff-base BASE] [--full-names] "  \
 	"[-o OUT] [a.out] [DATA]"
 
+static void help(const char *default_data)
+{
+	printf("usage: %s " EXPORT_USAGE "\n"
+	       "Writes the profile in DATA (default %s) for other tools:\n"
+	       "  --format folded   a line per distinct stack of names: main;f;g 1234\n"
+	       "                    (flamegraph.pl, speedscope, inferno)\n"
+	       "  --format pprof    pprof's profile.proto, gzip'd (binary: give -o, or redirect)\n"
+	       "  --format html     one page that opens offline: flame graphs, functions,\n"
+	       "                    callees and callers\n"
+	       "  --counter NAME    the counter written (folded), or shown first\n"
+	       "  --diff-base BASE  pprof: BASE's samples negated, for pprof's diff view\n"
+	       "  --full-names      C++ names as demangled, in full\n"
+	       "  -o OUT            write OUT (whole, through a temporary beside it)\n",
+	       util_progname, default_data);
+}
+
 int export_main(int argc, char **argv, const char *default_data)
 {
 	const char *format = NULL, *counter = NULL, *out = NULL, *exe = NULL, *data = NULL;
 	const char *base_path = NULL;
-	char *tmp = NULL;
 	struct profile bp;
 	struct symbols *bsy = NULL;
 	struct model bm;
 	struct export_data bd;
 	const char *args[2], *why;
-	char err[256], exebuf[PATH_MAX];
+	char err[256], exebuf[PATH_MAX], tmp[PATH_MAX + 64];
 	int nargs = 0, rc, k, full = 0;
 	struct profile p;
 	struct symbols *sy;
@@ -192,25 +217,29 @@ int export_main(int argc, char **argv, const char *default_data)
 	FILE *f = stdout;
 
 	for (int i = 1; i < argc; i++) {
-		if ((!strcmp(argv[i], "--format") || !strcmp(argv[i], "-f")) && i + 1 < argc)
+		if ((!strcmp(argv[i], "--format") || !strcmp(argv[i], "-f")) && i + 1 < argc) {
 			format = argv[++i];
-		else if (!strncmp(argv[i], "--format=", 9))
+		} else if (!strncmp(argv[i], "--format=", 9)) {
 			format = argv[i] + 9;
-		else if (!strcmp(argv[i], "--counter") && i + 1 < argc)
+		} else if (!strcmp(argv[i], "--counter") && i + 1 < argc) {
 			counter = argv[++i];
-		else if (!strcmp(argv[i], "-o") && i + 1 < argc)
+		} else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
 			out = argv[++i];
-		else if (!strcmp(argv[i], "--diff-base") && i + 1 < argc)
+		} else if (!strcmp(argv[i], "--diff-base") && i + 1 < argc) {
 			base_path = argv[++i];
-		else if (!strcmp(argv[i], "--full-names") || !strcmp(argv[i], "-full-names"))
+		} else if (!strcmp(argv[i], "--full-names") || !strcmp(argv[i], "-full-names")) {
 			full = 1;
-		else if (argv[i][0] == '-' && argv[i][1])
+		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			help(default_data);
+			return 0;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
 			die("export: unknown option '%s' (usage: %s %s)", argv[i], util_progname,
 			    EXPORT_USAGE);
-		else if (nargs == 2)
+		} else if (nargs == 2) {
 			die("export: too many arguments (usage: %s %s)", util_progname, EXPORT_USAGE);
-		else
+		} else {
 			args[nargs++] = argv[i];
+		}
 	}
 	if (!format)
 		die("export: --format is needed (usage: %s %s)", util_progname, EXPORT_USAGE);
@@ -263,12 +292,14 @@ int export_main(int argc, char **argv, const char *default_data)
 		    export_prepare(&bd, &bp, &bm, err, sizeof(err)) < 0)
 			die("%s: %s", base_path, err);
 	}
-	/* Written beside OUT, then renamed over it: a failed export leaves
-	 * OUT as it was, never part of a profile or an empty file. */
+	/* A temporary beside OUT, renamed over it when whole: never through a
+	 * link another user planted (newfile.h). */
 	if (out) {
-		tmp = xasprintf("%s.tmp.%d", out, (int)getpid());
-		if (!(f = fopen(tmp, "w")))
-			die("export: cannot write %s: %s", out, strerror(errno));
+		int fd = newfile_open(out, tmp, sizeof tmp);
+
+		if (fd < 0 || !(f = fdopen(fd, "w")))
+			die("export: cannot write %s: %s", out,
+			    fd < 0 ? newfile_strerror(fd) : strerror(errno));
 	}
 	if (!out && !strcmp(format, "pprof") && isatty(fileno(f)))
 		die("export: pprof's format is binary: give -o FILE, or redirect");
@@ -278,15 +309,14 @@ int export_main(int argc, char **argv, const char *default_data)
 		rc = html(&d, (size_t)k, data, f);
 	else
 		rc = export_folded(&d, (size_t)k, f);
-	if (rc < 0 || fflush(f) != 0 || ferror(f) || (out && fclose(f) != 0) ||
-	    (out && rename(tmp, out) < 0)) {
+	if (rc < 0 || fflush(f) != 0 || ferror(f) ||
+	    (out && (fclose(f) != 0 || rename(tmp, out) < 0))) {
 		int e = errno;
 
 		if (out)
 			unlink(tmp);
 		die("export: write error on %s: %s", out ? out : "standard output", strerror(e));
 	}
-	free(tmp);
 	if (base_path) {
 		model_release(&bm);
 		symbols_free(bsy);

@@ -13,17 +13,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "model.h"
 #include "pairmap.h"
 #include "util.h"
 
-/* A name as folded stacks can carry it: ';' separates frames and a
- * newline ends the line, so they become ':'; spaces stay (readers split
- * the count at the last space: C++ parameter lists are safe). */
+/* A name as folded stacks can carry it: ';' separates frames, so it
+ * becomes ':'; a control character (a newline would end the line) is
+ * escaped as in every view (the model's names already are: escape.h);
+ * spaces stay (readers split the count at the last space: C++
+ * parameter lists are safe). */
 static void put_name(const char *s, FILE *out)
 {
-	for (; *s; s++)
-		fputc(*s == ';' || *s == '\n' ? ':' : *s, out);
+	char c[2] = { 0, 0 };
+
+	for (; *s; s++) {
+		c[0] = *s == ';' ? ':' : *s;
+		escape_put(out, c);
+	}
 }
 
 int export_folded(const struct export_data *d, size_t k, FILE *out)

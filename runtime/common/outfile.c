@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "keep.h"
+#include "newfile.h"
 #include "outfile.h"
 
 static char of_cmdline[1 << 15];
@@ -89,12 +90,11 @@ int outfile_open(struct outfile *o, const char *base, pid_t root,
 		strcat(o->path, ".");
 		strcat(o->path, pid);
 	}
-	strcpy(o->tmp, o->path);
-	strcat(o->tmp, ".tmp.");
-	strcat(o->tmp, pid);
-	o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	/* Exclusively, under a random name: never through a planted link. */
+	o->fd = newfile_open(o->path, o->tmp, sizeof o->tmp);
 	if (o->fd < 0) {
-		fail(o, o->tmp, errno);
+		fail(o, o->path, -o->fd);
+		o->fd = -1;
 		return -1;
 	}
 	return 0;

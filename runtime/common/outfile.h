@@ -1,6 +1,7 @@
 /*
  * outfile.h - a collector's data file, written whole or not at all: into
- * FILE.tmp.PID, renamed to FILE (FILE.PID in a process other than the one
+ * a temporary beside it (newfile.h: FILE.tmp. and random hex, created
+ * exclusively), renamed to FILE (FILE.PID in a process other than the one
  * the run started with, a forked child), so no reader sees half a file.
  * Outside signal context; no allocation.
  */

@@ -1,7 +1,8 @@
 /*
  * writer.c - owns saving the profile (writer_*): the save lock, the data
  * file's sections (INFO, MODULES, COUNTERS, STACKS, BINS) through the
- * encoder of lib/format.h, and the atomic replace (FILE.tmp.PID, rename).
+ * encoder of lib/format.h, and the atomic replace (a temporary made by
+ * lib/newfile.h, renamed).
  *
  * Nothing here allocates: buffers are static (guarded by the save lock),
  * the encoder writes with write(2), and the caller holds the recursion
@@ -21,6 +22,7 @@
 #include "keep.h"
 #include "lock.h"
 #include "modules.h"
+#include "newfile.h"
 #include "outfile.h"
 #include "stacks.h"
 #include "unwind.h"
@@ -202,15 +204,15 @@ int writer_save(const char *reason, const struct writer_source *src)
 	/* A forked child (or a process the launcher did not start) must not
 	 * clobber the root's file. */
 	if (join(writer_path, sizeof writer_path, src->out,
-		 getpid() == src->root_pid ? NULL : ".", getpid() == src->root_pid ? NULL : pid) < 0 ||
-	    join(writer_tmp, sizeof writer_tmp, writer_path, ".tmp.", pid) < 0) {
+		 getpid() == src->root_pid ? NULL : ".", getpid() == src->root_pid ? NULL : pid) < 0) {
 		fail(src, src->out, ENAMETOOLONG);
 		errno = e;
 		return -1;
 	}
-	fd = open(writer_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	/* Exclusively, under a random name: never through a planted link. */
+	fd = newfile_open(writer_path, writer_tmp, sizeof writer_tmp);
 	if (fd < 0) {
-		fail(src, writer_tmp, errno);
+		fail(src, writer_path, -fd);
 		errno = e;
 		return -1;
 	}

@@ -1,6 +1,7 @@
 /*
  * writer.h - saving the profile: one whole data file (lib/format.h), written
- * to FILE.tmp.PID and renamed over FILE, so a reader never sees half a file.
+ * to a temporary beside FILE (lib/newfile.h: created exclusively, under a
+ * random name) and renamed over FILE, so a reader never sees half a file.
  * FILE is the caller's out, or out.PID in a process other than root_pid.
  *
  * The writer knows the stack table (stacks.h) and the module list, not the

@@ -1,7 +1,8 @@
 # Display options on real programs: -offsets, -lines, -depth, -terse,
-# -noleaktable; libc callbacks (qsort) and shared libraries.
+# -noleaktable; libc callbacks (qsort) and shared libraries.  And --help
+# after a verb: its usage on standard output, exit 0 (issue 22, item 8).
 . "$(dirname "$0")/../lib.sh"
-plan 12
+plan 14
 cc_prog "$T/qsortcb" qsortcb.c
 "$MPROF" run -o "$T/q.data" "$T/qsortcb"; ok $? "qsort program runs"
 out=$("$MPROF" "$T/q.data")
@@ -25,4 +26,10 @@ out=$("$MPROF" "$T/s.data")
 like "$out" '^ +2400 \(\*\*\) +25 +2400 \(\*\*\) +main > shlib_make$' "allocations in a shared library resolve: 25 x 96 bytes kept"
 like "$out" '^ +96 +25 +2400 \(\*\*\) +0 +2400 \(\*\*\)  shlib_node$' "bin 96 names the library's type shlib_node"
 "$MPROF" "$T/shmain" "$T/s.data" >/dev/null 2>"$T/err"; ok $? "a.out given explicitly"
+
+for v in run dump; do
+	"$MPROF" $v --help > "$T/out" 2> "$T/err"
+	is "$?/$(head -1 "$T/out" | awk '{ print $1, $2, $3 }')/$(wc -c < "$T/err")" "0/usage: mprof $v/0" \
+		"mprof $v --help: the usage on standard output, exit 0"
+done
 done_testing

@@ -2,8 +2,10 @@
 # content) and paths that name something other than a regular file: a
 # clear line and exit status 2, or a warning and an answer; never a crash,
 # a read of freed memory (the sanitizer build runs this too) or a hang.
+# Counters that add up past 2^64 and INFO numbers that are none (issue
+# 22, item 6): refused in one line, never printed wrapped or as they are.
 . "$(dirname "$0")/../lib.sh"
-plan 23
+plan 38
 CPPROF=$B/bin/cpprof
 H=$B/tests/hostile
 cd "$T" || exit 1
@@ -82,4 +84,51 @@ v prf.data > flat.out
 is "$(cmp -s shared.out flat.out && echo same)" same "a pc shared as a return address: the views of the stacks written whole"
 like "$(cat shared.out)" '^  hostile\+0x[0-9a-f]+ \(0\.50000\) \[1\]$' \
 	"and the shared pc is looked up as the return address it is there (not put_module)"
+
+# Counters adding up past 2^64: three stacks (bins) of 2^62 + 2^61 each
+# once printed a total of 2^61, less than any of its rows.  Refused whole.
+"$H" bigsum bigsum.data
+run "$MPROF" bigsum.data
+is "$st/$(cat "$T/err")/$(wc -c < "$T/out")" \
+	"2/mprof: bigsum.data: corrupt stacks section: its counters add up to 2^63 or more (at stack 1, counter bytes.x)/0" \
+	"counters adding up past 2^64: mprof refuses the file in one line"
+"$H" cpbigsum cpbigsum.data
+run "$CPPROF" -c function cpbigsum.data
+is "$st/$(cat "$T/err")" \
+	"2/cpprof: cpbigsum.data: corrupt stacks section: its counters add up to 2^63 or more (at stack 1, counter cpu)" \
+	"hits adding up past 2^64: cpprof refuses the file"
+"$H" bigbins bigbins.data
+run "$MPROF" bigbins.data
+is "$st/$(cat "$T/err")" \
+	"2/mprof: bigbins.data: corrupt bins section: its figures add up to 2^63 or more (at bin 32)" \
+	"bins adding up past 2^64: refused"
+# One such stack reads; two merged would not: merge refuses.
+"$H" bigsum one.data 1
+run "$MPROF" one.data
+is "$st/$(head -1 "$T/out")" "0/mprof: bigsum (pid ?): 1 allocations of 6917529027641081856 bytes, 0 frees of 0 bytes, 6917529027641081856 bytes kept" \
+	"one stack of 2^62 + 2^61 bytes reads"
+run "$MPROF" merge one.data one.data -o two.data
+is "$st/$(cat "$T/err")/$([ -e two.data ] && echo written)" \
+	"2/mprof: merge: one.data: with the files before it, the counters add up to 2^63 or more: cannot be merged/" \
+	"merge: two of them would add up past 2^63: refused, nothing written"
+
+# INFO numbers that are no numbers, or out of their range.
+for kv in "pid -5" "pid 12x" "pid 0" "pid 99999999" "start_ns 1e9" "end_ns 18446744073709551616" \
+	"interval.cpu 0" "interval.cpu -1000000"; do
+	set -- $kv
+	"$H" info info.data $1 $2
+	run "$CPPROF" -c function info.data
+	like "$st/$(cat "$T/err")/$(wc -c < "$T/out")" \
+		"^2/cpprof: info\.data: corrupt info section: $1 is '$2', not a number from [0-9]+ to [0-9]+/0\$" \
+		"INFO $1 '$2': refused in one line, exit 2"
+done
+# An interval of 2^62 is one cpprof record takes; two hits of it pass
+# 2^63 in an export (pprof's values are signed): refused there.
+"$H" info iv.data interval.cpu 4611686018427387904
+run "$CPPROF" -c function iv.data
+is "$st" 0 "an interval of 2^62 gticks reads"
+run "$CPPROF" export --format folded iv.data
+is "$st/$(cat "$T/err")/$(wc -c < "$T/out")" \
+	"2/cpprof: iv.data: counter cpu: 2 hits of 4611686018427387904 each add up to 2^63 or more/0" \
+	"export: hits times the interval past 2^63: refused in one line"
 done_testing

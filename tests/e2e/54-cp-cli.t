@@ -1,7 +1,8 @@
 # cpprof list and the argument checks of cpprof record: a bad argument is
-# one line on stderr and exit status 2, before anything runs.
+# one line on stderr and exit status 2, before anything runs; --help is
+# the usage on standard output, exit 0 (issue 22, item 8).
 . "$(dirname "$0")/../lib.sh"
-plan 17
+plan 21
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
 
@@ -29,6 +30,17 @@ bad --frobnicate
 "$CPPROF" record > /dev/null 2> "$T/err"
 is "$?/$(cat "$T/err")" "2/cpprof: record: no program given (usage: cpprof record [-e RESOURCE[:INTERVAL]]... [-o FILE] [--no-random] [--] PROG [ARGS...])" \
 	"no program: usage"
+for v in record list; do
+	"$CPPROF" $v --help > "$T/out" 2> "$T/err"
+	is "$?/$(head -1 "$T/out" | awk '{ print $1, $2, $3 }')/$(wc -c < "$T/err")" "0/usage: cpprof $v/0" \
+		"cpprof $v --help: the usage on standard output, exit 0"
+done
+like "$(cat "$T/out")" "^Lists the resources" "and says what the verb does"
+# The command loop's threshold takes a fraction, not anything strtod does.
+"$CPPROF" record -o "$T/t.data" true 2> /dev/null
+"$CPPROF" -c 'threshold nan; threshold 0x1p-2' "$T/t.data" > /dev/null 2> "$T/err"
+is "$?/$(cat "$T/err")" "2/cpprof: threshold: bad argument 'nan' (help shows the usage)" \
+	"threshold nan: a bad argument (a hexadecimal fraction is one)"
 "$CPPROF" record -o "$T/x.data" "$T/no/such/prog" 2> "$T/err"
 is "$?/$(cat "$T/err")" "127/cpprof: record: cannot run $T/no/such/prog: No such file or directory" "a program that cannot run: 127"
 

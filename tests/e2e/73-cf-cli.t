@@ -6,7 +6,7 @@
 # (missing, empty, truncated, garbage, mprof's or cpprof's data) is one
 # line on stderr naming the file, exit status 2, nothing on stdout.
 . "$(dirname "$0")/../lib.sh"
-plan 51
+plan 54
 CFPROF=$B/bin/cfprof
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
@@ -46,6 +46,14 @@ like "$q" '^\[[0-9]+\] .* isPrime \[[0-9]+\]$' "--graph: the call graph"
 unlike "$q" 'cumsecs' "--graph: no flat profile"
 is "$("$CFPROF" --flat ./cf_fg fg.data)" "$p" "--flat is -p"
 is "$("$CFPROF" -q ./cf_fg fg.data)" "$q" "-q is --graph"
+"$CFPROF" -p -q ./cf_fg fg.data > bad.out 2> bad.err
+is "$?/$(cat bad.err)/$(wc -c < bad.out)" \
+	"2/cfprof: -p (the flat profile only) and -q (the call graph only) exclude each other: give neither for both/0" \
+	"-p -q: refused in one line, exit 2 (issue 22)"
+"$CFPROF" record --help > bad.out 2> bad.err
+is "$?/$(head -1 bad.out | awk '{ print $1, $2, $3 }')/$(wc -c < bad.err)" "0/usage: cfprof record/0" \
+	"record --help: the usage on standard output, exit 0"
+like "$(cat bad.out)" '^  --unprofiled FUNC' "and its own option"
 fl=$(printf '%s\n' "$all" | grep -nE '^ *%time +cumsecs' | head -1 | cut -d: -f1)
 gl=$(printf '%s\n' "$all" | grep -nE '^\[[0-9]+\] ' | head -1 | cut -d: -f1)
 ok $([ "${fl:-0}" -gt 0 ] && [ "${gl:-0}" -gt "${fl:-0}" ]; echo $?) "no option: the flat profile, then the call graph"

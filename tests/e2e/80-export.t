@@ -4,7 +4,7 @@
 # totals: mprof's allocations, bytes, bytes kept and peak; cpprof's samples times
 # the interval (nanoseconds); cfprof's exact calls, the program's own count.
 . "$(dirname "$0")/../lib.sh"
-plan 16
+plan 20
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 cd "$T" || exit 1
@@ -60,4 +60,15 @@ head -c 100 m.data > cut.data
 is "$?/$(wc -l < e)/$(wc -c < o)" "2/1/0" "a truncated file: exit 2, one line, nothing written"
 "$CFPROF" export m.data > o 2> e
 is "$?/$(wc -l < e)" "2/1" "no --format: exit 2, one line"
+
+# --help: the usage on standard output, exit 0, for each tool (issue 22).
+for t in "$MPROF" "$CPPROF" "$CFPROF"; do
+	"$t" export --help > o 2> e
+	is "$?/$(head -1 o | awk '{ print $1, $2, $3 }')/$(wc -c < e)" "0/usage: ${t##*/} export/0" \
+		"${t##*/} export --help: the usage on standard output, exit 0"
+done
+# pprof's gzip on a terminal: refused, nothing written to it.
+script -qec "\"$MPROF\" export --format pprof m.data" /dev/null < /dev/null > tty.out 2>&1
+is "$?/$(tr -d '\r' < tty.out)" "2/mprof: export: pprof's format is binary: give -o FILE, or redirect" \
+	"export --format pprof to a terminal: refused in one line, exit 2"
 done_testing

@@ -5,7 +5,7 @@
 # not written.  Peaks add up too: the merged "peak" is the runs' peaks'
 # sum (each run's is exact: widgets has one thread).
 . "$(dirname "$0")/../lib.sh"
-plan 9
+plan 10
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 cd "$T" || exit 1
@@ -43,4 +43,7 @@ like "$?/$(cat e)" '^2/mprof: merge: p.data: another program .*: cannot be merge
 head -c 100 w2.data > cut.data
 "$MPROF" merge w1.data cut.data -o bad.data 2> e
 is "$?/$(wc -l < e)/$(ls bad.data 2> /dev/null)" "2/1/" "a truncated file: exit 2, one line, nothing written"
+"$CFPROF" merge --help > o 2> e
+is "$?/$(head -1 o)/$(wc -c < e)" "0/usage: cfprof merge FILES... -o OUT/0" \
+	"merge --help: the usage on standard output, exit 0 (issue 22)"
 done_testing

@@ -4,7 +4,7 @@
 # paper's primes up to 1000 and up to 3000, where test's share of all calls
 # grows.  And the refusals.
 . "$(dirname "$0")/../lib.sh"
-plan 6
+plan 9
 CFPROF=$B/bin/cfprof
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
@@ -27,4 +27,13 @@ cc -g -O0 -o widgets "$TOP/examples/widgets.c" && "$MPROF" run -o m.data ./widge
 is "$?/$(wc -l < e)/$(wc -c < o)" "2/1/0" "different kinds: exit 2, one line, nothing printed"
 "$CFPROF" diff --counter nosuch a.data b.data > o 2> e
 is "$?/$(wc -l < e)" "2/1" "an unknown counter: exit 2, one line"
+# Options (issue 22): a threshold is a fraction; --help is the usage.
+"$CPPROF" diff --threshold abc a.data b.data > o 2> e
+is "$?/$(cat e)/$(wc -c < o)" "2/cpprof: diff: --threshold: 'abc' is not a fraction from 0 to 1/0" \
+	"--threshold abc: refused in one line, exit 2"
+"$CFPROF" diff --threshold 1.5 a.data b.data > o 2> e
+is "$?/$(wc -l < e)" "2/1" "--threshold 1.5: refused"
+"$CFPROF" diff --help > o 2> e
+is "$?/$(head -1 o | awk '{ print $1, $2, $3 }')/$(wc -c < e)" "0/usage: cfprof diff/0" \
+	"diff --help: the usage on standard output, exit 0"
 done_testing

@@ -8,7 +8,7 @@
 # kept; NEW: 810, 44320, 34400.  And a run against itself, --paths, and
 # the refusals.
 . "$(dirname "$0")/../lib.sh"
-plan 20
+plan 24
 cd "$T" || exit 1
 
 cc_prog md_grow md_grow.c || exit 1
@@ -87,4 +87,19 @@ like "$?/$(wc -l < e)/$(wc -c < o)/$(cat e)" '^2/1/0/mprof: cut\.data: truncated
 "$B/bin/cpprof" record -o cp.data ./md_grow 10 > /dev/null 2>&1
 "$MPROF" diff base.data cp.data > o 2> e
 like "$?/$(wc -l < e)/$(wc -c < o)/$(cat e)" '^2/1/0/mprof: cp\.data: not the same kind' "a cpprof profile: exit 2, one line"
+# Options (issue 22): usage errors are one line; a threshold is a
+# fraction; --help is the usage, on standard output.
+"$MPROF" diff --threshold abc base.data new.data > o 2> e
+is "$?/$(cat e)/$(wc -c < o)" "2/mprof: diff: --threshold: 'abc' is not a fraction from 0 to 1/0" \
+	"--threshold abc: refused in one line, exit 2"
+"$MPROF" diff -bogus base.data new.data > o 2> e
+is "$?/$(cat e)" "2/mprof: diff: unknown option '-bogus' (mprof diff --help shows the usage)" \
+	"an unknown option: one line"
+"$MPROF" diff base.data > o 2> e
+is "$?/$(cat e)" "2/mprof: diff: BASE and NEW are needed (mprof diff --help shows the usage)" \
+	"one file: one line"
+"$MPROF" diff --help > o 2> e
+is "$?/$(head -1 o | awk '{ print $1, $2, $3 }')/$(grep -c '^       mprof diff --paths ' o)/$(wc -c < e)" \
+	"0/usage: mprof diff/1/0" \
+	"--help: both forms of the usage on standard output, exit 0"
 done_testing

@@ -34,6 +34,17 @@
  *                      pc in both; B shares A's two frames (flat: not),
  *                      so A's pc is a return address in B (looked up at
  *                      PC - 1): the views must not tell the two apart
+ *   ctrl OUT [cf]      mprof (cf: cfprof): control characters (ESC
+ *                      sequences, CR, newlines) in every string the tools
+ *                      print: INFO's command line, exe, leak scan status
+ *                      and a category's name, and a module's path, which
+ *                      names its frames (the file cannot be opened)
+ *   ctrlcounter OUT    cpprof: a counter whose name holds an ESC sequence
+ *   bigsum OUT [N]     mprof: N (3) stacks of 2^62 + 2^61 bytes each: three
+ *                      add up past 2^64, one is a file that reads
+ *   cpbigsum OUT [N]   the same as a cpprof file (hits)
+ *   bigbins OUT        mprof: three bins whose bytes add up past 2^64
+ *   info OUT KEY VALUE cpprof: two stacks of a hit each, and INFO KEY=VALUE
  *
  * Frames lie in no module unless a case names one, so they print as 0xaddr:
  * every address is a function of its own, the worst case for the views.
@@ -54,7 +65,7 @@ static uint64_t frames[DEEP];
 static void usage(void)
 {
 	fprintf(stderr, "usage: hostile dupmod|overlap|samebias|modpath|nostacks|zeros|reorder|chain|cpchain|pcshare|pcref|"
-			"fan|cpfan|distinct|mdistinct OUT [ARG]\n");
+			"fan|cpfan|distinct|mdistinct|ctrl|ctrlcounter|bigsum|cpbigsum|bigbins|info OUT [ARG]\n");
 	exit(2);
 }
 
@@ -63,6 +74,12 @@ static void put_counters(struct format_writer *w, int kind, int reversed)
 	format_begin_section(w, FORMAT_SEC_COUNTERS);
 	if (kind == FORMAT_KIND_CPPROF) {
 		format_put_u32(w, 1);
+		format_put_str(w, "cpu");
+		format_put_str(w, "hits");
+	} else if (kind == FORMAT_KIND_CFPROF) {
+		format_put_u32(w, 2);
+		format_put_str(w, "calls");
+		format_put_str(w, "calls");
 		format_put_str(w, "cpu");
 		format_put_str(w, "hits");
 	} else {
@@ -95,8 +112,8 @@ static const uint64_t *counts(int kind, int reversed)
 	static uint64_t c[MPROF_NCOUNTERS];
 
 	memset(c, 0, sizeof(c));
-	if (kind == FORMAT_KIND_CPPROF) {
-		c[0] = 1;
+	if (kind != FORMAT_KIND_MPROF) {
+		c[0] = c[1] = 1; /* cpprof: a hit; cfprof: a call, a hit */
 		return c;
 	}
 	c[reversed ? MPROF_NCOUNTERS - 1 - MPROF_C_ALLOCS : MPROF_C_ALLOCS] = 1;
@@ -106,7 +123,7 @@ static const uint64_t *counts(int kind, int reversed)
 
 static uint32_t ncounts(int kind)
 {
-	return kind == FORMAT_KIND_CPPROF ? 1 : MPROF_NCOUNTERS;
+	return kind == FORMAT_KIND_CPPROF ? 1 : kind == FORMAT_KIND_CFPROF ? 2 : MPROF_NCOUNTERS;
 }
 
 static void put_bins(struct format_writer *w)
@@ -159,8 +176,11 @@ int main(int argc, char **argv)
 	n = arg ? strtol(arg, NULL, 10) : 0;
 	if (!strcmp(what, "nostacks") || !strcmp(what, "zeros") || !strcmp(what, "cpchain") ||
 	    !strcmp(what, "cpfan") || !strcmp(what, "distinct") || !strcmp(what, "pcshare") ||
-	    !strcmp(what, "pcref"))
+	    !strcmp(what, "pcref") || !strcmp(what, "ctrlcounter") || !strcmp(what, "info") ||
+	    !strcmp(what, "cpbigsum"))
 		kind = FORMAT_KIND_CPPROF;
+	if (!strcmp(what, "ctrl") && arg && !strcmp(arg, "cf"))
+		kind = FORMAT_KIND_CFPROF;
 	fd = open(out, O_RDWR | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0) {
 		perror(out);
@@ -168,9 +188,29 @@ int main(int argc, char **argv)
 	}
 	format_writer_init(&w, fd, wbuf, sizeof(wbuf), (uint32_t)kind);
 	format_begin_section(&w, FORMAT_SEC_INFO);
-	format_put_u32(&w, 1);
-	format_put_str(&w, "cmdline");
-	format_put_str(&w, what);
+	if (!strcmp(what, "ctrl")) {
+		static const char *const kv[][2] = {
+			{ "cmdline", "prog \033]0;pwned\007 \033[2J row\nsplit\rover \177end" },
+			{ "exe", "/tmp/\033[31mred" },
+			{ "pid", "7" },
+			{ "leak_scan", "skipped: \033[2Jgone\r" },
+			{ "category.1", "pool\033[2J\nrow" },
+		};
+		format_put_u32(&w, 5);
+		for (int i = 0; i < 5; i++) {
+			format_put_str(&w, kv[i][0]);
+			format_put_str(&w, kv[i][1]);
+		}
+	} else {
+		int extra = !strcmp(what, "info") && argc > 4;
+		format_put_u32(&w, 1 + (uint32_t)extra);
+		format_put_str(&w, "cmdline");
+		format_put_str(&w, what);
+		if (extra) {
+			format_put_str(&w, arg);
+			format_put_str(&w, argv[4]);
+		}
+	}
 	format_end_section(&w);
 	deep_frames();
 
@@ -274,6 +314,68 @@ int main(int argc, char **argv)
 		format_end_section(&w);
 		if (kind == FORMAT_KIND_MPROF)
 			put_bins(&w);
+	} else if (!strcmp(what, "ctrl")) {
+		/* main > lib...+0x1010 > lib...+0x1020, a category's stack,
+		 * and a frame in no module; the module cannot be opened, so
+		 * its frames are named by its base name. */
+		uint64_t base = 0x7f0000000000ull, f[3] = { base + 0x1020, base + 0x1010, 0x4000 };
+		uint32_t fl = kind == FORMAT_KIND_CFPROF ? FORMAT_STACK_ENTRY : 0;
+		format_begin_section(&w, FORMAT_SEC_MODULES);
+		format_put_u32(&w, 1);
+		put_module(&w, base, base + 0x100000, base,
+			   "/nonexistent/dir\n\033[31mred/lib\033]0;pwned\007\r.so");
+		format_end_section(&w);
+		put_counters(&w, kind, 0);
+		format_begin_section(&w, FORMAT_SEC_STACKS);
+		format_put_u64(&w, 3);
+		format_put_stack(&w, 3, fl, 0, 0, f, counts(kind, 0), ncounts(kind));
+		format_put_stack(&w, 2, fl, 0, 0, f + 1, counts(kind, 0), ncounts(kind));
+		if (kind == FORMAT_KIND_MPROF)
+			fl = 1u << FORMAT_STACK_CATEGORY_SHIFT; /* category 1 */
+		format_put_stack(&w, 1, fl, 0, 0, f + 2, counts(kind, 0), ncounts(kind));
+		format_end_section(&w);
+		if (kind == FORMAT_KIND_MPROF)
+			put_bins(&w);
+	} else if (!strcmp(what, "bigsum") || !strcmp(what, "cpbigsum")) {
+		/* 2^62 + 2^61 three times: 2^64 + 2^61, 2^61 once wrapped,
+		 * less than any of the three. */
+		static uint64_t c[MPROF_NCOUNTERS];
+		uint64_t big = (1ull << 62) + (1ull << 61);
+		if (kind == FORMAT_KIND_CPPROF)
+			c[0] = big;
+		else
+			c[MPROF_C_ALLOCS] = 1, c[MPROF_C_BYTES + 3] = big;
+		small(&w, kind, 0, arg ? (int)n : 3, 0x1000, c);
+	} else if (!strcmp(what, "bigbins")) {
+		uint64_t f[1] = { 0x1000 };
+		put_counters(&w, kind, 0);
+		format_begin_section(&w, FORMAT_SEC_STACKS);
+		format_put_u64(&w, 1);
+		format_put_stack(&w, 1, 0, 0, 0, f, counts(kind, 0), ncounts(kind));
+		format_end_section(&w);
+		format_begin_section(&w, FORMAT_SEC_BINS);
+		format_put_u32(&w, 3);
+		for (uint32_t size = 16; size <= 48; size += 16) {
+			format_put_u32(&w, size);
+			format_put_u64(&w, 1);
+			format_put_u64(&w, 0);
+			format_put_u64(&w, (1ull << 62) + (1ull << 61));
+			format_put_u64(&w, 0);
+		}
+		format_end_section(&w);
+	} else if (!strcmp(what, "info")) {
+		small(&w, kind, 0, 2, 0x1000, NULL);
+	} else if (!strcmp(what, "ctrlcounter")) {
+		uint64_t f[1] = { 0x4000 };
+		format_begin_section(&w, FORMAT_SEC_COUNTERS);
+		format_put_u32(&w, 1);
+		format_put_str(&w, "cpu\033[2J");
+		format_put_str(&w, "hits");
+		format_end_section(&w);
+		format_begin_section(&w, FORMAT_SEC_STACKS);
+		format_put_u64(&w, 1);
+		format_put_stack(&w, 1, 0, 0, 0, f, counts(kind, 0), 1);
+		format_end_section(&w);
 	} else {
 		usage();
 	}

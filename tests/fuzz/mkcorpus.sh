@@ -1,6 +1,6 @@
 #!/bin/sh
 # mkcorpus.sh BUILD_DIR: (re)write tests/fuzz/corpus/, the fuzz target's
-# seeds and tests/e2e/58-fuzz.t's replay: the hostile files of issue 12,
+# seeds and tests/e2e/58-fuzz.t's replay: the hostile files of issues 12 and 22,
 # small (made by BUILD_DIR/tests/hostile), and real profiles (one with
 # the leak classes).  Module
 # paths name files every machine has: /proc/self/exe is the program
@@ -28,6 +28,9 @@ rm -f "$C"/*
 "$H" distinct "$C/distinct" 100
 "$H" distinct "$C/distinct-gap" 40 0x8000000
 "$H" mdistinct "$C/mdistinct" 40 0x8000000
+"$H" ctrl "$C/ctrl"
+"$H" ctrl "$C/ctrl-cf" cf
+"$H" ctrlcounter "$C/ctrlcounter"
 # Demangled names for lib/cxxname.c, which reads every input as one: a
 # long function name, an allocating frame, operators, and the unbalanced
 # conversion operators whose rescans once took seconds.

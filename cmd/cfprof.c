@@ -14,6 +14,7 @@
 #include "elfsyms.h"
 #include "export/export.h"
 #include "format.h"
+#include "escape.h"
 #include "launch.h"
 #include "merge.h"
 #include "model.h"
@@ -211,8 +212,14 @@ static void flat(struct view *v)
 		ids[n++] = (uint32_t)v->g.nids;
 	qsort_r(ids, n, sizeof(uint32_t), by_self, v);
 	printf("Flat profile of %s: %" PRIu64 " samples, one every %" PRIu64 " %s; %" PRIu64
-	       " calls\n\n",
+	       " calls\n",
 	       v->res, v->g.total, v->interval, v->time ? "ns" : "events", calls);
+	if (reader_ended(&v->p)) {
+		fputs("run ended: ", stdout);
+		escape_put(stdout, reader_ended(&v->p));
+		putchar('\n');
+	}
+	putchar('\n');
 	printf("%6s %8s %9s %8s  %s\n", "%time", v->time ? "cumsecs" : "cum", "#call",
 	       v->time ? "ms/call" : "per/call", "name");
 	for (size_t k = 0; k < n; k++) {

@@ -11,6 +11,7 @@
 #include "callpath.h"
 #include "export/export.h"
 #include "format.h"
+#include "escape.h"
 #include "launch.h"
 #include "lispview.h"
 #include "merge.h"
@@ -242,6 +243,11 @@ static void header(const struct session *s, const char *what, const char *format
 
 	printf("%s for resource: %s\n", what, r->title);
 	printf("%" PRIu64 " samples, sampled every %" PRIu64 " gticks\n", r->total, r->interval);
+	if (reader_ended(&s->p)) {
+		fputs("run ended: ", stdout);
+		escape_put(stdout, reader_ended(&s->p));
+		putchar('\n');
+	}
 	printf("format: %s%s\n", format, s->calls ? " {#calls}" : "");
 	printf("-----------------------------------------------------\n");
 }

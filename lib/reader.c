@@ -744,6 +744,13 @@ const char *reader_info(const struct profile *p, const char *key)
 	return NULL;
 }
 
+const char *reader_ended(const struct profile *p)
+{
+	const char *e = reader_info(p, "ended");
+
+	return e && *e && strcmp(e, "exit") ? e : NULL;
+}
+
 int reader_counter(const struct profile *p, const char *name)
 {
 	for (size_t i = 0; i < p->ncounters; i++)

@@ -94,6 +94,10 @@ void reader_release(struct profile *p);
 
 /* The value of an INFO key, or NULL. */
 const char *reader_info(const struct profile *p, const char *key);
+/* How the run ended when that is news (INFO ended, unless it is "exit"):
+ * "killed by signal 9 (SIGKILL)", "_exit(3)"; else NULL.  The views say
+ * it in their first lines. */
+const char *reader_ended(const struct profile *p);
 /* Index of a counter by name, or -1. */
 int reader_counter(const struct profile *p, const char *name);
 

@@ -82,10 +82,15 @@ void tables_rule(FILE *out, const char *title)
 void tables_run(FILE *out, const struct profile *p)
 {
 	const char *cmd = reader_info(p, "cmdline"), *pid = reader_info(p, "pid");
+	const char *ended = reader_ended(p);
 
 	escape_put(out, cmd ? cmd : "?");
 	fputs(" (pid ", out);
 	escape_put(out, pid ? pid : "?");
+	if (ended) {
+		fputs("; ", out);
+		escape_put(out, ended);
+	}
 	fputc(')', out);
 }
 

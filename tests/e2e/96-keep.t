@@ -9,7 +9,7 @@
 # void).  A program that wrecks its own keep never crashes the launcher,
 # and what it writes reads or is refused in one line.
 . "$(dirname "$0")/../lib.sh"
-plan 75
+plan 82
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 cd "$T" || exit 1
@@ -59,6 +59,8 @@ is "$(direct m.data worker)" "1000 64000" "threads-kill: the threads' allocation
 like "$(cat err)" "^mprof: run: ./ends ended without saving its profile \(killed by signal 9 \(SIGKILL\)\); written to $T/m.data from its keep$" \
 	"the launcher says it wrote the profile, and why it had to"
 is "$(info m.data reason)" salvage "INFO reason: salvage"
+like "$("$MPROF" ./ends m.data | head -1)" "^mprof: ./ends threads-kill \(pid [0-9]+; killed by signal 9 \(SIGKILL\)\): 2305 allocations" \
+	"the tables' first line says how the program ended"
 
 # ---- killed from outside ----
 rm -f m.data
@@ -160,6 +162,8 @@ for end in "kill 137 killed by signal 9 (SIGKILL)" "abort 134 killed by signal 6
 	rm -f c.data
 	"$CPPROF" record -o c.data ./ends "$how" spin > out 2>/dev/null
 	is "$?/$(cat out)/$(ended c.data)" "$st/allocated/$*" "cpprof record, $how: status, output, INFO ended"
+	is "$("$CPPROF" -c function ./ends c.data 2>/dev/null | sed -n 3p)" "run ended: $*" \
+		"cpprof record, $how: the view's header says how the program ended"
 	n=$("$CPPROF" -c function ./ends c.data 2>/dev/null | awk '$2 == "spin_here" { gsub(/[][]/, "", $3); print $3 }')
 	[ "${n:-0}" -ge 150 ]
 	ok $? "cpprof record, $how: the samples up to the end ($n in spin_here of ~300)"
@@ -174,6 +178,8 @@ for end in "kill 137 killed by signal 9 (SIGKILL)" "_exit 4 _exit(4)" \
 	rm -f f.data
 	"$CFPROF" record -o f.data ./ends-cf "$how" > out 2>/dev/null
 	is "$?/$(cat out)/$(ended f.data)" "$st/allocated/$*" "cfprof record, $how: status, output, INFO ended"
+	is "$("$CFPROF" ./ends-cf f.data 2>/dev/null | sed -n 2p)" "run ended: $*" \
+		"cfprof record, $how: the flat profile's header says how the program ended"
 	calls=$("$CFPROF" ./ends-cf f.data 2>/dev/null | awk '$NF == "one_a" || $NF == "one_b" || $NF == "keep_b" { c[$NF] = $3 } END { print c["one_a"], c["one_b"], c["keep_b"] }')
 	is "$calls" "1000 300 1" "cfprof record, $how: every call counted, exactly"
 done

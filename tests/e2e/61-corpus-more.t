@@ -97,7 +97,7 @@ new_case coroutine
 if cc -O2 -g -o "$T/corpus_coro" "$TOP/tests/progs/sig_coro.c"; then
 	EXPECT=$(printf 'rounds 1500\nsum 3263422220976\ncanary 0')
 	ERR_RE='^sig_coro: [0-9]+ bytes of the coroutine.s stack used$'
-	EXE=$T/corpus_coro M_NAMES='main' C_NAMES='main'
+	EXE=$T/corpus_coro M_NAMES='main' C_NAMES='crunch'
 	corpus "$T/corpus_coro"
 	ERR_RE=""
 else

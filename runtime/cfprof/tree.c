@@ -115,18 +115,6 @@ static void *map(size_t n)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-/* What the save reads, from the keep when there is one (keep.h). */
-static void *map_kept(size_t n)
-{
-	void *p = keep_h ? keep_map(n) : NULL;
-
-	if (p && keep_has(p))
-		return p;
-	if (p)
-		munmap(p, n); /* the keep is full: arena_map's */
-	return map(n);
-}
-
 static int main_bias(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
@@ -228,7 +216,7 @@ static struct cf_node *node_new(struct cf_thread *t)
 	struct cf_node *n;
 
 	if (!c || c->used + size > c->size) {
-		struct cf_chunk *x = map_kept(CF_CHUNK);
+		struct cf_chunk *x = keep_reserve(CF_CHUNK);
 		if (!x)
 			return NULL;
 		x->size = CF_CHUNK - offsetof(struct cf_chunk, mem);
@@ -328,7 +316,7 @@ struct cf_thread *tree_thread(uintptr_t sp)
 	 * begins there (tree.h). */
 	if (!__atomic_load_n(&cf_on, __ATOMIC_ACQUIRE) && tree_prepare(0) < 0)
 		return NULL;
-	t = map_kept(sizeof(*t));
+	t = keep_reserve(sizeof(*t));
 	if (t && !(t->base = frames_get()))
 		t->base = map(CF_FRAMES_LEN);
 	if (!t || !t->base || table_grow(t) < 0 || !(t->root = node_new(t))) {

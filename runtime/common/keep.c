@@ -190,6 +190,19 @@ void *keep_map(size_t n)
 	return (char *)h + off;
 }
 
+void *keep_reserve(size_t n)
+{
+	void *p = keep_h ? keep_map(n) : NULL;
+
+	if (p && keep_has(p))
+		return p;
+	if (p)
+		arena_unmap(p, n); /* the keep is full: arena_map's */
+	p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
+		 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
 int keep_has(const void *p)
 {
 	const char *h = (const char *)__atomic_load_n(&keep_h, __ATOMIC_ACQUIRE);

@@ -34,7 +34,10 @@ void keep_attach(const char *keep_env, const char *root_env, uint32_t kind, uint
 /* n bytes of zeroed pages from the keep, or from arena_map when there is
  * none (or it is full: it is then void, never salvaged); NULL if neither. */
 void *keep_map(size_t n);
-/* Give back what keep_map gave. */
+/* Like keep_map, for a table reserved large and touched as used: without
+ * a keep, a private mapping with MAP_NORESERVE (no commit charge). */
+void *keep_reserve(size_t n);
+/* Give back what keep_map or keep_reserve gave. */
 void keep_unmap(void *p, size_t n);
 /* Whether p was given by the keep (a pointer the launcher can follow). */
 int keep_has(const void *p);

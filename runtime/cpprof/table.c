@@ -12,7 +12,6 @@
  * thread works on other words, or on the same ones atomically).
  */
 #include <string.h>
-#include <sys/mman.h>
 
 #include "format.h"
 #include "keep.h"
@@ -28,40 +27,13 @@ static uint64_t tab_n, tab_lost;
 static int tab_nres;
 static struct tab_keep tab_keep_none, *tab_k = &tab_keep_none;
 
-static void *reserve(size_t n)
-{
-	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		       -1, 0);
-	return p == MAP_FAILED ? NULL : p;
-}
-
-/* In the keep when there is one (its pages are as sparse as a reserve's). */
-static void *tab_map(size_t n)
-{
-	void *p = keep_h ? keep_map(n) : NULL;
-
-	if (p && keep_has(p))
-		return p;
-	if (p)
-		munmap(p, n); /* the keep is full: arena_map's */
-	return reserve(n);
-}
-
-static void tab_unmap(void *p, size_t n)
-{
-	if (keep_has(p))
-		keep_unmap(p, n);
-	else if (p)
-		munmap(p, n);
-}
-
 int tab_init(int nres)
 {
 	struct tab_keep *k;
 
 	tab_nres = nres;
-	tab_slot = tab_map(TAB_SLOTS * sizeof(uint32_t));
-	tab_mem = tab_map(TAB_WORDS * sizeof(uint64_t));
+	tab_slot = keep_reserve(TAB_SLOTS * sizeof(uint32_t));
+	tab_mem = keep_reserve(TAB_WORDS * sizeof(uint64_t));
 	if (!tab_slot || !tab_mem)
 		return -1;
 	if (keep_has(tab_slot) && keep_has(tab_mem) && (k = keep_map(sizeof *k)) && keep_has(k)) {
@@ -77,8 +49,8 @@ int tab_init(int nres)
 
 int tab_reset(void)
 {
-	tab_unmap(tab_slot, TAB_SLOTS * sizeof(uint32_t));
-	tab_unmap(tab_mem, TAB_WORDS * sizeof(uint64_t));
+	keep_unmap(tab_slot, TAB_SLOTS * sizeof(uint32_t));
+	keep_unmap(tab_mem, TAB_WORDS * sizeof(uint64_t));
 	tab_used = 1;
 	tab_n = tab_lost = 0;
 	tab_k = &tab_keep_none;

@@ -104,6 +104,8 @@ $(B)/obj/%.o: %.c $(wildcard lib/*.h lib/export/*.h include/*.h)
 
 # The launcher's side of the keep reads a dead program's tables as its
 # runtime laid them out: with the runtime's own headers (lib/keepfmt.h).
+SALVAGE_IQUOTE := -iquote runtime/common -iquote runtime/mprof -iquote runtime/cpprof \
+	-iquote runtime/cfprof -iquote runtime/sampler
 $(B)/obj/lib/keeper.o: TOOL_CFLAGS += -iquote runtime/common
 $(B)/obj/lib/keeper.o: runtime/common/modules.h
 $(B)/obj/lib/salvage_mprof.o: TOOL_CFLAGS += -iquote runtime/mprof -iquote runtime/common
@@ -229,7 +231,8 @@ install: all
 	install -m 644 doc/cfprof.1 $(DESTDIR)$(PREFIX)/share/man/man1/cfprof.1
 
 # The fuzz target (tests/fuzz/fuzz_tools.c): the reader, the symbolizer and
-# every view on each input, under clang's libFuzzer, ASan and UBSan.  Built
+# every view on each input, under clang's libFuzzer, ASan and UBSan (the
+# launcher's salvagers come along: with the runtime's headers they read).  Built
 # by `make check` for tests/e2e/58-fuzz.t, which replays tests/fuzz/corpus/
 # and fuzzes for a bounded time; `make fuzz` fuzzes for FUZZ_SECONDS,
 # seeded with that corpus and a real data file made by a test program.
@@ -237,7 +240,7 @@ FUZZ_SECONDS ?= 60
 $(FUZZ): tests/fuzz/fuzz_tools.c $(LIB_SRC) $(LIB_ASM) lib/export/report.html $(wildcard lib/*.h)
 	@mkdir -p $(dir $@)
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		$(BASE_CFLAGS) -o $@ tests/fuzz/fuzz_tools.c $(filter-out lib/record.c,$(LIB_SRC)) $(LIB_ASM) \
+		$(BASE_CFLAGS) $(SALVAGE_IQUOTE) -o $@ tests/fuzz/fuzz_tools.c $(filter-out lib/record.c,$(LIB_SRC)) $(LIB_ASM) \
 		-ldw -lelf -lm -liberty -lz
 
 fuzz: all $(FUZZ)

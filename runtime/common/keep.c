@@ -28,6 +28,7 @@
 struct keep_head *keep_h;
 static uint64_t keep_size;
 static int keep_fd = -1;
+static uint64_t keep_dev, keep_ino; /* keep_fd's file, while it is ours */
 static int keep_tried; /* this image asked once */
 static int keep_lk;    /* keep_info, keep_counter: rare, never in a signal */
 static char *keep_str, *keep_str_end;
@@ -159,6 +160,8 @@ void keep_attach(const char *keep_env_name, const char *root_env, uint32_t kind,
 	keep_h = m;
 	keep_size = sz;
 	keep_fd = (int)fd; /* open, not close-on-exec: an exec'd image takes it */
+	keep_dev = dev;
+	keep_ino = ino;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	keep_h->magic = KEEP_MAGIC;
 	keep_h->version = KEEP_VERSION;
@@ -340,14 +343,48 @@ void keep_void(const char *why)
 	strncpy(h->why, why, sizeof h->why - 1);
 }
 
-/* Copy the resident pages of [src, src + n) to dst (mincore: a page of
- * the file never written reads as zero anyway; cpprof reserves 512 MiB
- * of entries and writes a few). */
-static void copy_resident(char *dst, const char *src, size_t n)
+/* Whether keep_fd is still the keep's memfd: the program may have closed
+ * it (a daemon's closefrom) and opened something else as that number. */
+static int fd_ours(void)
+{
+	struct stat st;
+
+	return keep_fd >= 0 && fstat(keep_fd, &st) == 0 && (uint64_t)st.st_dev == keep_dev &&
+	       (uint64_t)st.st_ino == keep_ino;
+}
+
+/*
+ * Copy to dst (zero pages) the pages of [src, src + n), at offset off of
+ * the keep's file, that hold anything: a page never written reads as zero
+ * anyway (cpprof reserves 512 MiB of entries and writes a few).  The
+ * file's data, by SEEK_DATA and SEEK_HOLE, which count a page swapped out
+ * as data; without the descriptor, the resident pages (mincore), which
+ * do not: a swapped-out page is then lost.
+ */
+static void copy_data(char *dst, const char *src, uint64_t off, size_t n)
 {
 	size_t pages = n / 4096, vlen = (pages + 4095) & ~(size_t)4095;
-	unsigned char *vec = arena_map(vlen);
+	off_t at = (off_t)off, end = (off_t)(off + n), d, hole;
+	unsigned char *vec;
 
+	if (fd_ours()) {
+		while (at < end) {
+			d = lseek(keep_fd, at, SEEK_DATA);
+			if (d < 0 && errno == ENXIO)
+				return; /* no data from at on */
+			if (d < 0 || (hole = lseek(keep_fd, d, SEEK_HOLE)) < 0)
+				goto resident;
+			if (d >= end)
+				return;
+			if (hole > end)
+				hole = end;
+			memcpy(dst + (d - (off_t)off), src + (d - (off_t)off), (size_t)(hole - d));
+			at = hole;
+		}
+		return;
+	}
+resident:
+	vec = arena_map(vlen);
 	if (!vec || mincore((void *)src, n, vec) < 0) {
 		memcpy(dst, src, n);
 	} else {
@@ -358,12 +395,28 @@ static void copy_resident(char *dst, const char *src, size_t n)
 	arena_unmap(vec, vlen);
 }
 
+/* The keep's pages in use, rounded to whole pages. */
+static size_t used_now(const struct keep_head *h)
+{
+	uint64_t u = (__atomic_load_n(&h->used, __ATOMIC_ACQUIRE) + 4095) & ~(uint64_t)4095;
+
+	return (size_t)(u < keep_size ? u : keep_size);
+}
+
 /*
  * fork: the child must get the keep's pages as they were at the fork, as
  * its own.  Copied after the fork, in the child, they would hold what the
  * parent wrote meanwhile (cfprof's current node, a thread's counts), so
  * they are copied before it, in the parent, into private memory the child
  * inherits; the child moves that copy over the keep's range.
+ *
+ * The collectors' locks do not stop every taker of keep memory while the
+ * copy is made (a thread's first hook makes its record, a thread's new
+ * counter chunk, the module list), and the child's statics may point at
+ * what they took after the copy's length was read.  The child copies
+ * those pages itself, from the mapping it still shares, and puts zero
+ * pages over the rest of the range: a pointer the parent stored since the
+ * fork leads to an empty record, never to an unmapped page.
  */
 static char *keep_snap;
 static size_t keep_snap_len;
@@ -373,20 +426,21 @@ void keep_fork_prepare(void)
 	struct keep_head *h = keep_h;
 	size_t used;
 	char *snap;
+	int e = errno;
 
 	keep_snap = NULL;
+	keep_snap_len = 0;
 	if (!h)
 		return;
-	used = (size_t)((__atomic_load_n(&h->used, __ATOMIC_RELAXED) + 4095) & ~(uint64_t)4095);
-	if (used > keep_size)
-		used = (size_t)keep_size;
+	used = used_now(h);
 	snap = mmap(NULL, used, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 		    -1, 0);
-	if (snap == MAP_FAILED)
-		return;
-	copy_resident(snap, (const char *)h, used);
-	keep_snap = snap;
-	keep_snap_len = used;
+	if (snap != MAP_FAILED) {
+		copy_data(snap, (const char *)h, 0, used);
+		keep_snap = snap;
+		keep_snap_len = used;
+	}
+	errno = e;
 }
 
 void keep_fork_parent(void)
@@ -396,26 +450,67 @@ void keep_fork_parent(void)
 	keep_snap = NULL;
 }
 
+/* [p, p + n) made private zero pages: writable if the system lets us
+ * have that much (strict overcommit may not), else read-only, else
+ * gone.  Never left shared with the parent. */
+static void zero_over(char *p, size_t n)
+{
+	if (!n)
+		return;
+	if (mmap(p, n, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0) != MAP_FAILED)
+		return;
+	if (mmap(p, n, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1,
+		 0) != MAP_FAILED)
+		return;
+	munmap(p, n);
+}
+
 int keep_fork_child(void)
 {
 	struct keep_head *h = keep_h;
-	int rc = 0;
+	size_t have = 0, late;
+	char *c;
+	int rc = 0, e = errno;
 
 	if (h) {
-		if (!keep_snap || mremap(keep_snap, keep_snap_len, keep_snap_len,
-					 MREMAP_MAYMOVE | MREMAP_FIXED, h) == MAP_FAILED) {
-			rc = -1; /* the tables are the parent's: the child records nothing */
+		/* What the copy missed, read now: the parent's threads
+		 * took no more of it than this before the fork. */
+		late = used_now(h);
+		if (keep_snap && mremap(keep_snap, keep_snap_len, keep_snap_len,
+					MREMAP_MAYMOVE | MREMAP_FIXED, h) != MAP_FAILED) {
+			have = keep_snap_len;
+		} else {
+			/* No copy as at the fork: the child makes one now, so
+			 * that it never counts into its parent's tables, and
+			 * records nothing (they may be half-changed). */
 			if (keep_snap)
 				munmap(keep_snap, keep_snap_len);
-		} else if (keep_snap_len < keep_size) {
-			munmap((char *)h + keep_snap_len, keep_size - keep_snap_len);
+			rc = -1;
 		}
+		if (late > have) {
+			c = mmap(NULL, late - have, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+			if (c != MAP_FAILED) {
+				copy_data(c, (const char *)h + have, have, late - have);
+				if (mremap(c, late - have, late - have, MREMAP_MAYMOVE | MREMAP_FIXED,
+					   (char *)h + have) != MAP_FAILED)
+					have = late;
+				else
+					munmap(c, late - have);
+			}
+			if (have < late)
+				rc = -1; /* the tables lost pages: the child records nothing */
+		}
+		zero_over((char *)h + have, keep_size - have);
 		__atomic_store_n(&keep_h, NULL, __ATOMIC_RELEASE);
 		keep_str = keep_str_end = NULL;
 		keep_snap = NULL;
 	}
-	if (keep_fd >= 0)
+	/* Only if it still is the memfd: the number may be the program's now. */
+	if (fd_ours())
 		close(keep_fd);
 	keep_fd = -1;
+	errno = e;
 	return rc;
 }

@@ -64,9 +64,11 @@ void keep_void(const char *why);
  * collector's fork locks: a consistent copy), keep_fork_parent after, and
  * keep_fork_child in the child: the keep's pages become the child's own
  * (a copy of those in use, as they were at the fork), the descriptor is
- * closed, and keep_map maps privately from then on.  keep_fork_child: 0;
- * -1 when no copy could be made: the child must not record (the tables it
- * sees are still its parent's, and they are unmapped).
+ * closed, and keep_map maps privately from then on.  The child never
+ * shares a page of the keep with its parent, whatever fails.
+ * keep_fork_child: 0; -1 when no copy as at the fork could be made (the
+ * child's pages were copied after it, from tables the parent's threads
+ * were changing, or lost): the child must not record.
  */
 void keep_fork_prepare(void);
 void keep_fork_parent(void);

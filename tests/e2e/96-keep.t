@@ -9,7 +9,7 @@
 # void).  A program that wrecks its own keep never crashes the launcher,
 # and what it writes reads or is refused in one line.
 . "$(dirname "$0")/../lib.sh"
-plan 82
+plan 83
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 cd "$T" || exit 1
@@ -134,6 +134,15 @@ bins() { "$MPROF" dump "$1" | awk -v s="$2" '$1 == "bin" && $2 == s { print $3 }
 is "$(bins m.data 55)/$(bins m.data 77)" "300/" "fork: the parent's salvaged profile has none of its child's allocations"
 is "$(bins "$child" 77)/$(bins "$child" 55)/$(ended "$child")" "500//exit" \
 	"fork: the child's file has its own, and none its parent made after the fork"
+
+# Threads that start as the program forks take keep memory while the
+# fork handler copies the keep: the child gets it too, never a pointer to
+# an unmapped page.
+rm -f f.data f.data.*
+"$CFPROF" record -o f.data ./ends-cf fork-race > out 2> /dev/null
+is "$?/$(tail -1 out)/$(ls f.data.* | wc -l)" "0/children crashed: 0/60" \
+	"fork while threads start: every child runs on and writes its file"
+rm -f f.data f.data.*
 
 # ---- without a launcher: _exit saves, in the root and in a forked child ----
 rm -f p.data

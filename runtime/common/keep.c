@@ -301,12 +301,15 @@ void keep_recording(void)
 		__atomic_store_n(&keep_h->state, KEEP_RECORDING, __ATOMIC_RELEASE);
 }
 
-void keep_exiting(int status)
+int keep_exiting(int status)
 {
 	if (!keep_h)
-		return;
+		return 0;
 	keep_h->exit_status = status;
 	__atomic_store_n(&keep_h->exit_called, 1, __ATOMIC_RELEASE);
+	/* A void keep (full, or the tables never all in it) is not
+	 * written by the launcher: the runtime must save. */
+	return __atomic_load_n(&keep_h->state, __ATOMIC_ACQUIRE) == KEEP_RECORDING;
 }
 
 void keep_exec(const char *path)

@@ -51,8 +51,10 @@ void keep_counter(const char *name, const char *unit);
 void keep_wrote(int fd, int final);
 /* Recording again (mprof_restart after a final save). */
 void keep_recording(void);
-/* The program called _exit(status): said in the header for the launcher. */
-void keep_exiting(int status);
+/* The program called _exit(status): said in the header for the launcher.
+ * 1 if the launcher will write the profile from the keep; 0 if the
+ * runtime must save itself (no keep, or one void or saved). */
+int keep_exiting(int status);
 /* The process is about to exec path (execs.c); it failed after all. */
 void keep_exec(const char *path);
 void keep_exec_failed(void);

@@ -518,7 +518,7 @@ __attribute__((destructor(101))) static void mon_fini(void)
 /*
  * The program calls _exit (exit.c): no destructor will run.  Under a
  * launcher the keep has the tables, and the launcher writes the file (it
- * is told the status); else save now, as at exit but without libc's
+ * is told the status); else (no keep, or a void one) save now, as at exit but without libc's
  * buffers (still in use) or the leak scan, and only if no save is under
  * way (this may be a signal handler's _exit that interrupted one).  Not in
  * a vfork child: it shares its parent's memory and tables.
@@ -530,10 +530,8 @@ void mon_exit_now(int status)
 
 	if (__atomic_load_n(&mon.state, __ATOMIC_ACQUIRE) == MON_UNINIT || getpid() != mon_pid)
 		return;
-	if (keep_h) {
-		keep_exiting(status);
+	if (keep_exiting(status))
 		return;
-	}
 	mon_guard = 1;
 	if (writer_trylock() != 0) {
 		mon_guard = g;

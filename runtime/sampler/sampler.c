@@ -386,7 +386,8 @@ __attribute__((destructor(101))) static void cp_finish(void)
 /*
  * The program calls _exit (exit.c): no destructor will run.  Under a
  * launcher the keep has the tables and the launcher writes the file (it
- * is told the status); else save now, as the destructor does.  Not in a
+ * is told the status); else (no keep, or a void one) save now, as the
+ * destructor does.  Not in a
  * vfork child: it shares its parent's memory.
  */
 void cp_exit_now(int status)
@@ -395,10 +396,8 @@ void cp_exit_now(int status)
 		return;
 	char num[24];
 
-	if (keep_h) {
-		keep_exiting(status);
+	if (keep_exiting(status))
 		return;
-	}
 	strcpy(cp_ended, "_exit(");
 	strcat(cp_ended, outfile_u64(num, (uint64_t)(status & 0377)));
 	strcat(cp_ended, ")");

@@ -146,6 +146,7 @@ void mon_config(void)
 	if (parse_u64(getenv("MPROF_LOCK_WAIT_MS"), &v) == 0 && v > 0)
 		lock_set_bound(v);
 	blocks_init();
+	exit_lookup(); /* dlsym now, never in _exit (exit.c) */
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	__atomic_store_n(&mon.configured, 2, __ATOMIC_RELEASE);
 }

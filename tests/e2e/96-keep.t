@@ -9,7 +9,7 @@
 # void).  A program that wrecks its own keep never crashes the launcher,
 # and what it writes reads or is refused in one line.
 . "$(dirname "$0")/../lib.sh"
-plan 84
+plan 85
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 cd "$T" || exit 1
@@ -143,6 +143,11 @@ rm -f f.data f.data.*
 is "$?/$(tail -1 out)/$(ls f.data.* | wc -l)" "0/children crashed: 0/60" \
 	"fork while threads start: every child runs on and writes its file"
 rm -f f.data f.data.*
+# A vfork child shares its parent's thread: its _exit must leave the
+# thread's state as it was.
+rm -f m.data
+"$MPROF" run -o m.data ./ends vfork-fail > /dev/null 2>&1
+is "$(bins m.data 33)" 200 "after a vfork child's failed exec and _exit, the parent is still counted"
 
 # ---- without a launcher: _exit saves, in the root and in a forked child ----
 rm -f p.data

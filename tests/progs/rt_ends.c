@@ -11,6 +11,8 @@
  *                   the parent then makes 300 of 55 bytes, then SIGKILL
  *     fork-race     60 forks (each child _exit(0)) while 3 threads start
  *                   threads: prints how many children did not exit 0
+ *     vfork-fail    a vfork child's exec fails, it calls _exit(127); the
+ *                   parent then makes 200 objects of 33 bytes, exit 0
  *   spin: first 300 ms of CPU in spin_here (for cpprof)
  *
  * Always first: keep_a makes 1000 objects of 100 bytes (one_a, one call
@@ -179,6 +181,18 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(how, "fork-race")) {
 		printf("children crashed: %d\n", fork_race());
+		exit(0);
+	}
+	if (!strcmp(how, "vfork-fail")) {
+		char *const av[] = { "nonexistent", NULL };
+		pid_t pid = vfork();
+
+		if (pid == 0) {
+			execv("/nonexistent/program", av);
+			_exit(127);
+		}
+		waitpid(pid, NULL, 0);
+		make(200, 33);
 		exit(0);
 	}
 	return 9;

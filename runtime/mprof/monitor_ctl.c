@@ -385,8 +385,16 @@ void mon_restart(const char *filename)
 	__atomic_store_n(&mon_keep->dropped, 0, __ATOMIC_RELAXED);
 	keep_recording();
 	mon.nosave = 0;
-	if (filename && *filename)
+	if (filename && *filename) {
+		char was[PATH_MAX];
+
+		memcpy(was, mon.out, sizeof was);
 		resolve(mon.out, filename);
+		/* The launcher writes the file it named: this profile's
+		 * tables, salvaged, would replace the one saved there. */
+		if (strcmp(was, mon.out))
+			keep_void("mprof_restart named another file");
+	}
 	__atomic_store_n(&mon.state, MON_ON, __ATOMIC_RELEASE);
 	stacks_unlock();
 	writer_unlock();

@@ -9,7 +9,7 @@
 # void).  A program that wrecks its own keep never crashes the launcher,
 # and what it writes reads or is refused in one line.
 . "$(dirname "$0")/../lib.sh"
-plan 85
+plan 86
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 cd "$T" || exit 1
@@ -148,6 +148,12 @@ rm -f f.data f.data.*
 rm -f m.data
 "$MPROF" run -o m.data ./ends vfork-fail > /dev/null 2>&1
 is "$(bins m.data 33)" 200 "after a vfork child's failed exec and _exit, the parent is still counted"
+# The file mprof_stop saved is not replaced by the tables of a profile
+# mprof_restart sent to another file.
+rm -f m.data other.data
+"$MPROF" run -o m.data ./ends restart-kill > /dev/null 2>&1
+is "$(bins m.data 11)/$(bins m.data 22)/$(ls other.data 2>/dev/null)" "100//" \
+	"mprof_restart to another file, then SIGKILL: the saved profile stays"
 
 # ---- without a launcher: _exit saves, in the root and in a forked child ----
 rm -f p.data

@@ -13,6 +13,8 @@
  *                   threads: prints how many children did not exit 0
  *     vfork-fail    a vfork child's exec fails, it calls _exit(127); the
  *                   parent then makes 200 objects of 33 bytes, exit 0
+ *     restart-kill  (mprof) 100 objects of 11 bytes, mprof_stop,
+ *                   mprof_restart("other.data"), 200 of 22, SIGKILL
  *   spin: first 300 ms of CPU in spin_here (for cpprof)
  *
  * Always first: keep_a makes 1000 objects of 100 bytes (one_a, one call
@@ -28,6 +30,10 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+/* libmprof's, when it is there (mprof.h). */
+void mprof_stop(void) __attribute__((weak));
+void mprof_restart(const char *filename) __attribute__((weak));
 
 static void *objs[1000];
 static void *big[300];
@@ -194,6 +200,13 @@ int main(int argc, char **argv)
 		waitpid(pid, NULL, 0);
 		make(200, 33);
 		exit(0);
+	}
+	if (!strcmp(how, "restart-kill") && mprof_stop && mprof_restart) {
+		make(100, 11);
+		mprof_stop();
+		mprof_restart("other.data");
+		make(200, 22);
+		kill(getpid(), SIGKILL);
 	}
 	return 9;
 }

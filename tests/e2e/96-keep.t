@@ -9,7 +9,7 @@
 # void).  A program that wrecks its own keep never crashes the launcher,
 # and what it writes reads or is refused in one line.
 . "$(dirname "$0")/../lib.sh"
-plan 86
+plan 87
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 cd "$T" || exit 1
@@ -154,6 +154,13 @@ rm -f m.data other.data
 "$MPROF" run -o m.data ./ends restart-kill > /dev/null 2>&1
 is "$(bins m.data 11)/$(bins m.data 22)/$(ls other.data 2>/dev/null)" "100//" \
 	"mprof_restart to another file, then SIGKILL: the saved profile stays"
+# Below 1024, whatever the limit: a process's descriptor table is as
+# large as its highest descriptor, and every fork copies it.
+hard=$(ulimit -Hn)
+want=1023
+[ "$hard" != unlimited ] && [ "$hard" -lt 1024 ] && want=$((hard - 1))
+is "$(ulimit -n "$hard"; "$MPROF" run -o m.data sh -c 'ls /proc/$$/fd' | sort -n | tail -1)" $want \
+	"the keep's descriptor is below 1024 under the highest limit ($hard)"
 
 # ---- without a launcher: _exit saves, in the root and in a forked child ----
 rm -f p.data

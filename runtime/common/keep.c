@@ -93,22 +93,36 @@ static void void_at(int fd, const char *why)
 		return;
 }
 
-/* The largest mapping the file can have: RLIMIT_FSIZE caps what
- * ftruncate may make (beyond it the kernel sends SIGXFSZ: never). */
-static uint64_t size_cap(void)
+/*
+ * The largest mapping the file can have, and the limit that says so:
+ * RLIMIT_FSIZE caps what ftruncate may make (beyond it the kernel sends
+ * SIGXFSZ: never), and RLIMIT_AS counts the mapping, sparse or not, in
+ * the program's address space: the keep takes a quarter of it at most
+ * (the largest that fit took 4 GiB of an 8 GiB limit, and the program's
+ * mallocs failed at half of what they reach without it).
+ */
+static uint64_t size_cap(const char **which)
 {
 	struct rlimit r;
+	uint64_t cap = UINT64_MAX;
 
+	*which = "RLIMIT_FSIZE is below 256 MiB";
 	if (getrlimit(RLIMIT_FSIZE, &r) == 0 && r.rlim_cur != RLIM_INFINITY)
-		return (uint64_t)r.rlim_cur & ~(uint64_t)4095;
-	return UINT64_MAX;
+		cap = (uint64_t)r.rlim_cur & ~(uint64_t)4095;
+	if (getrlimit(RLIMIT_AS, &r) == 0 && r.rlim_cur != RLIM_INFINITY &&
+	    (uint64_t)r.rlim_cur / 4 < cap) {
+		cap = (uint64_t)r.rlim_cur / 4;
+		*which = "RLIMIT_AS is below 1 GiB";
+	}
+	return cap;
 }
 
 void keep_attach(const char *keep_env_name, const char *root_env, uint32_t kind, uint64_t layout)
 {
 	char v[96], r[32];
 	const char *p;
-	uint64_t fd, dev, ino, cap = size_cap(), sz;
+	const char *small;
+	uint64_t fd, dev, ino, cap = size_cap(&small), sz;
 	struct keep_head old;
 	struct stat st;
 	void *m = MAP_FAILED;
@@ -152,8 +166,7 @@ void keep_attach(const char *keep_env_name, const char *root_env, uint32_t kind,
 	}
 	if (m == MAP_FAILED) {
 		if (ftruncate((int)fd, 0) == 0 && pwrite((int)fd, &old, sizeof old, 0) == sizeof old)
-			void_at((int)fd, cap < (256ull << 20) ? "RLIMIT_FSIZE is below 256 MiB"
-							  : "the keep could not be mapped");
+			void_at((int)fd, cap < (256ull << 20) ? small : "the keep could not be mapped");
 		close((int)fd);
 		goto out;
 	}

@@ -9,7 +9,7 @@
 # void).  A program that wrecks its own keep never crashes the launcher,
 # and what it writes reads or is refused in one line.
 . "$(dirname "$0")/../lib.sh"
-plan 87
+plan 88
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 cd "$T" || exit 1
@@ -253,6 +253,11 @@ is "$?/$(cat err)/$(ls x.data 2>/dev/null)" "4/mprof: run: sh wrote no profile t
 (ulimit -f 1000 && "$MPROF" run -o v.data ./ends kill > /dev/null 2> err)
 like "$(cat err)" "wrote no profile to $T/v.data \(RLIMIT_FSIZE is below 256 MiB\)$" \
 	"a keep that could not be made: said why"
+# A sparse mapping still counts in RLIMIT_AS: the keep takes a quarter of
+# it at most, not the program's room (the program is limited, not mprof).
+"$MPROF" run -o v.data sh -c 'ulimit -v 900000 && exec ./ends kill' > /dev/null 2> err
+like "$(cat err)" "^mprof: run: sh wrote no profile to $T/v.data \(RLIMIT_AS is below 1 GiB\)$" \
+	"under RLIMIT_AS, the keep leaves the program its room"
 # 256 MiB of keep under this limit; cpprof's table wants more: the keep
 # is void, and _exit must save as without one.
 rm -f c.data

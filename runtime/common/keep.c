@@ -170,6 +170,12 @@ void keep_attach(const char *keep_env_name, const char *root_env, uint32_t kind,
 		close((int)fd);
 		goto out;
 	}
+	/* All but the header out of reach until keep_map hands it out:
+	 * mlockall(MCL_CURRENT) populates every accessible page of a
+	 * mapping, and 64 GiB of a shared one is the memfd's memory (a
+	 * program that locked its memory was OOM-killed); it skips pages
+	 * with no access. */
+	mprotect((char *)m + KEEP_HEAD, sz - KEEP_HEAD, PROT_NONE);
 	keep_h = m;
 	keep_size = sz;
 	keep_fd = (int)fd; /* open, not close-on-exec: an exec'd image takes it */
@@ -201,6 +207,12 @@ void *keep_map(size_t n)
 	off = __atomic_fetch_add(&h->used, n, __ATOMIC_RELAXED);
 	if (off + n > keep_size || off + n < off) {
 		keep_void("the keep is full");
+		return arena_map(n);
+	}
+	/* Out of reach until now (keep_attach); a shared mapping is not
+	 * populated by mprotect, even under mlockall(MCL_FUTURE). */
+	if (mprotect((char *)h + off, n, PROT_READ | PROT_WRITE) < 0) {
+		keep_void("the keep could not be made accessible");
 		return arena_map(n);
 	}
 	return (char *)h + off;
@@ -369,46 +381,69 @@ static int fd_ours(void)
 	       (uint64_t)st.st_ino == keep_ino;
 }
 
+/* n bytes at offset off of the keep's file into dst: 0, or -1. */
+static int pread_all(char *dst, size_t n, off_t off)
+{
+	ssize_t k;
+
+	while (n) {
+		k = pread(keep_fd, dst, n, off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		dst += k;
+		n -= (size_t)k;
+		off += k;
+	}
+	return 0;
+}
+
 /*
  * Copy to dst (zero pages) the pages of [src, src + n), at offset off of
- * the keep's file, that hold anything: a page never written reads as zero
- * anyway (cpprof reserves 512 MiB of entries and writes a few).  The
- * file's data, by SEEK_DATA and SEEK_HOLE, which count a page swapped out
- * as data; without the descriptor, the resident pages (mincore), which
- * do not: a swapped-out page is then lost.
+ * the keep's file, that hold anything: a page never written reads as
+ * zero anyway (cpprof reserves 512 MiB of entries and writes a few).  The
+ * file's data (SEEK_DATA and SEEK_HOLE, which count a page swapped out as
+ * data), read from the file: part of the range may not be accessible in
+ * this mapping (keep_map makes it so, then uses it).  Without the
+ * descriptor, the resident pages (mincore, which misses a swapped-out
+ * one), from the mapping.  0, or -1 when nothing could say which pages.
  */
-static void copy_data(char *dst, const char *src, uint64_t off, size_t n)
+static int copy_data(char *dst, const char *src, uint64_t off, size_t n)
 {
 	size_t pages = n / 4096, vlen = (pages + 4095) & ~(size_t)4095;
 	off_t at = (off_t)off, end = (off_t)(off + n), d, hole;
 	unsigned char *vec;
+	int rc = 0;
 
 	if (fd_ours()) {
 		while (at < end) {
 			d = lseek(keep_fd, at, SEEK_DATA);
 			if (d < 0 && errno == ENXIO)
-				return; /* no data from at on */
+				return 0; /* no data from at on */
 			if (d < 0 || (hole = lseek(keep_fd, d, SEEK_HOLE)) < 0)
 				goto resident;
 			if (d >= end)
-				return;
+				return 0;
 			if (hole > end)
 				hole = end;
-			memcpy(dst + (d - (off_t)off), src + (d - (off_t)off), (size_t)(hole - d));
+			if (pread_all(dst + (d - (off_t)off), (size_t)(hole - d), d) < 0)
+				goto resident;
 			at = hole;
 		}
-		return;
+		return 0;
 	}
 resident:
 	vec = arena_map(vlen);
 	if (!vec || mincore((void *)src, n, vec) < 0) {
-		memcpy(dst, src, n);
+		rc = -1;
 	} else {
 		for (size_t i = 0; i < pages; i++)
 			if (vec[i] & 1)
 				memcpy(dst + i * 4096, src + i * 4096, 4096);
 	}
 	arena_unmap(vec, vlen);
+	return rc;
 }
 
 /* The keep's pages in use, rounded to whole pages. */
@@ -451,8 +486,11 @@ void keep_fork_prepare(void)
 	used = used_now(h);
 	snap = mmap(NULL, used, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 		    -1, 0);
+	if (snap != MAP_FAILED && copy_data(snap, (const char *)h, 0, used) < 0) {
+		munmap(snap, used);
+		snap = MAP_FAILED;
+	}
 	if (snap != MAP_FAILED) {
-		copy_data(snap, (const char *)h, 0, used);
 		keep_snap = snap;
 		keep_snap_len = used;
 	}
@@ -466,20 +504,15 @@ void keep_fork_parent(void)
 	keep_snap = NULL;
 }
 
-/* [p, p + n) made private zero pages: writable if the system lets us
- * have that much (strict overcommit may not), else read-only, else
- * gone.  Never left shared with the parent. */
+/* [p, p + n) made private zero pages, read-only: nothing of the child's
+ * is there to write (its own thread's records and chunks are older than
+ * the fork's copy), and read-only private pages commit no memory however
+ * many.  Else gone.  Never left shared with the parent. */
 static void zero_over(char *p, size_t n)
 {
-	if (!n)
-		return;
-	if (mmap(p, n, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0) != MAP_FAILED)
-		return;
-	if (mmap(p, n, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1,
-		 0) != MAP_FAILED)
-		return;
-	munmap(p, n);
+	if (n && mmap(p, n, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
+		      -1, 0) == MAP_FAILED)
+		munmap(p, n);
 }
 
 int keep_fork_child(void)
@@ -507,14 +540,16 @@ int keep_fork_child(void)
 		if (late > have) {
 			c = mmap(NULL, late - have, PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-			if (c != MAP_FAILED) {
-				copy_data(c, (const char *)h + have, have, late - have);
-				if (mremap(c, late - have, late - have, MREMAP_MAYMOVE | MREMAP_FIXED,
-					   (char *)h + have) != MAP_FAILED)
-					have = late;
-				else
-					munmap(c, late - have);
-			}
+			/* Readable here too: a parent's thread may have made
+			 * it accessible only in the parent (keep_map). */
+			if (c != MAP_FAILED &&
+			    (mprotect((char *)h + have, late - have, PROT_READ) < 0 ||
+			     copy_data(c, (const char *)h + have, have, late - have) < 0 ||
+			     mremap(c, late - have, late - have, MREMAP_MAYMOVE | MREMAP_FIXED,
+				    (char *)h + have) == MAP_FAILED))
+				munmap(c, late - have);
+			else if (c != MAP_FAILED)
+				have = late;
 			if (have < late)
 				rc = -1; /* the tables lost pages: the child records nothing */
 		}

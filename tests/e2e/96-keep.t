@@ -9,7 +9,7 @@
 # void).  A program that wrecks its own keep never crashes the launcher,
 # and what it writes reads or is refused in one line.
 . "$(dirname "$0")/../lib.sh"
-plan 88
+plan 89
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 cd "$T" || exit 1
@@ -100,14 +100,18 @@ int main(void)
 }
 EOC
 cc -g -O0 -o grow grow.c
-cg=""
-if [ -w /sys/fs/cgroup/memory ]; then
-	cg=/sys/fs/cgroup/memory/mprof-keep-$$
-	mkdir "$cg" && echo $((64 << 20)) > "$cg/memory.limit_in_bytes" || cg=""
-elif [ -w /sys/fs/cgroup/cgroup.subtree_control ] && grep -qw memory /sys/fs/cgroup/cgroup.controllers; then
-	cg=/sys/fs/cgroup/mprof-keep-$$
-	mkdir "$cg" && echo $((64 << 20)) > "$cg/memory.max" || cg=""
-fi
+# memcg NAME BYTES: a memory cgroup of its own (its path), or nothing.
+memcg() {
+	if [ -w /sys/fs/cgroup/memory ]; then
+		mkdir "/sys/fs/cgroup/memory/$1-$$" &&
+			echo "$2" > "/sys/fs/cgroup/memory/$1-$$/memory.limit_in_bytes" &&
+			echo "/sys/fs/cgroup/memory/$1-$$"
+	elif [ -w /sys/fs/cgroup/cgroup.subtree_control ] && grep -qw memory /sys/fs/cgroup/cgroup.controllers; then
+		mkdir "/sys/fs/cgroup/$1-$$" && echo "$2" > "/sys/fs/cgroup/$1-$$/memory.max" &&
+			echo "/sys/fs/cgroup/$1-$$"
+	fi
+}
+cg=$(memcg mprof-keep $((64 << 20)))
 if [ -n "$cg" ]; then
 	rm -f m.data
 	"$MPROF" run -o m.data sh -c "echo \$\$ > $cg/cgroup.procs && exec ./grow" > out 2> err
@@ -124,6 +128,21 @@ else
 	fail "no memory cgroup to run the OOM test in (/sys/fs/cgroup/memory or cgroup v2's memory controller, as root)"
 	fail "not run: no memory cgroup"
 	fail "not run: no memory cgroup"
+fi
+
+# ---- mlockall: the keep's pages not handed out are not locked in ----
+# (mlockall populates every accessible page: 64 GiB of a shared mapping
+# would be the memfd's memory.)
+printf '#include <stdio.h>\n#include <sys/mman.h>\nint main(void) { int rc = mlockall(MCL_CURRENT | MCL_FUTURE); printf("mlockall %%d\\n", rc); return rc != 0; }\n' > lock.c
+cc -o lock lock.c
+cg=$(memcg mprof-lock $((256 << 20)))
+if [ -n "$cg" ]; then
+	"$MPROF" run -o l.data sh -c "echo \$\$ > $cg/cgroup.procs && exec ./lock" > out 2> /dev/null
+	st=$?
+	rmdir "$cg"
+	is "$st/$(cat out)" "0/mlockall 0" "mlockall under mprof run, in 256 MiB: not killed"
+else
+	fail "no memory cgroup to run the mlockall test in (as root)"
 fi
 
 # ---- fork: the child's counts stay the child's ----

@@ -510,8 +510,8 @@ void keep_fork_parent(void)
  * many.  Else gone.  Never left shared with the parent. */
 static void zero_over(char *p, size_t n)
 {
-	if (n && mmap(p, n, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
-		      -1, 0) == MAP_FAILED)
+	if (n && mmap(p, n, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1,
+		      0) == MAP_FAILED)
 		munmap(p, n);
 }
 

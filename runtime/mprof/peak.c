@@ -68,7 +68,7 @@ static void mirror(uint64_t pe)
 	uint64_t old = __atomic_load_n(peak_pe_mirror, __ATOMIC_RELAXED);
 
 	while (old < pe && !__atomic_compare_exchange_n(peak_pe_mirror, &old, pe, 1,
-							  __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+							__ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
 }
 

@@ -176,20 +176,23 @@ static const struct modules_ent *mod_ent(const struct salvage *s, uint64_t i, co
 void keeper_put_modules(struct salvage *s)
 {
 	const struct keep_head *h = s->k->h;
-	uint64_t n = h->mod_n < (1u << 16) ? h->mod_n : 1u << 16, nkept = 0;
+	/* The newest 2^16 at most: the list is oldest first, and the frames
+	 * of the last moments are in the objects loaded last. */
+	uint64_t n = h->mod_n < (1u << 16) ? h->mod_n : 1u << 16, first = h->mod_n - n, nkept = 0;
 	unsigned char *keep = xcalloc(n ? n : 1, 1);
 	const char *str;
 
 	/* Newest first: of two that overlap (a library unloaded, another
 	 * loaded over its place), the later is what the frames since saw. */
 	for (uint64_t i = n; i-- > 0;) {
-		const struct modules_ent *e = mod_ent(s, i, &str), *o;
+		const struct modules_ent *e = mod_ent(s, first + i, &str), *o;
 		int clash = 0;
 
 		if (!e)
 			continue;
 		for (uint64_t j = i + 1; j < n && !clash; j++)
-			if (keep[j] && (o = mod_ent(s, j, &str)) && e->start < o->end && o->start < e->end)
+			if (keep[j] && (o = mod_ent(s, first + j, &str)) && e->start < o->end &&
+			    o->start < e->end)
 				clash = 1;
 		if (!clash) {
 			keep[i] = 1;
@@ -201,7 +204,7 @@ void keeper_put_modules(struct salvage *s)
 	for (uint64_t i = 0; i < n; i++) {
 		const struct modules_ent *e;
 
-		if (!keep[i] || !(e = mod_ent(s, i, &str)))
+		if (!keep[i] || !(e = mod_ent(s, first + i, &str)))
 			continue;
 		format_put_u64(s->w, e->start);
 		format_put_u64(s->w, e->end);

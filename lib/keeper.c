@@ -45,9 +45,13 @@ int keeper_make(struct keeper *k)
 		return -1;
 	}
 	/* High, and free here, so the program's own descriptors (what it
-	 * inherits from us, what it opens first) are where they would be. */
-	if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur != RLIM_INFINITY)
-		n = r.rlim_cur > (1u << 20) ? 1 << 20 : (int)r.rlim_cur;
+	 * inherits from us, what it opens first) are where they would be;
+	 * but below 1024: the kernel sizes a process's descriptor table by
+	 * its highest descriptor and copies it at every fork (descriptor
+	 * 19999 made a fork 90 us slower; under a limit of 2^20, as
+	 * containers have, the table is 8 MiB). */
+	if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < 1024)
+		n = (int)r.rlim_cur;
 	while (--n > 2 && (fcntl(n, F_GETFD) >= 0 || errno != EBADF))
 		;
 	if (n <= 2) {
@@ -172,20 +176,23 @@ static const struct modules_ent *mod_ent(const struct salvage *s, uint64_t i, co
 void keeper_put_modules(struct salvage *s)
 {
 	const struct keep_head *h = s->k->h;
-	uint64_t n = h->mod_n < (1u << 16) ? h->mod_n : 1u << 16, nkept = 0;
+	/* The newest 2^16 at most: the list is oldest first, and the frames
+	 * of the last moments are in the objects loaded last. */
+	uint64_t n = h->mod_n < (1u << 16) ? h->mod_n : 1u << 16, first = h->mod_n - n, nkept = 0;
 	unsigned char *keep = xcalloc(n ? n : 1, 1);
 	const char *str;
 
 	/* Newest first: of two that overlap (a library unloaded, another
 	 * loaded over its place), the later is what the frames since saw. */
 	for (uint64_t i = n; i-- > 0;) {
-		const struct modules_ent *e = mod_ent(s, i, &str), *o;
+		const struct modules_ent *e = mod_ent(s, first + i, &str), *o;
 		int clash = 0;
 
 		if (!e)
 			continue;
 		for (uint64_t j = i + 1; j < n && !clash; j++)
-			if (keep[j] && (o = mod_ent(s, j, &str)) && e->start < o->end && o->start < e->end)
+			if (keep[j] && (o = mod_ent(s, first + j, &str)) && e->start < o->end &&
+			    o->start < e->end)
 				clash = 1;
 		if (!clash) {
 			keep[i] = 1;
@@ -197,7 +204,7 @@ void keeper_put_modules(struct salvage *s)
 	for (uint64_t i = 0; i < n; i++) {
 		const struct modules_ent *e;
 
-		if (!keep[i] || !(e = mod_ent(s, i, &str)))
+		if (!keep[i] || !(e = mod_ent(s, first + i, &str)))
 			continue;
 		format_put_u64(s->w, e->start);
 		format_put_u64(s->w, e->end);

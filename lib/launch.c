@@ -382,6 +382,9 @@ int launch_run(const struct launch *l, char *const argv[], char *err, size_t err
 	}
 	snprintf(preload, sizeof(preload), "%s%s%s", lib, old && *old ? ":" : "", old ? old : "");
 	had = stat(outabs, &before) == 0;
+	/* Read below whether or not there is a keep: none is state WAITING
+	 * with no magic. */
+	memset(&h, 0, sizeof h);
 	/* No memfd (an old kernel, a sandbox): the run goes on, and a
 	 * program that dies loses its profile as it did before the keep. */
 	if (l->keep_env && keeper_make(&kp) < 0)

@@ -7,7 +7,7 @@
 
 #include "exits.h"
 
-void exits_next(const char *name, exits_fn **cache, int status)
+exits_fn *exits_find(const char *name, exits_fn **cache)
 {
 	exits_fn *f = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
 
@@ -15,6 +15,13 @@ void exits_next(const char *name, exits_fn **cache, int status)
 		f = (exits_fn *)dlsym(RTLD_NEXT, name);
 		__atomic_store_n(cache, f, __ATOMIC_RELEASE);
 	}
+	return f;
+}
+
+void exits_next(const char *name, exits_fn **cache, int status)
+{
+	exits_fn *f = exits_find(name, cache);
+
 	if (f)
 		f(status);
 	for (;;)

@@ -15,5 +15,9 @@ typedef void exits_fn(int);
  * allocate: a collector that wraps malloc holds its guard.
  */
 __attribute__((noreturn)) void exits_next(const char *name, exits_fn **cache, int status);
+/* The next definition of name, found into *cache if it is not there yet
+ * (NULL: none).  A collector calls it early, where dlsym is safe, so that
+ * _exit never has to: in a vfork child or a signal handler. */
+exits_fn *exits_find(const char *name, exits_fn **cache);
 
 #endif

@@ -28,6 +28,7 @@
 struct keep_head *keep_h;
 static uint64_t keep_size;
 static int keep_fd = -1;
+static uint64_t keep_dev, keep_ino; /* keep_fd's file, while it is ours */
 static int keep_tried; /* this image asked once */
 static int keep_lk;    /* keep_info, keep_counter: rare, never in a signal */
 static char *keep_str, *keep_str_end;
@@ -92,22 +93,36 @@ static void void_at(int fd, const char *why)
 		return;
 }
 
-/* The largest mapping the file can have: RLIMIT_FSIZE caps what
- * ftruncate may make (beyond it the kernel sends SIGXFSZ: never). */
-static uint64_t size_cap(void)
+/*
+ * The largest mapping the file can have, and the limit that says so:
+ * RLIMIT_FSIZE caps what ftruncate may make (beyond it the kernel sends
+ * SIGXFSZ: never), and RLIMIT_AS counts the mapping, sparse or not, in
+ * the program's address space: the keep takes a quarter of it at most
+ * (the largest that fit took 4 GiB of an 8 GiB limit, and the program's
+ * mallocs failed at half of what they reach without it).
+ */
+static uint64_t size_cap(const char **which)
 {
 	struct rlimit r;
+	uint64_t cap = UINT64_MAX;
 
+	*which = "RLIMIT_FSIZE is below 256 MiB";
 	if (getrlimit(RLIMIT_FSIZE, &r) == 0 && r.rlim_cur != RLIM_INFINITY)
-		return (uint64_t)r.rlim_cur & ~(uint64_t)4095;
-	return UINT64_MAX;
+		cap = (uint64_t)r.rlim_cur & ~(uint64_t)4095;
+	if (getrlimit(RLIMIT_AS, &r) == 0 && r.rlim_cur != RLIM_INFINITY &&
+	    (uint64_t)r.rlim_cur / 4 < cap) {
+		cap = (uint64_t)r.rlim_cur / 4;
+		*which = "RLIMIT_AS is below 1 GiB";
+	}
+	return cap;
 }
 
 void keep_attach(const char *keep_env_name, const char *root_env, uint32_t kind, uint64_t layout)
 {
 	char v[96], r[32];
 	const char *p;
-	uint64_t fd, dev, ino, cap = size_cap(), sz;
+	const char *small;
+	uint64_t fd, dev, ino, cap = size_cap(&small), sz;
 	struct keep_head old;
 	struct stat st;
 	void *m = MAP_FAILED;
@@ -151,14 +166,21 @@ void keep_attach(const char *keep_env_name, const char *root_env, uint32_t kind,
 	}
 	if (m == MAP_FAILED) {
 		if (ftruncate((int)fd, 0) == 0 && pwrite((int)fd, &old, sizeof old, 0) == sizeof old)
-			void_at((int)fd, cap < (256ull << 20) ? "RLIMIT_FSIZE is below 256 MiB"
-							  : "the keep could not be mapped");
+			void_at((int)fd, cap < (256ull << 20) ? small : "the keep could not be mapped");
 		close((int)fd);
 		goto out;
 	}
+	/* All but the header out of reach until keep_map hands it out:
+	 * mlockall(MCL_CURRENT) populates every accessible page of a
+	 * mapping, and 64 GiB of a shared one is the memfd's memory (a
+	 * program that locked its memory was OOM-killed); it skips pages
+	 * with no access. */
+	mprotect((char *)m + KEEP_HEAD, sz - KEEP_HEAD, PROT_NONE);
 	keep_h = m;
 	keep_size = sz;
 	keep_fd = (int)fd; /* open, not close-on-exec: an exec'd image takes it */
+	keep_dev = dev;
+	keep_ino = ino;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	keep_h->magic = KEEP_MAGIC;
 	keep_h->version = KEEP_VERSION;
@@ -185,6 +207,12 @@ void *keep_map(size_t n)
 	off = __atomic_fetch_add(&h->used, n, __ATOMIC_RELAXED);
 	if (off + n > keep_size || off + n < off) {
 		keep_void("the keep is full");
+		return arena_map(n);
+	}
+	/* Out of reach until now (keep_attach); a shared mapping is not
+	 * populated by mprotect, even under mlockall(MCL_FUTURE). */
+	if (mprotect((char *)h + off, n, PROT_READ | PROT_WRITE) < 0) {
+		keep_void("the keep could not be made accessible");
 		return arena_map(n);
 	}
 	return (char *)h + off;
@@ -311,12 +339,15 @@ void keep_recording(void)
 		__atomic_store_n(&keep_h->state, KEEP_RECORDING, __ATOMIC_RELEASE);
 }
 
-void keep_exiting(int status)
+int keep_exiting(int status)
 {
 	if (!keep_h)
-		return;
+		return 0;
 	keep_h->exit_status = status;
 	__atomic_store_n(&keep_h->exit_called, 1, __ATOMIC_RELEASE);
+	/* A void keep (full, or the tables never all in it) is not
+	 * written by the launcher: the runtime must save. */
+	return __atomic_load_n(&keep_h->state, __ATOMIC_ACQUIRE) == KEEP_RECORDING;
 }
 
 void keep_exec(const char *path)
@@ -353,22 +384,87 @@ void keep_void(const char *why)
 	strncpy(h->why, why, sizeof h->why - 1);
 }
 
-/* Copy the resident pages of [src, src + n) to dst (mincore: a page of
- * the file never written reads as zero anyway; cpprof reserves 512 MiB
- * of entries and writes a few). */
-static void copy_resident(char *dst, const char *src, size_t n)
+/* Whether keep_fd is still the keep's memfd: the program may have closed
+ * it (a daemon's closefrom) and opened something else as that number. */
+static int fd_ours(void)
+{
+	struct stat st;
+
+	return keep_fd >= 0 && fstat(keep_fd, &st) == 0 && (uint64_t)st.st_dev == keep_dev &&
+	       (uint64_t)st.st_ino == keep_ino;
+}
+
+/* n bytes at offset off of the keep's file into dst: 0, or -1. */
+static int pread_all(char *dst, size_t n, off_t off)
+{
+	ssize_t k;
+
+	while (n) {
+		k = pread(keep_fd, dst, n, off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		dst += k;
+		n -= (size_t)k;
+		off += k;
+	}
+	return 0;
+}
+
+/*
+ * Copy to dst (zero pages) the pages of [src, src + n), at offset off of
+ * the keep's file, that hold anything: a page never written reads as
+ * zero anyway (cpprof reserves 512 MiB of entries and writes a few).  The
+ * file's data (SEEK_DATA and SEEK_HOLE, which count a page swapped out as
+ * data), read from the file: part of the range may not be accessible in
+ * this mapping (keep_map makes it so, then uses it).  Without the
+ * descriptor, the resident pages (mincore, which misses a swapped-out
+ * one), from the mapping.  0, or -1 when nothing could say which pages.
+ */
+static int copy_data(char *dst, const char *src, uint64_t off, size_t n)
 {
 	size_t pages = n / 4096, vlen = (pages + 4095) & ~(size_t)4095;
-	unsigned char *vec = arena_map(vlen);
+	off_t at = (off_t)off, end = (off_t)(off + n), d, hole;
+	unsigned char *vec;
+	int rc = 0;
 
+	if (fd_ours()) {
+		while (at < end) {
+			d = lseek(keep_fd, at, SEEK_DATA);
+			if (d < 0 && errno == ENXIO)
+				return 0; /* no data from at on */
+			if (d < 0 || (hole = lseek(keep_fd, d, SEEK_HOLE)) < 0)
+				goto resident;
+			if (d >= end)
+				return 0;
+			if (hole > end)
+				hole = end;
+			if (pread_all(dst + (d - (off_t)off), (size_t)(hole - d), d) < 0)
+				goto resident;
+			at = hole;
+		}
+		return 0;
+	}
+resident:
+	vec = arena_map(vlen);
 	if (!vec || mincore((void *)src, n, vec) < 0) {
-		memcpy(dst, src, n);
+		rc = -1;
 	} else {
 		for (size_t i = 0; i < pages; i++)
 			if (vec[i] & 1)
 				memcpy(dst + i * 4096, src + i * 4096, 4096);
 	}
 	arena_unmap(vec, vlen);
+	return rc;
+}
+
+/* The keep's pages in use, rounded to whole pages. */
+static size_t used_now(const struct keep_head *h)
+{
+	uint64_t u = (__atomic_load_n(&h->used, __ATOMIC_ACQUIRE) + 4095) & ~(uint64_t)4095;
+
+	return (size_t)(u < keep_size ? u : keep_size);
 }
 
 /*
@@ -377,6 +473,14 @@ static void copy_resident(char *dst, const char *src, size_t n)
  * parent wrote meanwhile (cfprof's current node, a thread's counts), so
  * they are copied before it, in the parent, into private memory the child
  * inherits; the child moves that copy over the keep's range.
+ *
+ * The collectors' locks do not stop every taker of keep memory while the
+ * copy is made (a thread's first hook makes its record, a thread's new
+ * counter chunk, the module list), and the child's statics may point at
+ * what they took after the copy's length was read.  The child copies
+ * those pages itself, from the mapping it still shares, and puts zero
+ * pages over the rest of the range: a pointer the parent stored since the
+ * fork leads to an empty record, never to an unmapped page.
  */
 static char *keep_snap;
 static size_t keep_snap_len;
@@ -386,20 +490,24 @@ void keep_fork_prepare(void)
 	struct keep_head *h = keep_h;
 	size_t used;
 	char *snap;
+	int e = errno;
 
 	keep_snap = NULL;
+	keep_snap_len = 0;
 	if (!h)
 		return;
-	used = (size_t)((__atomic_load_n(&h->used, __ATOMIC_RELAXED) + 4095) & ~(uint64_t)4095);
-	if (used > keep_size)
-		used = (size_t)keep_size;
+	used = used_now(h);
 	snap = mmap(NULL, used, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 		    -1, 0);
-	if (snap == MAP_FAILED)
-		return;
-	copy_resident(snap, (const char *)h, used);
-	keep_snap = snap;
-	keep_snap_len = used;
+	if (snap != MAP_FAILED && copy_data(snap, (const char *)h, 0, used) < 0) {
+		munmap(snap, used);
+		snap = MAP_FAILED;
+	}
+	if (snap != MAP_FAILED) {
+		keep_snap = snap;
+		keep_snap_len = used;
+	}
+	errno = e;
 }
 
 void keep_fork_parent(void)
@@ -409,26 +517,64 @@ void keep_fork_parent(void)
 	keep_snap = NULL;
 }
 
+/* [p, p + n) made private zero pages, read-only: nothing of the child's
+ * is there to write (its own thread's records and chunks are older than
+ * the fork's copy), and read-only private pages commit no memory however
+ * many.  Else gone.  Never left shared with the parent. */
+static void zero_over(char *p, size_t n)
+{
+	if (n && mmap(p, n, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1,
+		      0) == MAP_FAILED)
+		munmap(p, n);
+}
+
 int keep_fork_child(void)
 {
 	struct keep_head *h = keep_h;
-	int rc = 0;
+	size_t have = 0, late;
+	char *c;
+	int rc = 0, e = errno;
 
 	if (h) {
-		if (!keep_snap || mremap(keep_snap, keep_snap_len, keep_snap_len,
-					 MREMAP_MAYMOVE | MREMAP_FIXED, h) == MAP_FAILED) {
-			rc = -1; /* the tables are the parent's: the child records nothing */
+		/* What the copy missed, read now: the parent's threads
+		 * took no more of it than this before the fork. */
+		late = used_now(h);
+		if (keep_snap && mremap(keep_snap, keep_snap_len, keep_snap_len,
+					MREMAP_MAYMOVE | MREMAP_FIXED, h) != MAP_FAILED) {
+			have = keep_snap_len;
+		} else {
+			/* No copy as at the fork: the child makes one now, so
+			 * that it never counts into its parent's tables, and
+			 * records nothing (they may be half-changed). */
 			if (keep_snap)
 				munmap(keep_snap, keep_snap_len);
-		} else if (keep_snap_len < keep_size) {
-			munmap((char *)h + keep_snap_len, keep_size - keep_snap_len);
+			rc = -1;
 		}
+		if (late > have) {
+			c = mmap(NULL, late - have, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+			/* Readable here too: a parent's thread may have made
+			 * it accessible only in the parent (keep_map). */
+			if (c != MAP_FAILED &&
+			    (mprotect((char *)h + have, late - have, PROT_READ) < 0 ||
+			     copy_data(c, (const char *)h + have, have, late - have) < 0 ||
+			     mremap(c, late - have, late - have, MREMAP_MAYMOVE | MREMAP_FIXED,
+				    (char *)h + have) == MAP_FAILED))
+				munmap(c, late - have);
+			else if (c != MAP_FAILED)
+				have = late;
+			if (have < late)
+				rc = -1; /* the tables lost pages: the child records nothing */
+		}
+		zero_over((char *)h + have, keep_size - have);
 		__atomic_store_n(&keep_h, NULL, __ATOMIC_RELEASE);
 		keep_str = keep_str_end = NULL;
 		keep_snap = NULL;
 	}
-	if (keep_fd >= 0)
+	/* Only if it still is the memfd: the number may be the program's now. */
+	if (fd_ours())
 		close(keep_fd);
 	keep_fd = -1;
+	errno = e;
 	return rc;
 }

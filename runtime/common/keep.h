@@ -2,7 +2,7 @@
  * keep.h - the keep, the runtime's side (keep.c): the tables a save reads,
  * in memory the launcher can read after the program is gone, so the
  * profile survives SIGKILL, the OOM killer, abort, a crash, _exit and
- * exit_group (lib/keepfmt.h has the layout and the why; lib/keep.c the
+ * exit_group (lib/keepfmt.h has the layout and the why; lib/keeper.c the
  * launcher's side).
  *
  * Only the process a launcher started takes the keep, and only when the
@@ -54,8 +54,10 @@ void keep_counter(const char *name, const char *unit);
 void keep_wrote(int fd, int final);
 /* Recording again (mprof_restart after a final save). */
 void keep_recording(void);
-/* The program called _exit(status): said in the header for the launcher. */
-void keep_exiting(int status);
+/* The program called _exit(status): said in the header for the launcher.
+ * 1 if the launcher will write the profile from the keep; 0 if the
+ * runtime must save itself (no keep, or one void or saved). */
+int keep_exiting(int status);
 /* The process is about to exec path (execs.c); it failed after all. */
 void keep_exec(const char *path);
 void keep_exec_failed(void);
@@ -67,9 +69,11 @@ void keep_void(const char *why);
  * collector's fork locks: a consistent copy), keep_fork_parent after, and
  * keep_fork_child in the child: the keep's pages become the child's own
  * (a copy of those in use, as they were at the fork), the descriptor is
- * closed, and keep_map maps privately from then on.  keep_fork_child: 0;
- * -1 when no copy could be made: the child must not record (the tables it
- * sees are still its parent's, and they are unmapped).
+ * closed, and keep_map maps privately from then on.  The child never
+ * shares a page of the keep with its parent, whatever fails.
+ * keep_fork_child: 0; -1 when no copy as at the fork could be made (the
+ * child's pages were copied after it, from tables the parent's threads
+ * were changing, or lost): the child must not record.
  */
 void keep_fork_prepare(void);
 void keep_fork_parent(void);

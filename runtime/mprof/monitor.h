@@ -121,5 +121,7 @@ uint64_t mon_now_ns(void);
 
 /* The program calls _exit(status) (exit.c): save if that is for us. */
 void mon_exit_now(int status);
+/* exit.c: find the real _exit and _Exit (at the configuration). */
+void exit_lookup(void);
 
 #endif

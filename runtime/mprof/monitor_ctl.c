@@ -146,6 +146,7 @@ void mon_config(void)
 	if (parse_u64(getenv("MPROF_LOCK_WAIT_MS"), &v) == 0 && v > 0)
 		lock_set_bound(v);
 	blocks_init();
+	exit_lookup(); /* dlsym now, never in _exit (exit.c) */
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	__atomic_store_n(&mon.configured, 2, __ATOMIC_RELEASE);
 }
@@ -384,8 +385,16 @@ void mon_restart(const char *filename)
 	__atomic_store_n(&mon_keep->dropped, 0, __ATOMIC_RELAXED);
 	keep_recording();
 	mon.nosave = 0;
-	if (filename && *filename)
+	if (filename && *filename) {
+		char was[PATH_MAX];
+
+		memcpy(was, mon.out, sizeof was);
 		resolve(mon.out, filename);
+		/* The launcher writes the file it named: this profile's
+		 * tables, salvaged, would replace the one saved there. */
+		if (strcmp(was, mon.out))
+			keep_void("mprof_restart named another file");
+	}
 	__atomic_store_n(&mon.state, MON_ON, __ATOMIC_RELEASE);
 	stacks_unlock();
 	writer_unlock();
@@ -518,7 +527,7 @@ __attribute__((destructor(101))) static void mon_fini(void)
 /*
  * The program calls _exit (exit.c): no destructor will run.  Under a
  * launcher the keep has the tables, and the launcher writes the file (it
- * is told the status); else save now, as at exit but without libc's
+ * is told the status); else (no keep, or a void one) save now, as at exit but without libc's
  * buffers (still in use) or the leak scan, and only if no save is under
  * way (this may be a signal handler's _exit that interrupted one).  Not in
  * a vfork child: it shares its parent's memory and tables.
@@ -530,10 +539,8 @@ void mon_exit_now(int status)
 
 	if (__atomic_load_n(&mon.state, __ATOMIC_ACQUIRE) == MON_UNINIT || getpid() != mon_pid)
 		return;
-	if (keep_h) {
-		keep_exiting(status);
+	if (keep_exiting(status))
 		return;
-	}
 	mon_guard = 1;
 	if (writer_trylock() != 0) {
 		mon_guard = g;

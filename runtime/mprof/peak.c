@@ -56,6 +56,22 @@ void peak_restart(uint64_t e)
 	__atomic_store_n(peak_pe_mirror, epoch_bits(e), __ATOMIC_RELAXED);
 }
 
+/*
+ * The word's pe into the keep's mirror, unless a later one is there: two
+ * threads that raised the peak one after the other may store in the other
+ * order.  Within a profile pe only grows (the peak below, the epoch
+ * above); peak_restart stores the new epoch's first, before any publish
+ * of it.
+ */
+static void mirror(uint64_t pe)
+{
+	uint64_t old = __atomic_load_n(peak_pe_mirror, __ATOMIC_RELAXED);
+
+	while (old < pe && !__atomic_compare_exchange_n(peak_pe_mirror, &old, pe, 1,
+							__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
 void peak_publish(struct peak_block *b, uint64_t e)
 {
 	uint64_t ep = epoch_bits(e), p, np;
@@ -84,7 +100,7 @@ void peak_publish(struct peak_block *b, uint64_t e)
 			break;
 	}
 	if (np != p)
-		__atomic_store_n(peak_pe_mirror, nw.pe, __ATOMIC_RELAXED);
+		mirror(nw.pe);
 	b->delta = 0;
 	b->s++;
 	/* Keep fz_p the peak as of this publish (so a later change of P

@@ -297,6 +297,11 @@ static void keep_start(void)
 	keep_attach(k, r, cp_sink.kind, cp_sink.layout);
 }
 
+/* Why the launcher writes no profile from a keep (cfprof's first hook may
+ * have taken it) when the collector does not start: it saves nothing at
+ * exit either. */
+#define NOT_STARTED "its collector did not start (said above)"
+
 __attribute__((constructor(101))) static void cp_start(void)
 {
 	const char *ev = env("EVENTS"), *s;
@@ -308,6 +313,9 @@ __attribute__((constructor(101))) static void cp_start(void)
 	th_lookup();
 	sg_lookup();
 	as_lookup();
+	/* First: cfprof's first hook may have taken the keep already, and
+	 * whatever happens below, a forked child must get its own copy. */
+	pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child);
 	for (int r = 0; r < RES_N; r++)
 		cp.col[r] = -1;
 	s = env("RANDOM");
@@ -316,6 +324,7 @@ __attribute__((constructor(101))) static void cp_start(void)
 	cp.no_perf = s && s[0] == '1';
 	if (parse_events(ev && *ev ? ev : "cpu") < 0) {
 		cp_warn("bad events '", ev, "'; nothing sampled");
+		keep_void(NOT_STARTED);
 		return;
 	}
 	for (int k = 0; k < cp.nres;) {
@@ -327,8 +336,10 @@ __attribute__((constructor(101))) static void cp_start(void)
 		}
 		k++;
 	}
-	if (!cp.nres)
+	if (!cp.nres) {
+		keep_void(NOT_STARTED);
 		return;
+	}
 	if (cp.col[RES_SYSCALLS] >= 0) {
 		int nperf = 0;
 		cp.syscall_tp = res_tracepoint_id("raw_syscalls/sys_exit", why, sizeof why);
@@ -350,19 +361,21 @@ __attribute__((constructor(101))) static void cp_start(void)
 	out_path();
 	if (!cp.out[0]) {
 		cp_warn("output file name too long; nothing sampled", NULL, NULL);
+		keep_void(NOT_STARTED);
 		return;
 	}
 	cp.start_ns = cp_now(CLOCK_REALTIME);
 	keep_start();
 	if (cp_sink.start(cp.nres) < 0 || unwind_modules_refresh() < 0 || th_init() < 0) {
 		cp_warn("cannot map the sampler's memory; nothing sampled", NULL, NULL);
+		keep_void(NOT_STARTED);
 		return;
 	}
 	if (sg_install(handler) < 0) {
 		cp_warn("cannot install the SIGPROF handler; nothing sampled", NULL, NULL);
+		keep_void(NOT_STARTED);
 		return;
 	}
-	pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child);
 	__atomic_store_n(&cp.on, 1, __ATOMIC_RELEASE);
 	/* The watcher first: creating it is not the program's doing. */
 	if (wt_start() < 0)
@@ -386,7 +399,8 @@ __attribute__((destructor(101))) static void cp_finish(void)
 /*
  * The program calls _exit (exit.c): no destructor will run.  Under a
  * launcher the keep has the tables and the launcher writes the file (it
- * is told the status); else save now, as the destructor does.  Not in a
+ * is told the status); else (no keep, or a void one) save now, as the
+ * destructor does.  Not in a
  * vfork child: it shares its parent's memory.
  */
 void cp_exit_now(int status)
@@ -395,10 +409,8 @@ void cp_exit_now(int status)
 		return;
 	char num[24];
 
-	if (keep_h) {
-		keep_exiting(status);
+	if (keep_exiting(status))
 		return;
-	}
 	strcpy(cp_ended, "_exit(");
 	strcat(cp_ended, outfile_u64(num, (uint64_t)(status & 0377)));
 	strcat(cp_ended, ")");

@@ -1,6 +1,6 @@
 # mprof run (lib/launch.c, shared with cpprof record): the program's exit
 # status passes through, a death by signal too, a program that ends
-# without its save gets its profile from the keep (tests/e2e/94-keep.t),
+# without its save gets its profile from the keep (tests/e2e/96-keep.t),
 # one that cannot be run is 127.  The program gets
 # the environment with LD_PRELOAD (the user's kept after ours), MPROF_OUT
 # and MPROF_ROOT_PID (its own pid) replaced.

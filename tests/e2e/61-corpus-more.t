@@ -74,7 +74,7 @@ fi
 
 # A cgo program (tests/progs/sig_cgo.go: goroutines calling C's strdup
 # and free) that ends with Go's own exit, a raw exit_group: its profile is
-# the keep's (tests/e2e/95-keep.t), and Go's signal handling must survive
+# the keep's (tests/e2e/96-keep.t), and Go's signal handling must survive
 # the sampler's (SA_ONSTACK, tests/e2e/59-sig-cgo.t).
 new_case cgo
 if ! missing cgo go golang-go; then

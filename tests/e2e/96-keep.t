@@ -9,7 +9,7 @@
 # void).  A program that wrecks its own keep never crashes the launcher,
 # and what it writes reads or is refused in one line.
 . "$(dirname "$0")/../lib.sh"
-plan 82
+plan 89
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 cd "$T" || exit 1
@@ -100,14 +100,18 @@ int main(void)
 }
 EOC
 cc -g -O0 -o grow grow.c
-cg=""
-if [ -w /sys/fs/cgroup/memory ]; then
-	cg=/sys/fs/cgroup/memory/mprof-keep-$$
-	mkdir "$cg" && echo $((64 << 20)) > "$cg/memory.limit_in_bytes" || cg=""
-elif [ -w /sys/fs/cgroup/cgroup.subtree_control ] && grep -qw memory /sys/fs/cgroup/cgroup.controllers; then
-	cg=/sys/fs/cgroup/mprof-keep-$$
-	mkdir "$cg" && echo $((64 << 20)) > "$cg/memory.max" || cg=""
-fi
+# memcg NAME BYTES: a memory cgroup of its own (its path), or nothing.
+memcg() {
+	if [ -w /sys/fs/cgroup/memory ]; then
+		mkdir "/sys/fs/cgroup/memory/$1-$$" &&
+			echo "$2" > "/sys/fs/cgroup/memory/$1-$$/memory.limit_in_bytes" &&
+			echo "/sys/fs/cgroup/memory/$1-$$"
+	elif [ -w /sys/fs/cgroup/cgroup.subtree_control ] && grep -qw memory /sys/fs/cgroup/cgroup.controllers; then
+		mkdir "/sys/fs/cgroup/$1-$$" && echo "$2" > "/sys/fs/cgroup/$1-$$/memory.max" &&
+			echo "/sys/fs/cgroup/$1-$$"
+	fi
+}
+cg=$(memcg mprof-keep $((64 << 20)))
 if [ -n "$cg" ]; then
 	rm -f m.data
 	"$MPROF" run -o m.data sh -c "echo \$\$ > $cg/cgroup.procs && exec ./grow" > out 2> err
@@ -126,6 +130,21 @@ else
 	fail "not run: no memory cgroup"
 fi
 
+# ---- mlockall: the keep's pages not handed out are not locked in ----
+# (mlockall populates every accessible page: 64 GiB of a shared mapping
+# would be the memfd's memory.)
+printf '#include <stdio.h>\n#include <sys/mman.h>\nint main(void) { int rc = mlockall(MCL_CURRENT | MCL_FUTURE); printf("mlockall %%d\\n", rc); return rc != 0; }\n' > lock.c
+cc -o lock lock.c
+cg=$(memcg mprof-lock $((256 << 20)))
+if [ -n "$cg" ]; then
+	"$MPROF" run -o l.data sh -c "echo \$\$ > $cg/cgroup.procs && exec ./lock" > out 2> /dev/null
+	st=$?
+	rmdir "$cg"
+	is "$st/$(cat out)" "0/mlockall 0" "mlockall under mprof run, in 256 MiB: not killed"
+else
+	fail "no memory cgroup to run the mlockall test in (as root)"
+fi
+
 # ---- fork: the child's counts stay the child's ----
 rm -f m.data m.data.*
 "$MPROF" run -o m.data ./ends fork-kill > /dev/null 2>&1
@@ -134,6 +153,33 @@ bins() { "$MPROF" dump "$1" | awk -v s="$2" '$1 == "bin" && $2 == s { print $3 }
 is "$(bins m.data 55)/$(bins m.data 77)" "300/" "fork: the parent's salvaged profile has none of its child's allocations"
 is "$(bins "$child" 77)/$(bins "$child" 55)/$(ended "$child")" "500//exit" \
 	"fork: the child's file has its own, and none its parent made after the fork"
+
+# Threads that start as the program forks take keep memory while the
+# fork handler copies the keep: the child gets it too, never a pointer to
+# an unmapped page.
+rm -f f.data f.data.*
+"$CFPROF" record -o f.data ./ends-cf fork-race > out 2> /dev/null
+is "$?/$(tail -1 out)/$(ls f.data.* | wc -l)" "0/children crashed: 0/60" \
+	"fork while threads start: every child runs on and writes its file"
+rm -f f.data f.data.*
+# A vfork child shares its parent's thread: its _exit must leave the
+# thread's state as it was.
+rm -f m.data
+"$MPROF" run -o m.data ./ends vfork-fail > /dev/null 2>&1
+is "$(bins m.data 33)" 200 "after a vfork child's failed exec and _exit, the parent is still counted"
+# The file mprof_stop saved is not replaced by the tables of a profile
+# mprof_restart sent to another file.
+rm -f m.data other.data
+"$MPROF" run -o m.data ./ends restart-kill > /dev/null 2>&1
+is "$(bins m.data 11)/$(bins m.data 22)/$(ls other.data 2>/dev/null)" "100//" \
+	"mprof_restart to another file, then SIGKILL: the saved profile stays"
+# Below 1024, whatever the limit: a process's descriptor table is as
+# large as its highest descriptor, and every fork copies it.
+hard=$(ulimit -Hn)
+want=1023
+[ "$hard" != unlimited ] && [ "$hard" -lt 1024 ] && want=$((hard - 1))
+is "$(ulimit -n "$hard"; "$MPROF" run -o m.data sh -c 'ls /proc/$$/fd' | sort -n | tail -1)" $want \
+	"the keep's descriptor is below 1024 under the highest limit ($hard)"
 
 # ---- without a launcher: _exit saves, in the root and in a forked child ----
 rm -f p.data
@@ -226,6 +272,16 @@ is "$?/$(cat err)/$(ls x.data 2>/dev/null)" "4/mprof: run: sh wrote no profile t
 (ulimit -f 1000 && "$MPROF" run -o v.data ./ends kill > /dev/null 2> err)
 like "$(cat err)" "wrote no profile to $T/v.data \(RLIMIT_FSIZE is below 256 MiB\)$" \
 	"a keep that could not be made: said why"
+# A sparse mapping still counts in RLIMIT_AS: the keep takes a quarter of
+# it at most, not the program's room (the program is limited, not mprof).
+"$MPROF" run -o v.data sh -c 'ulimit -v 900000 && exec ./ends kill' > /dev/null 2> err
+like "$(cat err)" "^mprof: run: sh wrote no profile to $T/v.data \(RLIMIT_AS is below 1 GiB\)$" \
+	"under RLIMIT_AS, the keep leaves the program its room"
+# 256 MiB of keep under this limit; cpprof's table wants more: the keep
+# is void, and _exit must save as without one.
+rm -f c.data
+(ulimit -f 600000 && "$CPPROF" record -o c.data ./ends _exit > /dev/null 2> err)
+is "$?/$(ended c.data)/$(cat err)" "4/_exit(4)/" "a void keep: _exit saves, as without a launcher"
 
 # ---- a program that wrecks its keep ----
 for tool in mprof cpprof cfprof; do

@@ -74,8 +74,13 @@ void keeper_close(struct keeper *k)
 {
 	if (k->fd >= 0) {
 		/* A descendant that inherited the descriptor (and no runtime
-		 * to close it) holds no memory of ours. */
-		if (ftruncate(k->fd, 0) < 0)
+		 * to close it) holds no memory of ours.  Holes punched, not
+		 * the file cut: a process that still maps it (a child forked
+		 * without glibc's fork handlers) reads zeros, not SIGBUS. */
+		struct stat st;
+
+		if (fstat(k->fd, &st) == 0 && st.st_size > 0 &&
+		    fallocate(k->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, st.st_size) < 0)
 			errno = 0;
 		close(k->fd);
 	}

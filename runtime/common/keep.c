@@ -320,7 +320,7 @@ void keep_counter(const char *name, const char *unit)
 		add_kv(keep_h->counters, &keep_h->ncounters, KEEP_MAX_COUNTERS, name, unit);
 }
 
-void keep_wrote(int fd, int final)
+void keep_wrote(int fd)
 {
 	struct stat st;
 
@@ -328,6 +328,12 @@ void keep_wrote(int fd, int final)
 		return;
 	keep_h->file_dev = (uint64_t)st.st_dev;
 	keep_h->file_ino = (uint64_t)st.st_ino;
+}
+
+void keep_saved(int final)
+{
+	if (!keep_h)
+		return;
 	__atomic_add_fetch(&keep_h->saves, 1, __ATOMIC_RELEASE);
 	if (final && __atomic_load_n(&keep_h->state, __ATOMIC_RELAXED) == KEEP_RECORDING)
 		__atomic_store_n(&keep_h->state, KEEP_SAVED, __ATOMIC_RELEASE);

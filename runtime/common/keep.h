@@ -49,9 +49,12 @@ void keep_set_root(const void *root);
 void keep_info(const char *key, const char *val);
 void keep_counter(const char *name, const char *unit);
 
-/* The runtime wrote a file (fd, before its close): final (at exit, or
- * mprof_stop) means the launcher has nothing to do. */
-void keep_wrote(int fd, int final);
+/* The runtime is writing a file (fd, its temporary, before the close: a
+ * rename keeps the inode), then renamed it into place: keep_saved; final
+ * (at exit, or mprof_stop) means the launcher has nothing to do.  A death
+ * between the two leaves the keep recording: the launcher writes. */
+void keep_wrote(int fd);
+void keep_saved(int final);
 /* Recording again (mprof_restart after a final save). */
 void keep_recording(void);
 /* The program called _exit(status): said in the header for the launcher.

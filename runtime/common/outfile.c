@@ -102,18 +102,18 @@ int outfile_open(struct outfile *o, const char *base, pid_t root,
 
 int outfile_close(struct outfile *o, int rc)
 {
-	/* Written at exit: the launcher's keep (keep.h) has nothing to do. */
 	if (rc == 0)
-		keep_wrote(o->fd, 1);
+		keep_wrote(o->fd);
 	if (close(o->fd) < 0 && rc == 0)
 		rc = -errno;
 	if (rc == 0 && rename(o->tmp, o->path) < 0)
 		rc = -errno;
 	if (rc < 0) {
-		keep_recording();
 		unlink(o->tmp);
 		fail(o, o->path, -rc);
 		return -1;
 	}
+	/* Written at exit: the launcher's keep (keep.h) has nothing to do. */
+	keep_saved(1);
 	return 0;
 }

@@ -226,13 +226,13 @@ int writer_save(const char *reason, const struct writer_source *src)
 	rc = format_writer_finish(&w);
 	final = src->ended || !strcmp(reason, "stop");
 	if (rc == 0 && getpid() == src->root_pid)
-		keep_wrote(fd, final);
+		keep_wrote(fd);
 	if (close(fd) < 0 && rc == 0)
 		rc = -errno;
 	if (rc == 0 && rename(writer_tmp, writer_path) < 0)
 		rc = -errno;
-	if (rc < 0 && final)
-		keep_recording(); /* nothing written: the launcher's to do */
+	if (rc == 0 && getpid() == src->root_pid)
+		keep_saved(final);
 	if (rc < 0) {
 		unlink(writer_tmp);
 		fail(src, writer_path, -rc);

@@ -25,15 +25,43 @@ uint64_t cp_now(clockid_t c)
 	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
 }
 
+/* The lines said (their hashes): each is said once (a warning of a
+ * thread's set-up would otherwise repeat for every thread the program
+ * starts: 1.8M lines from a program that starts threads without end). */
+#define WARN_LINES 64
+static uint64_t cp_warned[WARN_LINES];
+
+/* Whether the line whose hash is h is new (then it is now said). */
+static int warn_new(uint64_t h)
+{
+	for (int i = 0; i < WARN_LINES; i++) {
+		uint64_t none = 0;
+
+		if (__atomic_load_n(&cp_warned[i], __ATOMIC_ACQUIRE) == h)
+			return 0;
+		if (__atomic_compare_exchange_n(&cp_warned[i], &none, h, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			return 1;
+		if (none == h)
+			return 0;
+	}
+	return 0; /* 64 different lines said: enough */
+}
+
 void cp_warn(const char *a, const char *b, const char *c)
 {
 	char line[512];
 	size_t n = 0;
+	uint64_t h = 0xcbf29ce484222325ull;
 	const char *part[5] = { cp_sink.name, ": ", a, b, c };
 
 	for (int i = 0; i < 5; i++)
 		for (const char *p = part[i]; p && *p && n < sizeof line - 2; p++)
 			line[n++] = *p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)line[i]) * 0x100000001b3ull;
+	if (!warn_new(h | 1))
+		return;
 	line[n++] = '\n';
 	(void)!write(2, line, n);
 }

@@ -101,7 +101,7 @@ extern char cp_ended[32];
 /* The program calls _exit(status): save if that is for us (exit.c). */
 void cp_exit_now(int status);
 
-/* "cpprof: <what>" on stderr, once per distinct call site; never stdio. */
+/* "cpprof: <what>" on stderr, each distinct line once; never stdio. */
 void cp_warn(const char *a, const char *b, const char *c);
 
 #endif

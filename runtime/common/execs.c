@@ -29,13 +29,28 @@ typedef int execv_fn(const char *, char *const[]);
 typedef int fexecve_fn(int, char *const[], char *const[]);
 typedef int execveat_fn(int, const char *, char *const[], char *const[], int);
 
-static void *next(const char *name, void **cache)
-{
-	void *f = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
+/* The real functions, found when the library is loaded: a first call
+ * may come in a vfork child or a signal handler, where dlsym (the
+ * loader's lock, maybe malloc) has no business. */
+enum { X_EXECVE, X_EXECV, X_EXECVP, X_EXECVPE, X_FEXECVE, X_EXECVEAT, X_N };
+static const char *const x_name[X_N] = { "execve", "execv", "execvp",
+					 "execvpe", "fexecve", "execveat" };
+static void *x_real[X_N];
 
-	if (!f) {
-		f = dlsym(RTLD_NEXT, name);
-		__atomic_store_n(cache, f, __ATOMIC_RELEASE);
+__attribute__((constructor)) static void execs_resolve(void)
+{
+	for (int i = 0; i < X_N; i++)
+		if (!__atomic_load_n(&x_real[i], __ATOMIC_ACQUIRE))
+			__atomic_store_n(&x_real[i], dlsym(RTLD_NEXT, x_name[i]), __ATOMIC_RELEASE);
+}
+
+static void *next(int i)
+{
+	void *f = __atomic_load_n(&x_real[i], __ATOMIC_ACQUIRE);
+
+	if (!f) { /* a call before the constructors ran */
+		f = dlsym(RTLD_NEXT, x_name[i]);
+		__atomic_store_n(&x_real[i], f, __ATOMIC_RELEASE);
 	}
 	return f;
 }
@@ -50,9 +65,8 @@ static int failed(int rc)
 	return rc;
 }
 
-#define NEXT(type, name)                                 \
-	static void *cache_;                             \
-	type *real_ = (type *)next(name, &cache_);       \
+#define NEXT(type, i)                                    \
+	type *real_ = (type *)next(i);                   \
 	if (!real_) {                                    \
 		errno = ENOSYS;                          \
 		return -1;                               \
@@ -60,42 +74,42 @@ static int failed(int rc)
 
 VIS int execve(const char *path, char *const argv[], char *const envp[])
 {
-	NEXT(execve_fn, "execve");
+	NEXT(execve_fn, X_EXECVE);
 	keep_exec(path);
 	return failed(real_(path, argv, envp));
 }
 
 VIS int execv(const char *path, char *const argv[])
 {
-	NEXT(execv_fn, "execv");
+	NEXT(execv_fn, X_EXECV);
 	keep_exec(path);
 	return failed(real_(path, argv));
 }
 
 VIS int execvp(const char *file, char *const argv[])
 {
-	NEXT(execv_fn, "execvp");
+	NEXT(execv_fn, X_EXECVP);
 	keep_exec(file);
 	return failed(real_(file, argv));
 }
 
 VIS int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	NEXT(execve_fn, "execvpe");
+	NEXT(execve_fn, X_EXECVPE);
 	keep_exec(file);
 	return failed(real_(file, argv, envp));
 }
 
 VIS int fexecve(int fd, char *const argv[], char *const envp[])
 {
-	NEXT(fexecve_fn, "fexecve");
+	NEXT(fexecve_fn, X_FEXECVE);
 	keep_exec("(a descriptor: fexecve)");
 	return failed(real_(fd, argv, envp));
 }
 
 VIS int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
 {
-	NEXT(execveat_fn, "execveat");
+	NEXT(execveat_fn, X_EXECVEAT);
 	keep_exec(path);
 	return failed(real_(dirfd, path, argv, envp, flags));
 }

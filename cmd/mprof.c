@@ -152,15 +152,35 @@ static int cmd_dump(int argc, char **argv)
 	return 0;
 }
 
-#define RUN_USAGE "usage: mprof run [--leaks] [-o FILE] [--] PROG [ARGS...]"
+#define RUN_USAGE "usage: mprof run [--leaks | --sample[=BYTES]] [-o FILE] [--] PROG [ARGS...]"
+
+/* BYTES of --sample=BYTES: digits, then k, m or g (KiB, MiB, GiB); as
+ * the monitor reads MPROF_SAMPLE.  0, or -1. */
+static int sample_arg(const char *s, char *out, size_t len)
+{
+	char *end;
+	unsigned long long v;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || v == 0 || (*end && (strchr("kKmMgG", *end) == NULL || end[1])))
+		return -1;
+	v <<= *end == 'k' || *end == 'K' ? 10 : *end == 'm' || *end == 'M' ? 20 : *end == 'g' || *end == 'G' ? 30 : 0;
+	if (v > 1ull << 40)
+		return -1;
+	snprintf(out, len, "%llu", v);
+	return 0;
+}
 
 static int cmd_run(int argc, char **argv)
 {
-	static const char *const scan[] = { "MPROF_LEAKS", "scan", NULL };
 	struct launch l = { "run", "MPROF_LIB", "libmprof.so", DEFAULT_DATA, "MPROF_OUT",
 			    "MPROF_ROOT_PID", NULL, "MPROF_KEEP" };
-	char err[512];
-	int i, st;
+	const char *env[5] = { NULL };
+	char err[512], sample[32] = "";
+	int i, st, leaks = 0;
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0) {
@@ -174,13 +194,24 @@ static int cmd_run(int argc, char **argv)
 		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			printf(RUN_USAGE "\n"
 			       "Runs PROG with the monitor preloaded; it writes mprof.data\n"
-			       "(or FILE) at exit.\n"
+			       "(or FILE) at exit, or mprof run does if PROG dies.\n"
 			       "  -o FILE    the data file\n"
 			       "  --leaks    classify what is kept at exit, as memcheck does\n"
-			       "             (MPROF_LEAKS=scan)\n");
+			       "             (MPROF_LEAKS=scan)\n"
+			       "  --sample[=BYTES]\n"
+			       "             the sampled monitor: one allocation in every BYTES\n"
+			       "             allocated on average (default 512k; k, m, g suffixes),\n"
+			       "             every figure an estimate, a cost to leave on\n"
+			       "             (MPROF_SAMPLE=BYTES)\n");
 			return 0;
 		} else if (strcmp(argv[i], "--leaks") == 0 || strcmp(argv[i], "-leaks") == 0) {
-			l.env = scan; /* classify what is kept at exit */
+			leaks = 1; /* classify what is kept at exit */
+		} else if (strcmp(argv[i], "--sample") == 0) {
+			strcpy(sample, "524288");
+		} else if (strncmp(argv[i], "--sample=", 9) == 0) {
+			if (sample_arg(argv[i] + 9, sample, sizeof sample) < 0)
+				die("run: --sample=%s: not a number of bytes from 1 to 1t (512k, 1m, 65536)",
+				    argv[i] + 9);
 		} else if (strncmp(argv[i], "-o", 2) == 0) {
 			l.out = argv[i] + 2;
 		} else if (argv[i][0] == '-') {
@@ -191,6 +222,16 @@ static int cmd_run(int argc, char **argv)
 	}
 	if (i >= argc)
 		die("run: no program given (" RUN_USAGE ")");
+	if (leaks && sample[0])
+		die("run: --leaks classifies every live object; --sample records only samples");
+	if (leaks) {
+		env[0] = "MPROF_LEAKS";
+		env[1] = "scan";
+	} else if (sample[0]) {
+		env[0] = "MPROF_SAMPLE";
+		env[1] = sample;
+	}
+	l.env = env;
 	st = launch_run(&l, argv + i, err, sizeof(err));
 	if (st < 0)
 		die("run: %s", err);

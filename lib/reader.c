@@ -751,6 +751,13 @@ const char *reader_ended(const struct profile *p)
 	return e && *e && strcmp(e, "exit") ? e : NULL;
 }
 
+uint64_t reader_sampled(const struct profile *p)
+{
+	const char *s = reader_info(p, "sample_bytes");
+
+	return s ? strtoull(s, NULL, 10) : 0;
+}
+
 int reader_counter(const struct profile *p, const char *name)
 {
 	for (size_t i = 0; i < p->ncounters; i++)

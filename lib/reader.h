@@ -98,6 +98,9 @@ const char *reader_info(const struct profile *p, const char *key);
  * "killed by signal 9 (SIGKILL)", "_exit(3)"; else NULL.  The views say
  * it in their first lines. */
 const char *reader_ended(const struct profile *p);
+/* The sampled monitor's mean bytes between samples (INFO sample_bytes):
+ * the profile's counters are estimates; 0 for an exact profile. */
+uint64_t reader_sampled(const struct profile *p);
 /* Index of a counter by name, or -1. */
 int reader_counter(const struct profile *p, const char *name);
 

@@ -214,6 +214,18 @@ int salvage_mprof(struct salvage *s)
 		m.peak = tot[2] - tot[3];
 		m.peak_now = 1;
 	}
+	/* Sampled: the bins are estimates; the exact totals counted apart
+	 * (as the monitor's mon_read_totals). */
+	if (m.mk->sample) {
+		uint64_t a = 0, b = 0;
+
+		for (size_t k = 0; k < m.nb; k++) {
+			a += m.b[k]->s_allocs;
+			b += m.b[k]->s_bytes;
+		}
+		tot[0] = a;
+		tot[2] = b;
+	}
 	ok = xcalloc(n - first + 1, 1);
 	for (uint32_t i = first; i < n; i++) {
 		if (record(&m, i)) {

@@ -91,6 +91,8 @@ void tables_run(FILE *out, const struct profile *p)
 		fputs("; ", out);
 		escape_put(out, ended);
 	}
+	if (reader_sampled(p))
+		fprintf(out, "; sampled every %" PRIu64 " bytes: estimates", reader_sampled(p));
 	fputc(')', out);
 }
 
@@ -779,6 +781,15 @@ void tables_print(FILE *out, const struct model *m, const struct callgraph *g,
 	if (m->has_peak)
 		fprintf(out, ", peak %" PRIu64 " bytes live", model_peak(m, m->tot));
 	fputc('\n', out);
+	/* A sampled profile's figures are estimates (pprof's unsampling of
+	 * each sample); its INFO totals of allocations are exact. */
+	if (reader_sampled(p)) {
+		const char *a = reader_info(p, "allocs"), *b = reader_info(p, "bytes");
+
+		fprintf(out, "  (one allocation sampled, with its stack, in every %" PRIu64
+			     " bytes allocated on average; exact totals: %s allocations of %s bytes)\n",
+			reader_sampled(p), a ? a : "?", b ? b : "?");
+	}
 	table_bins(out, m, p, s, o);
 	if (o->leaktable)
 		table_leaks(out, m, p, o);

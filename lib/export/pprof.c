@@ -344,6 +344,18 @@ int export_pprof(const struct export_data *d, size_t dflt, const struct export_d
 		free(delta);
 	}
 	pb_int(&hdr, 14, (uint64_t)str(&t.s, d->c[dflt].name)); /* default_sample_type */
+	/* A sampled profile: its values are estimates already (unsampled, as
+	 * Go's and jemalloc's heap profiles are); the period says how. */
+	if (reader_sampled(p)) {
+		char note[160];
+
+		value_type(&hdr, 11, &t.s, "space", "bytes"); /* period_type */
+		pb_int(&hdr, 12, reader_sampled(p));          /* period */
+		snprintf(note, sizeof note,
+			 "sampled: one allocation in every %llu bytes on average; values are estimates",
+			 (unsigned long long)reader_sampled(p));
+		pb_int(&hdr, 13, (uint64_t)str(&t.s, note)); /* comment */
+	}
 	for (size_t k = 0; k < strtab_count(t.s.t); k++) {
 		const char *v = strtab_get(t.s.t, (uint32_t)k);
 		pb_bytes(&t.fns, 6, v, strlen(v));

@@ -164,6 +164,31 @@ static inline __attribute__((always_inline)) int addrmap_take(uintptr_t p, uint3
 }
 
 /*
+ * addrmap_take for the sampled monitor's every free, most of them of
+ * objects never in the map: its leaf is mapped if absent (a look-up of
+ * an absent leaf walks the directory; a mapped one is the thread's last,
+ * one compare away), and reading it maps no memory (the zero page).
+ */
+static inline __attribute__((always_inline)) int addrmap_take_sampled(uintptr_t p, uint32_t *idx,
+								       uint64_t *size)
+{
+	uint32_t *s, v;
+
+	if (!addrmap_recordable(p) || !(s = addrmap_slot(p, 1)))
+		return 0;
+	v = s[0];
+	if (__builtin_expect(!v, 1) || (v & ADDRMAP_CONT) || (v & ADDRMAP_HALF) != addrmap_half(p))
+		return 0;
+	s[0] = 0;
+	*idx = ((v & ~ADDRMAP_HALF) >> 8) - 1;
+	if ((v & 0xff) < ADDRMAP_SMALL)
+		*size = v & 0xff;
+	else
+		*size = (uint64_t)(s[1] & ~ADDRMAP_CONT) | (uint64_t)(s[2] & ~ADDRMAP_CONT) << 31;
+	return 1;
+}
+
+/*
  * Every object in the map, in address order: fn(ctx, p, index, size).
  * For the leak scan at exit (leakscan.c).  Reads the shadow as it is:
  * while other threads allocate and free, an object may be missed or seen

@@ -135,6 +135,7 @@ void blocks_reset(struct blocks_thread *t, uint64_t e)
 		}
 		t->nchunks = 0;
 		memset(t->t, 0, sizeof t->t);
+		t->s_allocs = t->s_bytes = 0;
 		memset(&t->peak, 0, sizeof t->peak);
 		memset(t->cache, 0, sizeof t->cache);
 		t->last = NULL;
@@ -297,6 +298,19 @@ void blocks_read_totals(uint64_t e, struct writer_totals *out)
 	out->bytes = b[2];
 	out->freed = b[3];
 	out->unknown_frees = s[BLOCKS_T_UNKNOWN];
+}
+
+void blocks_read_sampled(uint64_t e, uint64_t *allocs, uint64_t *bytes)
+{
+	struct blocks_thread *t;
+
+	*allocs = *bytes = 0;
+	for (t = __atomic_load_n(&blocks_all, __ATOMIC_ACQUIRE); t; t = t->all) {
+		if (__atomic_load_n(&t->epoch, __ATOMIC_ACQUIRE) != e)
+			continue;
+		*allocs += __atomic_load_n(&t->s_allocs, __ATOMIC_RELAXED);
+		*bytes += __atomic_load_n(&t->s_bytes, __ATOMIC_RELAXED);
+	}
 }
 
 void blocks_read_bins(uint64_t e, uint64_t (*bins)[4])

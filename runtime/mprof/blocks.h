@@ -61,6 +61,10 @@ struct blocks_thread {
 	struct blocks_thread *all;  /* every block, newest first; never unlinked */
 	struct blocks_thread *pool; /* next free block */
 	uint64_t epoch;             /* the profile these counts belong to */
+	/* The sampled monitor (sample.h): bytes to go before the next
+	 * sample, and every allocation's count and bytes (exact totals). */
+	int64_t s_left;
+	uint64_t s_allocs, s_bytes, s_rng;
 	int owned;
 	uint32_t nchunks; /* dir[0..nchunks-1] may be mapped */
 	uint64_t t[BLOCKS_T_N];
@@ -156,6 +160,8 @@ void blocks_fork_child(void);
  * leak scan's zero.
  */
 void blocks_read_totals(uint64_t e, struct writer_totals *out);
+/* The sampled monitor's exact totals: allocations and bytes. */
+void blocks_read_sampled(uint64_t e, uint64_t *allocs, uint64_t *bytes);
 void blocks_read_bins(uint64_t e, uint64_t (*bins)[4]);
 void blocks_read_peak(uint64_t e);
 void blocks_read_counters(uint64_t e, uint32_t idx, uint64_t *out);

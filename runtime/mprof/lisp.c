@@ -227,7 +227,7 @@ static inline size_t gcsize(const void *p, size_t n)
 #define RECORD(cls)                                                                  \
 	do {                                                                         \
 		F0_DECL;                                                             \
-		if (mon_enter(1)) {                                                  \
+		if (mon_enter(1) == 1) {                                                  \
 			int *ep_ = &errno, e_ = *ep_;                                \
 			if (lisp_on == -1)                                           \
 				lisp_detect();                                       \

@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "addrmap.h"
+#include "blocks.h"
 #include "custom.h"
 #include "frame0.h"
 #include "lisp.h"
@@ -50,8 +52,62 @@ static inline int *err(void)
  */
 static inline __attribute__((always_inline)) int c_enter(int is_alloc)
 {
-	if (!mon_enter(is_alloc))
+	int m = mon_enter(is_alloc);
+
+	if (m != 1)
+		return m; /* 0: pass; 2: the sampled monitor (no Lisp port) */
+	if (__builtin_expect(lisp_on != 0, 0)) {
+		if (lisp_on == -1)
+			lisp_detect();
+		if (lisp_on != 0) {
+			mon_leave();
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/*
+ * The sampled monitor (sample.h): count an allocation of n bytes down in
+ * this thread's block, the exact totals too; 0 when it is not a sample,
+ * 1 when it is (counted), 2 when the thread has no block yet (not
+ * counted: mon_sample_alloc does it).  A handful of instructions: what
+ * most allocations cost it, with the free's look-up.
+ */
+static inline __attribute__((always_inline)) int sample_due(size_t n)
+{
+	struct blocks_thread *t = blocks_self;
+	int64_t left;
+
+	if (__builtin_expect(!t, 0))
+		return 2;
+	/* Two adds to memory (left alone, the vectorizer pairs them into
+	 * six instructions of SSE). */
+	__asm__("addq $1, %0" : "+m"(t->s_allocs));
+	__asm__("addq %1, %0" : "+m"(t->s_bytes) : "r"((uint64_t)n));
+	left = t->s_left - (int64_t)n;
+	t->s_left = left;
+	return left <= 0;
+}
+
+/* In an allocating entry point, with p from the real call: the sampled
+ * monitor's part (F0_SET must be in the exported function itself). */
+#define SAMPLE(p, n)                                                         \
+	do {                                                                 \
+		int due_;                                                    \
+		if ((p) && __builtin_expect(due_ = sample_due(n), 0)) {      \
+			F0_SET;                                              \
+			mon_sample_alloc((p), (n), &f0_, due_ == 1);         \
+		}                                                            \
+	} while (0)
+
+/* c_enter for the exported functions that read the state ON just before
+ * (one read of the state, not two). */
+static inline __attribute__((always_inline)) int c_enter_on(int is_alloc)
+{
+	if (__builtin_expect(mon_guard, 0))
 		return 0;
+	mon_guard = 1;
 	if (__builtin_expect(lisp_on != 0, 0)) {
 		if (lisp_on == -1)
 			lisp_detect();
@@ -73,17 +129,144 @@ static inline void note_alloc(void *p, size_t n, const struct unwind_frame0 *f0)
 	*ep = e;
 }
 
-EXPORT void *malloc(size_t n)
+/*
+ * The sampled monitor's malloc and free (sample.h), reached by a tail
+ * call from the exported ones: a jump, so that the program's return
+ * address and stack are where they were (frame 0 is the same here), and
+ * no register of the exact monitor's path is saved for this one.  Most
+ * calls count down and jump on to the real malloc: the countdown comes
+ * first, so an allocation that then fails (out of memory) is counted in
+ * the totals.  A sample takes the real malloc's result, and frame 0, in
+ * malloc_sample (reached by a jump again).
+ */
+static __attribute__((noinline)) void *malloc_sample(size_t n, int counted)
+{
+	F0_DECL;
+	void *p = real_malloc(n);
+
+	F0_SET;
+	/* Inside the monitor (its own allocations) nothing is recorded. */
+	if (p && !mon_guard)
+		mon_sample_alloc(p, n, &f0_, counted);
+	return p;
+}
+
+/* The real malloc and free once the sampled monitor is on: resolved
+ * before it was (mon_init), so no test. */
+#define REAL_MALLOC(n) (__atomic_load_n(&real_hot.malloc, __ATOMIC_RELAXED)(n))
+#define REAL_FREE(p) (__atomic_load_n(&real_hot.free, __ATOMIC_RELAXED)(p))
+
+static __attribute__((noinline)) void *malloc_sampled(size_t n)
+{
+	int due = sample_due(n);
+
+	if (__builtin_expect(!due, 1))
+		return REAL_MALLOC(n);
+	return malloc_sample(n, due == 1);
+}
+
+/* A free whose object may be in the address map (a sample), or whose
+ * slot is not the thread's last leaf's: the whole look-up. */
+static __attribute__((noinline)) void free_sample(void *p)
+{
+	uint32_t idx;
+	uint64_t size;
+
+	if (p && addrmap_recordable((uintptr_t)p) &&
+	    addrmap_take_sampled((uintptr_t)p, &idx, &size) && !mon_guard)
+		mon_sample_freed(p, idx, size);
+	REAL_FREE(p);
+}
+
+/*
+ * Most frees are of objects never sampled: their slot, in the thread's
+ * last leaf, is empty; the free goes on with nothing saved, nothing
+ * called but the real free.  The rest, out of line: another leaf, an
+ * object 8 past a multiple of 16 (the odd shadow), a slot that is not
+ * empty (a sample's, or one that p, unaligned or not a user address,
+ * only seems to share: free_sample checks), NULL (its leaf is never the
+ * last one).
+ */
+static __attribute__((noinline)) void free_sampled(void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+	uint64_t k = (uint64_t)a >> ADDRMAP_LEAF_SHIFT;
+
+	if (__builtin_expect((a & 8) || addrmap_last_k != k + 1, 0) ||
+	    __builtin_expect(*(const uint32_t *)(addrmap_last_base + ((uint64_t)a >> addrmap_shift) * 4) != 0, 0))
+		return free_sample(p);
+	return REAL_FREE(p);
+}
+
+
+/*
+ * The exact monitor's malloc: m is what c_enter said, or, from the
+ * exported malloc that read the state ON, -1: c_enter_on, with no second
+ * read of the state.  Two copies, the hot one for ON.
+ */
+static inline __attribute__((always_inline)) void *malloc_exact_body(size_t n, int m)
 {
 	F0_DECL;
 	void *p;
 
-	if (!c_enter(1))
-		return real_malloc(n);
+	if (m < 0)
+		m = c_enter_on(1);
+	if (m != 1) {
+		p = real_malloc(n);
+		if (m == 2)
+			SAMPLE(p, n);
+		return p;
+	}
 	p = real_malloc(n);
 	F0_SET;
 	note_alloc(p, n, &f0_);
 	return p;
+}
+
+static __attribute__((noinline)) void *malloc_on(size_t n)
+{
+	return malloc_exact_body(n, -1);
+}
+
+static __attribute__((noinline)) void *malloc_exact(size_t n)
+{
+	return malloc_exact_body(n, c_enter(1));
+}
+
+/*
+ * The exported malloc and free jump (the program's return address and
+ * stack stay where they were, so frame 0 is found in the target as in
+ * the exported function) to the monitor's for its state, through a
+ * pointer mon_dispatch keeps: one instruction, whatever the state.  Each
+ * target saves only the registers its own path needs.
+ */
+static void *(*malloc_to)(size_t) = malloc_exact;
+static void free_on(void *p);
+static void free_sampled(void *p);
+static void free_other(void *p);
+static void (*free_to)(void *) = free_other;
+
+void mon_dispatch(void)
+{
+	int st;
+
+	/* Whoever stores last read the state after it changed last: the
+	 * pointers end as the state is (two threads may change it at once,
+	 * a restart and a trouble). */
+	do {
+		st = __atomic_load_n(&mon.state, __ATOMIC_ACQUIRE);
+		__atomic_store_n(&malloc_to,
+				 st == MON_ON ? malloc_on : st == MON_SAMPLING ? malloc_sampled : malloc_exact,
+				 __ATOMIC_RELEASE);
+		__atomic_store_n(&free_to,
+				 st == MON_ON ? free_on : st == MON_SAMPLING ? free_sampled : free_other,
+				 __ATOMIC_RELEASE);
+	} while (__atomic_load_n(&mon.state, __ATOMIC_ACQUIRE) != st);
+}
+
+EXPORT void *malloc(size_t n)
+{
+	return __atomic_load_n(&malloc_to, __ATOMIC_ACQUIRE)(n);
 }
 
 /* This object's own malloc: taking the address of `malloc` in a shared
@@ -98,9 +281,14 @@ EXPORT void *calloc(size_t n, size_t m)
 	size_t total;
 	void *p;
 
-	if (!c_enter(1))
-		return real_calloc(n, m);
+	int in = c_enter(1);
+
 	p = real_calloc(n, m);
+	if (in != 1) {
+		if (in == 2 && !__builtin_mul_overflow(n, m, &total))
+			SAMPLE(p, total);
+		return p;
+	}
 	if (__builtin_mul_overflow(n, m, &total))
 		total = 0; /* then p is NULL */
 	F0_SET;
@@ -115,15 +303,69 @@ EXPORT void *calloc(size_t n, size_t m)
  * would have that allocation recorded), and free leaves errno alone
  * (glibc >= 2.33) or sets it as it would without us.
  */
-EXPORT void free(void *p)
+/* The exact monitor's free, from the exported free that read the state
+ * ON (c_enter_on: no second read of the state). */
+static __attribute__((noinline)) void free_on(void *p)
 {
-	if (p && c_enter(0)) {
+	if (p && c_enter_on(0)) {
 		int *ep = err(), e = *ep;
 		mon_free(p);
 		mon_leave();
 		*ep = e;
 	}
 	real_free(p);
+}
+
+/* Any other state: the first call of the process (the monitor starts,
+ * then the free is had again), or off, stopped, in trouble: straight
+ * through.  No call of mon_free here: one caller keeps it inlined. */
+static __attribute__((noinline)) void free_other(void *p)
+{
+	if (p && !mon_guard && __atomic_load_n(&mon.state, __ATOMIC_ACQUIRE) == MON_UNINIT) {
+		mon_init();
+		if (mon_on(__atomic_load_n(&mon.state, __ATOMIC_ACQUIRE))) {
+			__atomic_load_n(&free_to, __ATOMIC_ACQUIRE)(p);
+			return;
+		}
+	}
+	real_free(p);
+}
+
+EXPORT void free(void *p)
+{
+	__atomic_load_n(&free_to, __ATOMIC_ACQUIRE)(p);
+}
+
+/* The sampled monitor's part of an allocation by realloc (f0 is realloc's). */
+static inline void sample_after(void *q, size_t n, const struct unwind_frame0 *f0)
+{
+	int due;
+
+	if (q && __builtin_expect(due = sample_due(n), 0))
+		mon_sample_alloc(q, n, f0, due == 1);
+}
+
+/* realloc under the sampled monitor: p's free if it is a sample, then
+ * q's allocation; a failed realloc leaves p as it was, in the map too. */
+static __attribute__((noinline)) void *sampled_realloc(void *p, size_t n,
+						       const struct unwind_frame0 *f0)
+{
+	uint32_t idx = 0;
+	uint64_t size = 0;
+	int found = addrmap_take((uintptr_t)p, &idx, &size), e;
+	void *q = real_realloc(p, n);
+
+	e = errno;
+	if (!q && n) {
+		if (found)
+			addrmap_put((uintptr_t)p, idx, size); /* its slots were there */
+	} else {
+		if (found)
+			mon_sample_freed(p, idx, size);
+		sample_after(q, n, f0);
+	}
+	errno = e;
+	return q;
 }
 
 /* realloc = free of the old block + allocation of the new one. */
@@ -133,15 +375,24 @@ static void *do_realloc(void *p, size_t n, const struct unwind_frame0 *f0)
 	void *q;
 	int e;
 
+	int m;
+
 	if (!p) {
-		if (!c_enter(1))
-			return real_malloc(n);
+		if ((m = c_enter(1)) != 1) {
+			q = real_malloc(n);
+			if (m == 2)
+				sample_after(q, n, f0);
+			return q;
+		}
 		q = real_malloc(n);
 		note_alloc(q, n, f0);
 		return q;
 	}
-	if (!c_enter(0))
+	if ((m = c_enter(0)) != 1) {
+		if (m == 2)
+			return sampled_realloc(p, n, f0);
 		return real_realloc(p, n);
+	}
 	mon_realloc_take(p, &old);
 	q = real_realloc(p, n);
 	e = errno;
@@ -184,8 +435,14 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
 	F0_DECL;
 	int rc, e;
 
-	if (!c_enter(1))
-		return real_posix_memalign(out, align, n);
+	int m = c_enter(1);
+
+	if (m != 1) {
+		rc = real_posix_memalign(out, align, n);
+		if (m == 2 && rc == 0)
+			SAMPLE(*out, n);
+		return rc;
+	}
 	rc = real_posix_memalign(out, align, n);
 	e = errno;
 	F0_SET;
@@ -201,8 +458,14 @@ EXPORT void *aligned_alloc(size_t align, size_t n)
 	F0_DECL;
 	void *p;
 
-	if (!c_enter(1))
-		return real_aligned_alloc(align, n);
+	int m = c_enter(1);
+
+	if (m != 1) {
+		p = real_aligned_alloc(align, n);
+		if (m == 2)
+			SAMPLE(p, n);
+		return p;
+	}
 	p = real_aligned_alloc(align, n);
 	F0_SET;
 	note_alloc(p, n, &f0_);
@@ -214,8 +477,14 @@ EXPORT void *memalign(size_t align, size_t n)
 	F0_DECL;
 	void *p;
 
-	if (!c_enter(1))
-		return real_memalign(align, n);
+	int m = c_enter(1);
+
+	if (m != 1) {
+		p = real_memalign(align, n);
+		if (m == 2)
+			SAMPLE(p, n);
+		return p;
+	}
 	p = real_memalign(align, n);
 	F0_SET;
 	note_alloc(p, n, &f0_);
@@ -227,8 +496,14 @@ EXPORT void *valloc(size_t n)
 	F0_DECL;
 	void *p;
 
-	if (!c_enter(1))
-		return real_valloc(n);
+	int m = c_enter(1);
+
+	if (m != 1) {
+		p = real_valloc(n);
+		if (m == 2)
+			SAMPLE(p, n);
+		return p;
+	}
 	p = real_valloc(n);
 	F0_SET;
 	note_alloc(p, n, &f0_);
@@ -240,8 +515,14 @@ EXPORT void *pvalloc(size_t n)
 	F0_DECL;
 	void *p;
 
-	if (!c_enter(1))
-		return real_pvalloc(n);
+	int m = c_enter(1);
+
+	if (m != 1) {
+		p = real_pvalloc(n);
+		if (m == 2)
+			SAMPLE(p, n);
+		return p;
+	}
 	p = real_pvalloc(n);
 	F0_SET;
 	note_alloc(p, n, &f0_);
@@ -264,8 +545,8 @@ EXPORT void mprof_report_alloc(const void *p, size_t n, int category)
 {
 	F0_DECL;
 
-	if (!p || !c_enter(1))
-		return;
+	if (!p || c_enter(1) != 1)
+		return; /* not in the sampled monitor: the exact one reports */
 	F0_SET;
 	{
 		int *ep = err(), e = *ep;
@@ -277,7 +558,7 @@ EXPORT void mprof_report_alloc(const void *p, size_t n, int category)
 
 EXPORT void mprof_report_free(const void *p)
 {
-	if (p && c_enter(0)) {
+	if (p && c_enter(0) == 1) {
 		int *ep = err(), e = *ep;
 		mon_free_custom(p);
 		mon_leave();

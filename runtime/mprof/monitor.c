@@ -26,6 +26,7 @@
 #include "monitor.h"
 #include "mprof.h"
 #include "peak.h"
+#include "sample.h"
 #include "stackhash.h"
 #include "stacks.h"
 #include "unwind.h"
@@ -86,6 +87,7 @@ void mon_trouble(const char *what, const char *detail)
 						__ATOMIC_ACQUIRE))
 			break;
 	}
+	mon_dispatch();
 	say("mprof: ");
 	say(what);
 	if (detail) {
@@ -105,6 +107,8 @@ int mon_enter_slow(int is_alloc)
 		mon_init();
 		st = __atomic_load_n(&mon.state, __ATOMIC_ACQUIRE);
 	}
+	if (st == MON_SAMPLING)
+		return 2;
 	if (st != MON_ON) {
 		/* Another thread is initialising (never wait: it may need a
 		 * loader lock we hold), or trouble stopped us. */
@@ -135,7 +139,8 @@ static inline struct blocks_thread *self(uint64_t *e)
 }
 
 /* Charge a free to the stack that allocated it. */
-static inline __attribute__((always_inline)) void credit_free(struct blocks_thread *t, uint32_t idx, uint64_t size)
+static inline __attribute__((always_inline)) void credit_free(struct blocks_thread *t, uint32_t idx, uint64_t size,
+							     uint64_t w)
 {
 	uint64_t *c = blocks_ctr(t, idx);
 	int sc = format_size_class(size);
@@ -147,49 +152,49 @@ static inline __attribute__((always_inline)) void credit_free(struct blocks_thre
 	}
 	if (__builtin_expect(peak_stale(&t->peak, blocks_ctr_peak(c)), 0))
 		blocks_turn(t, c);
-	blocks_bump(&c[BLOCKS_CTR(MPROF_C_FREES, sc)], 1);
-	blocks_bump(&c[BLOCKS_CTR(MPROF_C_FREED, sc)], size);
-	blocks_bump(&t->bins[bin][1], 1);
+	blocks_bump(&c[BLOCKS_CTR(MPROF_C_FREES, sc)], w);
+	blocks_bump(&c[BLOCKS_CTR(MPROF_C_FREED, sc)], w * size);
+	blocks_bump(&t->bins[bin][1], w);
 	if (bin == FORMAT_NBINS - 1)
-		blocks_bump(&t->big[1], size);
-	if (peak_free_due(&t->peak, size))
+		blocks_bump(&t->big[1], w * size);
+	if (peak_free_due(&t->peak, w * size))
 		blocks_publish(t);
 }
 
 /* A free: credit the stack (found) or count an unknown free, into t,
  * which counts for the current profile (self() and blocks_orphan_lock()
- * made it so). */
+ * made it so); w: the allocations it stands for (1 but for a sample). */
 static inline __attribute__((always_inline)) void settle_into(struct blocks_thread *t, int found,
-							     uint32_t idx, uint64_t size)
+							     uint32_t idx, uint64_t size, uint64_t w)
 {
 	/* An index from before a restart belongs to the old profile. */
 	if (found && idx >= stacks_base() && idx < stacks_count())
-		credit_free(t, idx, size);
+		credit_free(t, idx, size, w);
 	else
 		blocks_bump(&t->t[BLOCKS_T_UNKNOWN], 1);
 }
 
 /* The same into the orphan block (t is NULL: the thread's block is gone). */
 static __attribute__((noinline)) void settle_orphan(uint64_t e, int found, uint32_t idx,
-						    uint64_t size)
+						    uint64_t size, uint64_t w)
 {
 	struct blocks_thread *t = blocks_orphan_lock(e);
 
 	if (!t)
 		return;
-	settle_into(t, found, idx, size);
+	settle_into(t, found, idx, size, w);
 	blocks_orphan_flush(t);
 	blocks_orphan_unlock();
 }
 
 static inline __attribute__((always_inline)) void settle_free(struct blocks_thread *t, uint64_t e,
 							     int found, uint32_t idx,
-							     uint64_t size)
+							     uint64_t size, uint64_t w)
 {
 	if (__builtin_expect(!t, 0))
-		settle_orphan(e, found, idx, size);
+		settle_orphan(e, found, idx, size, w);
 	else
-		settle_into(t, found, idx, size);
+		settle_into(t, found, idx, size, w);
 }
 
 static inline unsigned cache_slot(uint32_t hash)
@@ -198,20 +203,22 @@ static inline unsigned cache_slot(uint32_t hash)
 }
 
 /* Count an allocation of n bytes into t, whose counters for its stack are
- * c, in class sc (its size class; a Lisp object's type class). */
+ * c, in class sc (its size class; a Lisp object's type class), w times (1
+ * but for a sample of the sampled monitor: the allocations it stands for;
+ * a constant in the exact monitor's inlined paths). */
 static inline __attribute__((always_inline)) void count(struct blocks_thread *t, uint64_t *c, size_t n,
-							 int sc)
+							 int sc, uint64_t w)
 {
 	uint32_t bin = format_bin_index(n);
 
 	if (__builtin_expect(peak_stale(&t->peak, blocks_ctr_peak(c)), 0))
 		blocks_turn(t, c);
-	blocks_bump(&c[BLOCKS_CTR(MPROF_C_ALLOCS, sc)], 1);
-	blocks_bump(&c[BLOCKS_CTR(MPROF_C_BYTES, sc)], n);
-	blocks_bump(&t->bins[bin][0], 1);
+	blocks_bump(&c[BLOCKS_CTR(MPROF_C_ALLOCS, sc)], w);
+	blocks_bump(&c[BLOCKS_CTR(MPROF_C_BYTES, sc)], w * n);
+	blocks_bump(&t->bins[bin][0], w);
 	if (bin == FORMAT_NBINS - 1)
-		blocks_bump(&t->big[0], n);
-	if (peak_alloc_due(&t->peak, n))
+		blocks_bump(&t->big[0], w * n);
+	if (peak_alloc_due(&t->peak, w * n))
 		blocks_publish(t);
 }
 
@@ -224,7 +231,7 @@ static inline __attribute__((always_inline)) void count(struct blocks_thread *t,
  * not have filled yet (unwind_fill).
  */
 static int64_t count_alloc(struct blocks_thread *t, uint64_t *frames, int depth, uint32_t flags,
-			   uint32_t hash, size_t n, int sc, const struct stacks_pos *pos)
+			   uint32_t hash, size_t n, int sc, uint64_t w, const struct stacks_pos *pos)
 {
 	unsigned k = cache_slot(hash);
 	const struct stacks_rec *r = t->cache[k].r;
@@ -272,7 +279,7 @@ counted:
 	/* Check mode fills every frame: a lookup by shared frames is verified. */
 	if (__builtin_expect(pos != NULL, 1) && unwind_checking())
 		unwind_check_shared(stacks_same(t->last, frames, (uint32_t)depth, flags));
-	count(t, c, n, sc);
+	count(t, c, n, sc, w);
 	return idx;
 }
 
@@ -330,7 +337,7 @@ static inline __attribute__((always_inline)) void alloc_settle(void *p, size_t n
 
 /* A stack counted by its index (known - 1) in t. */
 static inline __attribute__((always_inline)) int64_t count_known(struct blocks_thread *t,
-								  uint64_t known, size_t n)
+								  uint64_t known, size_t n, uint64_t w)
 {
 	uint64_t *c = blocks_ctr(t, (uint32_t)(known - 1));
 
@@ -338,7 +345,7 @@ static inline __attribute__((always_inline)) int64_t count_known(struct blocks_t
 		mon_trouble("cannot map memory for counters", NULL);
 		return -1;
 	}
-	count(t, c, n, format_size_class(n));
+	count(t, c, n, format_size_class(n), w);
 	return (int64_t)(known - 1);
 }
 
@@ -346,7 +353,7 @@ static inline __attribute__((always_inline)) int64_t count_known(struct blocks_t
  * block). */
 static __attribute__((noinline)) void alloc_walk(void *p, size_t n,
 						 const struct unwind_frame0 *f0,
-						 struct blocks_thread *t, uint64_t e)
+						 struct blocks_thread *t, uint64_t e, uint64_t w)
 {
 	uint64_t orphan_frames[ORPHAN_DEPTH], *frames, known = 0;
 	struct stacks_pos pos;
@@ -357,21 +364,21 @@ static __attribute__((noinline)) void alloc_walk(void *p, size_t n,
 	frames = t ? t->frames : orphan_frames;
 	depth = unwind_capture(frames, t ? MON_MAX_DEPTH : ORPHAN_DEPTH, f0, &flags, e,
 			       t ? &known : NULL, &hash);
-	if (__atomic_load_n(&mon.state, __ATOMIC_RELAXED) != MON_ON)
+	if (!mon_on(__atomic_load_n(&mon.state, __ATOMIC_RELAXED)))
 		return; /* stopped meanwhile */
 	if (t && known) {
-		idx = count_known(t, known, n);
+		idx = count_known(t, known, n, w);
 		if (idx < 0)
 			return;
 	} else if (t) {
-		idx = count_alloc(t, frames, depth, flags, hash, n, format_size_class(n),
+		idx = count_alloc(t, frames, depth, flags, hash, n, format_size_class(n), w,
 				  shared_place(depth, &pos));
 		if (idx >= 0)
 			unwind_memo_set(e, (uint64_t)idx + 1, frames, depth);
 	} else {
 		if (!(t = blocks_orphan_lock(e)))
 			return;
-		idx = count_alloc(t, frames, depth, flags, hash, n, format_size_class(n), NULL);
+		idx = count_alloc(t, frames, depth, flags, hash, n, format_size_class(n), w, NULL);
 		blocks_orphan_flush(t);
 		blocks_orphan_unlock();
 	}
@@ -392,12 +399,12 @@ void mon_alloc(void *p, size_t n, const struct unwind_frame0 *f0)
 	 * this profile (epoch e): no walk, no frames, no lookup, straight from
 	 * the caller's return address and stack pointer. */
 	if (__builtin_expect(t == NULL, 0) || unwind_recall(f0, e, MON_MAX_DEPTH, &known) < 0) {
-		alloc_walk(p, n, f0, t, e);
+		alloc_walk(p, n, f0, t, e, 1);
 		return;
 	}
-	if (__atomic_load_n(&mon.state, __ATOMIC_RELAXED) != MON_ON)
+	if (!mon_on(__atomic_load_n(&mon.state, __ATOMIC_RELAXED)))
 		return; /* stopped meanwhile */
-	if ((idx = count_known(t, known, n)) >= 0)
+	if ((idx = count_known(t, known, n, 1)) >= 0)
 		alloc_settle(p, n, e, idx);
 }
 
@@ -408,7 +415,7 @@ void mon_free(void *p)
 	uint32_t idx = 0;
 	int found = addrmap_take((uintptr_t)p, &idx, &size);
 
-	settle_free(t, e, found, idx, size);
+	settle_free(t, e, found, idx, size, 1);
 }
 
 /*
@@ -430,15 +437,15 @@ void mon_alloc_custom(const void *p, size_t n, int category, const struct unwind
 	}
 	frames = t ? t->frames : orphan_frames;
 	depth = unwind_capture(frames, t ? MON_MAX_DEPTH : ORPHAN_DEPTH, f0, &flags, e, NULL, &hash);
-	if (__atomic_load_n(&mon.state, __ATOMIC_RELAXED) != MON_ON)
+	if (!mon_on(__atomic_load_n(&mon.state, __ATOMIC_RELAXED)))
 		return;
 	flags |= (uint32_t)category << FORMAT_STACK_CATEGORY_SHIFT;
 	if (t) {
-		idx = count_alloc(t, frames, depth, flags, hash, n, format_size_class(n), NULL);
+		idx = count_alloc(t, frames, depth, flags, hash, n, format_size_class(n), 1, NULL);
 	} else {
 		if (!(t = blocks_orphan_lock(e)))
 			return;
-		idx = count_alloc(t, frames, depth, flags, hash, n, format_size_class(n), NULL);
+		idx = count_alloc(t, frames, depth, flags, hash, n, format_size_class(n), 1, NULL);
 		blocks_orphan_flush(t);
 		blocks_orphan_unlock();
 	}
@@ -466,7 +473,7 @@ void mon_free_custom(const void *p)
 	uint32_t idx = 0;
 	int found = custom_take((uintptr_t)p, &idx, &size);
 
-	settle_free(t, e, found, idx, size);
+	settle_free(t, e, found, idx, size, 1);
 }
 
 /*
@@ -490,16 +497,16 @@ void mon_alloc_lisp(size_t n, int cls, const struct unwind_frame0 *f0,
 	}
 	frames = t ? t->frames : orphan_frames;
 	depth = unwind_capture(frames, t ? MON_MAX_DEPTH : ORPHAN_DEPTH, f0, &flags, e, NULL, &hash);
-	if (__atomic_load_n(&mon.state, __ATOMIC_RELAXED) != MON_ON)
+	if (!mon_on(__atomic_load_n(&mon.state, __ATOMIC_RELAXED)))
 		return;
 	if (rewrite(frames, depth))
 		hash = stackhash(frames, (uint32_t)depth, flags);
 	if (t) {
-		idx = count_alloc(t, frames, depth, flags, hash, n, cls, NULL);
+		idx = count_alloc(t, frames, depth, flags, hash, n, cls, 1, NULL);
 	} else {
 		if (!(t = blocks_orphan_lock(e)))
 			return;
-		idx = count_alloc(t, frames, depth, flags, hash, n, cls, NULL);
+		idx = count_alloc(t, frames, depth, flags, hash, n, cls, 1, NULL);
 		blocks_orphan_unlock();
 	}
 	if (idx < 0) {
@@ -530,5 +537,58 @@ void mon_realloc_freed(void *p, const struct mon_old *o)
 	uint64_t e;
 	struct blocks_thread *t = self(&e);
 
-	settle_free(t, e, o->found, o->idx, o->size);
+	settle_free(t, e, o->found, o->idx, o->size, 1);
+}
+
+/* ---- the sampled monitor (sample.h) ---- */
+
+void mon_sample_alloc(void *p, size_t n, const struct unwind_frame0 *f0, int counted)
+{
+	int g = mon_guard, er = errno;
+	uint64_t e;
+	struct blocks_thread *t;
+
+	mon_guard = 1;
+	t = self(&e);
+	if (!t) {
+		drop(); /* a thread past its block (rare): not counted */
+		goto out;
+	}
+	if (!counted) {
+		t->s_allocs++;
+		t->s_bytes += n;
+		t->s_left -= (int64_t)n;
+	}
+	/* A thread's first allocation: its first distance. */
+	if (__builtin_expect(!t->s_rng, 0))
+		t->s_left += sample_next(&t->s_rng, mon.sample);
+	if (t->s_left > 0)
+		goto out;
+	/* Memoryless: the next sample is a fresh distance from here,
+	 * whatever this allocation overshot. */
+	t->s_left = sample_next(&t->s_rng, mon.sample);
+	if ((uint64_t)n >> MON_SIZE_BITS) {
+		drop();
+		goto out;
+	}
+	/* A walk (remembered walks are for the exact monitor's every
+	 * allocation; a sample comes once in thousands, and recalling here
+	 * too would cost mon_alloc its inlined recall). */
+	alloc_walk(p, n, f0, t, e, sample_count(n, mon.sample, (uintptr_t)p));
+out:
+	mon_guard = g;
+	errno = er;
+}
+
+void mon_sample_freed(void *p, uint32_t idx, uint64_t size)
+{
+	int g = mon_guard, er = errno;
+	uint64_t e;
+	struct blocks_thread *t;
+
+	mon_guard = 1;
+	t = self(&e);
+	settle_free(t, e, 1, idx, size, sample_count(size, mon.sample, (uintptr_t)p));
+	mon_guard = g;
+	errno = er;
 }

@@ -5,6 +5,8 @@
  * configures, saves, stops and restarts, and handles fork and exit.
  *
  * States: UNINIT -> INITING -> ON <-> STOPPED (mprof_stop / mprof_restart),
+ * where ON is MON_SAMPLING instead in the sampled monitor (MPROF_SAMPLE:
+ * sample.h; mon.on says which, mon_on() tests for either),
  * ON -> TROUBLE (a failure: one line on stderr, everything passes through),
  * INITING -> OFF for good (another monitor's malloc is the one in use).
  *
@@ -30,7 +32,7 @@
 
 #include "format.h"
 
-enum { MON_UNINIT, MON_INITING, MON_ON, MON_STOPPED, MON_TROUBLE, MON_OFF };
+enum { MON_UNINIT, MON_INITING, MON_ON, MON_STOPPED, MON_TROUBLE, MON_OFF, MON_SAMPLING };
 
 /* Larger requests (possible with overcommit) are not recorded. */
 #define MON_SIZE_BITS 40
@@ -49,6 +51,9 @@ struct mon {
 	pid_t root_pid;    /* the process that writes FILE; others FILE.PID */
 	uint64_t dropped;  /* allocations not recorded (shared: rare) */
 	uint64_t nallocs;  /* allocations, counted only while autosave is on */
+	uint64_t sample;   /* MPROF_SAMPLE: the mean bytes between samples; 0: every
+			    * allocation is recorded (the exact monitor) */
+	int on;            /* MON_ON, or MON_SAMPLING when sample is set */
 	char out[PATH_MAX]; /* absolute output path */
 };
 
@@ -57,17 +62,34 @@ extern struct mon mon __attribute__((visibility("hidden")));
 extern __thread int mon_guard __attribute__((visibility("hidden")));
 
 /* Enter the monitor for one call: 1 = record (the guard is now set; call
- * mon_leave), 0 = pass straight through. */
+ * mon_leave), 0 = pass straight through, 2 = the sampled monitor is on
+ * (the guard is not set: the caller counts the event down, mon_sample_*,
+ * and enters for a sample only). */
 int mon_enter_slow(int is_alloc);
 static inline __attribute__((always_inline)) int mon_enter(int is_alloc)
 {
-	/* The common cases in a few instructions: inside already, or on. */
+	int st;
+
+	/* The common cases in a few instructions: inside already, or on.
+	 * The exact monitor's path is the first: the sampled one costs it
+	 * nothing. */
 	if (__builtin_expect(mon_guard, 0))
 		return 0;
-	if (__builtin_expect(__atomic_load_n(&mon.state, __ATOMIC_ACQUIRE) != MON_ON, 0))
+	st = __atomic_load_n(&mon.state, __ATOMIC_ACQUIRE);
+	if (__builtin_expect(st != MON_ON, 0)) {
+		if (st == MON_SAMPLING)
+			return 2;
 		return mon_enter_slow(is_alloc);
+	}
 	mon_guard = 1;
 	return 1;
+}
+/* After any change of mon.state: where malloc and free go (malloc.c). */
+void mon_dispatch(void);
+/* Whether state st is one that records (exact or sampled). */
+static inline int mon_on(int st)
+{
+	return st == MON_ON || st == MON_SAMPLING;
 }
 static inline void mon_leave(void)
 {
@@ -118,6 +140,19 @@ void mon_stop(void);
 void mon_restart(const char *filename);
 
 uint64_t mon_now_ns(void);
+
+/*
+ * The sampled monitor (sample.h).  The entry points count an allocation
+ * of n bytes down in the thread's block (malloc.c: exact totals, a few
+ * instructions) and, when it is due, call mon_sample_alloc (counted: the
+ * countdown was done; 0 when the thread had no block yet), which records
+ * it with its stack, counting it the allocations it stands for (it may
+ * find it is not a sample after all).  An object in the address map is a
+ * sample: its free (or realloc's) calls mon_sample_freed.  Both keep
+ * errno as it was.
+ */
+void mon_sample_alloc(void *p, size_t n, const struct unwind_frame0 *f0, int counted);
+void mon_sample_freed(void *p, uint32_t idx, uint64_t size);
 
 /* The program calls _exit(status) (exit.c): save if that is for us. */
 void mon_exit_now(int status);

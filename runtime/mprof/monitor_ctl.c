@@ -69,19 +69,29 @@ uint64_t mon_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int parse_u64(const char *s, uint64_t *v)
+/* The decimal digits s starts with into *v, *end after them; -1 when
+ * there are none or too many. */
+static int parse_u64_prefix(const char *s, uint64_t *v, char **end)
 {
 	uint64_t x = 0;
 
-	if (!s || !*s)
+	if (!s || *s < '0' || *s > '9')
 		return -1;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9' || x > (UINT64_MAX - 9) / 10)
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (x > (UINT64_MAX - 9) / 10)
 			return -1;
 		x = x * 10 + (uint64_t)(*s - '0');
 	}
 	*v = x;
+	*end = (char *)s;
 	return 0;
+}
+
+static int parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	return parse_u64_prefix(s, v, &end) < 0 || *end ? -1 : 0;
 }
 
 /*
@@ -137,7 +147,9 @@ void mon_config(void)
 	s = getenv("MPROF_FREERES");
 	mon.no_freeres = s && !strcmp(s, "0");
 	s = getenv("MPROF_LEAKS");
-	mon.leak_scan = s && !strcmp(s, "scan");
+	/* The leak scan classifies every live object: the sampled monitor
+	 * knows only its samples. */
+	mon.leak_scan = s && !strcmp(s, "scan") && !mon.sample;
 	/* Bytes a thread may hold back from the others' view of the heap
 	 * (peak.h): 0 makes the peak exact with threads too, at a cost. */
 	if (parse_u64(getenv("MPROF_PEAK_SLACK"), &v) == 0 && v <= (uint64_t)INT64_MAX)
@@ -149,6 +161,30 @@ void mon_config(void)
 	exit_lookup(); /* dlsym now, never in _exit (exit.c) */
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	__atomic_store_n(&mon.configured, 2, __ATOMIC_RELEASE);
+}
+
+/*
+ * MPROF_SAMPLE=BYTES (a suffix k, m or g for KiB, MiB, GiB): the sampled
+ * monitor, one sample every BYTES bytes allocated on average (sample.h).
+ * Read when the monitor starts, maybe before libc has its environment.
+ */
+static void sample_config(void)
+{
+	char v[32], *end;
+	uint64_t r;
+
+	mon.on = MON_ON;
+	if (keep_env("MPROF_SAMPLE", v, sizeof v) < 0 || parse_u64_prefix(v, &r, &end) < 0)
+		return;
+	switch (*end) {
+	case 'k': case 'K': r <<= 10; end++; break;
+	case 'm': case 'M': r <<= 20; end++; break;
+	case 'g': case 'G': r <<= 30; end++; break;
+	}
+	if (*end || r == 0 || r > (1ull << 40))
+		return;
+	mon.sample = r;
+	mon.on = MON_SAMPLING;
 }
 
 /*
@@ -171,6 +207,12 @@ static void keep_start(void)
 	keep_info("exe", outfile_exe());
 	keep_info("monitor", "mprof-runtime 1");
 	keep_info("unwinder", unwind_name);
+	if (mon.sample) {
+		char num[24];
+
+		keep_info("sample_bytes", outfile_u64(num, mon.sample));
+		k->sample = mon.sample;
+	}
 	for (int i = 0; i < MPROF_NCOUNTERS_ALL; i++)
 		keep_counter(format_mprof_counter_names[i], format_mprof_counter_units[i]);
 }
@@ -185,11 +227,13 @@ void mon_init(void)
 	mon_guard = 1;
 	if (!real_init()) {
 		__atomic_store_n(&mon.state, MON_OFF, __ATOMIC_RELEASE);
+		mon_dispatch();
 		mon_guard = g;
 		errno = e;
 		return;
 	}
 	mon_pid = getpid();
+	sample_config();
 	keep_start();
 	/* glibc's chunks are 32 bytes apart at least (MINSIZE). */
 	addrmap_init(real_is_glibc() ? 32 : 16);
@@ -203,7 +247,8 @@ void mon_init(void)
 	 * the configuration waits for the constructor or the first save. */
 	if (environ)
 		mon_config();
-	__atomic_store_n(&mon.state, MON_ON, __ATOMIC_RELEASE);
+	__atomic_store_n(&mon.state, mon.on, __ATOMIC_RELEASE);
+	mon_dispatch();
 	mon_guard = g;
 	errno = e;
 }
@@ -215,6 +260,9 @@ void mon_init(void)
 static void mon_read_totals(struct writer_totals *out)
 {
 	blocks_read_totals(mon.epoch, out);
+	/* Sampled: the bins are estimates, the exact totals counted apart. */
+	if (mon.sample)
+		blocks_read_sampled(mon.epoch, &out->allocs, &out->bytes);
 	out->dropped = __atomic_load_n(&mon.dropped, __ATOMIC_RELAXED);
 }
 
@@ -233,7 +281,7 @@ static void mon_read_counters(uint32_t idx, uint64_t *out)
 /* INFO's extra entries: how the leak scan went, the category names. */
 static size_t mon_extra_info(const char *kv[][2], size_t max)
 {
-	static char ns[24]; /* under the save lock */
+	static char ns[24], sb[24]; /* under the save lock */
 	const char *st = leakscan_status();
 	size_t n = 0;
 
@@ -243,6 +291,10 @@ static size_t mon_extra_info(const char *kv[][2], size_t max)
 		kv[1][0] = "leak_scan_ns";
 		kv[1][1] = outfile_u64(ns, leakscan_ns());
 		n = 2;
+	}
+	if (mon.sample && max > n) {
+		kv[n][0] = "sample_bytes";
+		kv[n++][1] = outfile_u64(sb, mon.sample);
 	}
 	return n + custom_info(kv + n, max - n);
 }
@@ -285,7 +337,7 @@ void mon_autosave(void)
 {
 	if (writer_trylock() != 0)
 		return; /* a save is under way: it will do */
-	if (!mon.nosave && __atomic_load_n(&mon.state, __ATOMIC_ACQUIRE) == MON_ON)
+	if (!mon.nosave && mon_on(__atomic_load_n(&mon.state, __ATOMIC_ACQUIRE)))
 		save("autosave", NULL);
 	writer_unlock();
 }
@@ -338,13 +390,16 @@ void mon_stop(void)
 		return;
 	}
 	st = __atomic_load_n(&mon.state, __ATOMIC_ACQUIRE);
-	if (st == MON_ON || st == MON_TROUBLE) {
-		if (st == MON_ON)
+	if (mon_on(st) || st == MON_TROUBLE) {
+		if (mon_on(st)) {
 			__atomic_store_n(&mon.state, MON_STOPPED, __ATOMIC_RELEASE);
+			mon_dispatch();
+		}
 		if (!mon.nosave)
 			save("stop", NULL);
 		/* Once written, a stopped profile is not written again at exit. */
 		__atomic_store_n(&mon.state, MON_STOPPED, __ATOMIC_RELEASE);
+		mon_dispatch();
 	}
 	writer_unlock();
 	mon_guard = g;
@@ -395,7 +450,8 @@ void mon_restart(const char *filename)
 		if (strcmp(was, mon.out))
 			keep_void("mprof_restart named another file");
 	}
-	__atomic_store_n(&mon.state, MON_ON, __ATOMIC_RELEASE);
+	__atomic_store_n(&mon.state, mon.on, __ATOMIC_RELEASE);
+	mon_dispatch();
 	stacks_unlock();
 	writer_unlock();
 	errno = e;
@@ -499,7 +555,7 @@ __attribute__((destructor(101))) static void mon_fini(void)
 
 	/* libc's own buffers, released as valgrind does (freeres.c), their
 	 * frees recorded: they are not the program's leaks. */
-	if (__atomic_load_n(&mon.state, __ATOMIC_ACQUIRE) == MON_ON && !mon.no_freeres &&
+	if (mon_on(__atomic_load_n(&mon.state, __ATOMIC_ACQUIRE)) && !mon.no_freeres &&
 	    !mon.tainted && freeres_safe((const void *)mon_fini)) {
 		mon_guard = 0;
 		freeres_run();
@@ -512,14 +568,16 @@ __attribute__((destructor(101))) static void mon_fini(void)
 	st = __atomic_load_n(&mon.state, __ATOMIC_ACQUIRE);
 	/* What is kept, classified (leakscan.h): this frame and those above
 	 * it are roots; a profile in trouble may miss objects. */
-	if (st == MON_ON && !mon.nosave && mon.leak_scan && !mon.tainted)
+	if (mon_on(st) && !mon.nosave && mon.leak_scan && !mon.tainted)
 		leakscan_run(stacks_base(), stacks_count());
-	if ((st == MON_ON || st == MON_TROUBLE) && !mon.nosave)
+	if ((mon_on(st) || st == MON_TROUBLE) && !mon.nosave)
 		save("exit", "exit");
 	/* What later destructors (of other objects) do is not in the file:
 	 * stop recording it. */
-	if (st == MON_ON || st == MON_TROUBLE)
+	if (mon_on(st) || st == MON_TROUBLE) {
 		__atomic_store_n(&mon.state, MON_STOPPED, __ATOMIC_RELEASE);
+		mon_dispatch();
+	}
 	writer_unlock();
 	mon_guard = g;
 }
@@ -547,12 +605,13 @@ void mon_exit_now(int status)
 		return;
 	}
 	st = __atomic_load_n(&mon.state, __ATOMIC_ACQUIRE);
-	if ((st == MON_ON || st == MON_TROUBLE) && !mon.nosave && !mon.tainted) {
+	if ((mon_on(st) || st == MON_TROUBLE) && !mon.nosave && !mon.tainted) {
 		mon_config();
 		strcat(what, outfile_u64(num, (uint64_t)(status & 0377)));
 		strcat(what, ")");
 		save("exit", what);
 		__atomic_store_n(&mon.state, MON_STOPPED, __ATOMIC_RELEASE);
+		mon_dispatch();
 	}
 	writer_unlock();
 	mon_guard = g;

@@ -34,7 +34,7 @@ __attribute__((visibility("default"))) int dlclose(void *handle)
 	 * it; never waited for (a save may wait for the loader's lock, which
 	 * a thread in dlopen holds): a library unloaded during a save keeps
 	 * its frames as addresses. */
-	if (!g && (st == MON_ON || st == MON_STOPPED) && writer_trylock() == 0) {
+	if (!g && (mon_on(st) || st == MON_STOPPED) && writer_trylock() == 0) {
 		mon_guard = 1;
 		modules_remember();
 		mon_guard = g;

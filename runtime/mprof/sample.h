@@ -1,0 +1,40 @@
+/*
+ * sample.h - the sampled monitor's arithmetic (sample.c): where the next
+ * sample falls, and what a sample is worth (issue 23).
+ *
+ * Sampling by bytes, as tcmalloc, Go's runtime and jemalloc do: each
+ * thread counts down the bytes it allocates from a distance drawn from an
+ * exponential distribution of mean R (MPROF_SAMPLE); the allocation that
+ * takes it to zero or below is recorded, with its whole stack, and a new
+ * distance drawn.  Bytes then arrive as a Poisson process of rate 1/R, so
+ * an allocation of n bytes is sampled with probability 1 - exp(-n/R)
+ * whatever came before it, and counting it 1 / (1 - exp(-n/R)) times (n
+ * bytes each time) is an unbiased estimate of its count and bytes
+ * (pprof's "unsampling" of heap profiles).
+ *
+ * The counters are integers: a sample counts floor(w) or floor(w) + 1
+ * times, the one with probability w - floor(w), drawn from a hash of the
+ * object's address, so that its free takes back exactly what its
+ * allocation added (the map keeps only its stack and size).
+ *
+ * No libm: the logarithm and exponential are computed here (a preloaded
+ * library should not make a program load libm), to about 1e-12.
+ */
+#ifndef SAMPLE_H
+#define SAMPLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The next distance, in bytes (>= 1), for mean R; rng is the thread's
+ * state (seeded when 0). */
+int64_t sample_next(uint64_t *rng, uint64_t r);
+/* How many allocations of n bytes at p a sample stands for, for mean R. */
+uint64_t sample_count(uint64_t n, uint64_t r, uintptr_t p);
+
+/* The same arithmetic for tests and the tools: ln(x) for x > 0, and
+ * 1 - exp(-x) for x >= 0. */
+double sample_ln(double x);
+double sample_one_minus_exp(double x);
+
+#endif

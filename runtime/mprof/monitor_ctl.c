@@ -27,6 +27,7 @@
 #include "outfile.h"
 #include "peak.h"
 #include "real.h"
+#include "sample.h"
 #include "stacks.h"
 #include "unwind.h"
 #include "writer.h"
@@ -185,6 +186,8 @@ static void sample_config(void)
 		return;
 	mon.sample = r;
 	mon.on = MON_SAMPLING;
+	if (keep_env("MPROF_SAMPLE_SEED", v, sizeof v) == 0 && parse_u64(v, &r) == 0)
+		sample_seed = r;
 }
 
 /*

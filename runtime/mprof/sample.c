@@ -74,17 +74,25 @@ static uint64_t next_u64(uint64_t *s)
 	return x * 0x2545f4914f6cdd1dull;
 }
 
+uint64_t sample_seed;
+
 int64_t sample_next(uint64_t *rng, uint64_t r)
 {
 	double u, d;
 
 	if (!*rng) {
 		struct timespec ts;
+		uint64_t tid = (uint64_t)syscall(SYS_gettid);
 
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		*rng = ((uint64_t)syscall(SYS_gettid) << 32 ^ (uint64_t)ts.tv_nsec ^
-			(uint64_t)(uintptr_t)rng) |
-		       1;
+		/* A seed given: the same samples every run, in the main
+		 * thread at least (another's thread id differs). */
+		if (sample_seed)
+			*rng = (sample_seed * 0x9e3779b97f4a7c15ull ^
+				(tid - (uint64_t)getpid()) * 0xbf58476d1ce4e5b9ull) |
+			       1;
+		else
+			*rng = (tid << 32 ^ (uint64_t)ts.tv_nsec ^ (uint64_t)(uintptr_t)rng) | 1;
 	}
 	/* u uniform in (0, 1]: -ln u is exponential of mean 1. */
 	u = (double)((next_u64(rng) >> 11) + 1) * (1.0 / 9007199254740992.0);

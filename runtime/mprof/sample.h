@@ -26,6 +26,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* MPROF_SAMPLE_SEED, or 0: the random distances' seed (for tests: the
+ * same samples every run of a program with one thread). */
+extern uint64_t sample_seed __attribute__((visibility("hidden")));
 /* The next distance, in bytes (>= 1), for mean R; rng is the thread's
  * state (seeded when 0). */
 int64_t sample_next(uint64_t *rng, uint64_t r);

@@ -1,0 +1,91 @@
+# The sampled monitor (issue 23, item 1; runtime/mprof/sample.h): mprof
+# run --sample records one allocation in every 512 KiB allocated on
+# average, counted as the allocations it stands for.  Checked against the
+# exact monitor on the same programs: the totals of allocations and bytes
+# are exact; the share of bytes of a function that allocates three
+# quarters of them is within 0.03 of the truth (three seeds, so the test
+# is the same every run); bytes kept are within 10% sampled every 64 KiB;
+# sampled every byte, every entry point's profile is the exact one; the
+# views and pprof say the figures are estimates; the keep holds a sampled
+# profile too.
+. "$(dirname "$0")/../lib.sh"
+plan 17
+cd "$T" || exit 1
+
+cc -g -O1 -pthread -o share "$TOP/tests/progs/sample_share.c" || exit 1
+cc -g -O0 -o ent "$TOP/tests/progs/sample_entries.c" || exit 1
+
+# direct FILE NAME [COL]: NAME's figure in the direct allocation table
+# (COL 2: bytes; 4: bytes kept).
+direct() {
+	"$MPROF" -verbose ./share "$1" 2>/dev/null | awk -v n="$2" -v c="${3:-2}" '
+		/^--------- DIRECT/ { on = 1; next } /^---------/ { on = 0 }
+		on && $NF == n { print $c; exit }'
+}
+infoall() { "$MPROF" dump "$1" | awk -v k="$2" '$1 == "info" && $2 == k { $1 = $2 = ""; sub(/^  /, ""); print }'; }
+
+./share > truth || exit 1
+set -- $(cat truth)
+big=$2 small=$4 kept=$6
+"$MPROF" run -o exact.data ./share > /dev/null
+for seed in 1 2 3; do
+	MPROF_SAMPLE_SEED=$seed "$MPROF" run --sample -o s$seed.data ./share > out
+	b=$(direct s$seed.data big_share) s=$(direct s$seed.data small_share)
+	share=$(awk -v b="$b" -v s="$s" -v tb="$big" -v ts="$small" 'BEGIN {
+		x = b / (b + s); t = tb / (tb + ts); d = x - t; if (d < 0) d = -d;
+		printf "%.4f %.4f %s", x, t, d <= 0.03 ? "ok" : "off" }')
+	like "$share" " ok$" "seed $seed: big_share's share of bytes within 0.03 of the truth ($share)"
+done
+is "$(cat out)" "$(cat truth)" "the program's output is its own"
+is "$(info s1.data allocs)/$(info s1.data bytes)" "$(info exact.data allocs)/$(info exact.data bytes)" \
+	"the totals of allocations and bytes are exact (the exact monitor's)"
+is "$(info s1.data sample_bytes)" 524288 "INFO sample_bytes: the default, 512 KiB"
+
+# Kept bytes: 400 objects of 256 KiB; every 64 KiB, each is sampled
+# with probability 1 - e^-4.
+MPROF_SAMPLE_SEED=1 "$MPROF" run --sample=64k -o k.data ./share > /dev/null
+k=$(direct k.data keeper 4)
+like "$(awk -v k="$k" -v t="$kept" 'BEGIN { d = k / t - 1; if (d < 0) d = -d; printf "%.3f %s", k / t, d <= 0.1 ? "ok" : "off" }')" " ok$" \
+	"--sample=64k: keeper's bytes kept within 10% ($k of $kept)"
+
+# The views say so.
+first=$("$MPROF" ./share s1.data | sed -n 1,2p)
+like "$first" "^mprof: ./share \(pid [0-9]+; sampled every 524288 bytes: estimates\): " \
+	"the tables' first line: sampled, estimates"
+like "$first" "exact totals: $(info exact.data allocs) allocations of $(info exact.data bytes) bytes\)$" \
+	"... and the second, the exact totals"
+"$MPROF" export --format pprof -o s.pb.gz ./share s1.data
+raw=$("$B/tools/pprof" -raw s.pb.gz 2>&1)
+like "$raw" "^Period: 524288$" "pprof: the sampling period"
+like "$raw" "^Comment: sampled: one allocation in every 524288 bytes on average; values are estimates$" \
+	"pprof: a comment that the values are estimates"
+
+# Threads: the totals stay exact.
+"$MPROF" run -o te.data ./share threads 4 > /dev/null
+"$MPROF" run --sample -o ts.data ./share threads 4 > /dev/null
+is "$(info ts.data allocs)/$(info ts.data bytes)" "$(info te.data allocs)/$(info te.data bytes)" \
+	"4 threads: the totals are exact"
+
+# Sampled every byte, objects of 40 bytes and more are sampled every
+# time, counted once: every entry point's profile is the exact one.
+MPROF_OUT=e1.data LD_PRELOAD="$LIBMPROF/libmprof.so" ./ent
+st1=$?
+MPROF_SAMPLE=1 MPROF_OUT=e2.data LD_PRELOAD="$LIBMPROF/libmprof.so" ./ent
+is "$st1/$?" "0/0" "every entry point: the program's checks hold, exact and sampled"
+is "$("$MPROF" -verbose ./ent e2.data | sed -n '/^--------- ALLOCATION BINS/,$p')" \
+	"$("$MPROF" -verbose ./ent e1.data | sed -n '/^--------- ALLOCATION BINS/,$p')" \
+	"MPROF_SAMPLE=1: malloc, calloc, realloc, reallocarray, the aligned ones and free: the exact profile"
+
+# The keep holds a sampled profile: exact totals, estimates.
+"$MPROF" run --sample -o kill.data ./share kill > /dev/null 2>&1
+is "$(info kill.data allocs)/$(info kill.data sample_bytes)/$(infoall kill.data ended)" \
+	"$(info exact.data allocs)/524288/killed by signal 9 (SIGKILL)" \
+	"killed: the salvaged file's totals are exact, and it is sampled"
+
+# Refused.
+"$MPROF" run --leaks --sample ./share > /dev/null 2> err
+is "$?/$(wc -l < err)" "2/1" "--leaks with --sample: refused in one line, exit 2"
+"$MPROF" run --sample=12q ./share > /dev/null 2> err
+is "$?/$(wc -l < err)" "2/1" "--sample=12q: refused in one line, exit 2"
+
+done_testing

@@ -7,6 +7,7 @@
 #include "escape.h"
 #include "export/export.h"
 #include "format.h"
+#include "keeper.h"
 #include "launch.h"
 #include "merge.h"
 #include "model.h"
@@ -16,6 +17,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -29,9 +31,12 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: mprof [options] [a.out [mprof.data]]   print the four tables\n"
-		"       mprof run [--leaks] [-o FILE] [--] PROG [ARGS...]\n"
+		"       mprof run [--leaks | --sample[=BYTES]] [-o FILE] [--] PROG [ARGS...]\n"
 		"                                               run PROG under the monitor; --leaks\n"
-		"                                               classifies what is kept at exit\n"
+		"                                               classifies what is kept at exit,\n"
+		"                                               --sample records one allocation\n"
+		"                                               in every BYTES (512k)\n"
+		"       mprof snapshot [-o FILE] PID            the profile of running process PID\n"
 		"       mprof dump [--shared] [mprof.data]      print the data file raw\n"
 		"       mprof export --format folded|pprof|html [--counter NAME] [--full-names] [-o OUT]\n"
 		"                    [a.out] [mprof.data]      the profile for other tools\n"
@@ -238,6 +243,81 @@ static int cmd_run(int argc, char **argv)
 	return st;
 }
 
+#define SNAPSHOT_USAGE "usage: mprof snapshot [-o FILE] PID"
+
+/* PID's MPROF_OUT (what `mprof run` gave it: absolute), into buf; 0 or -1. */
+static int out_of(pid_t pid, char *buf, size_t len)
+{
+	char path[64], env[1 << 16];
+	ssize_t n = 0, k;
+	int fd;
+
+	snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	while (n < (ssize_t)sizeof env - 1 && (k = read(fd, env + n, sizeof env - 1 - (size_t)n)) > 0)
+		n += k;
+	close(fd);
+	env[n] = 0;
+	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(env + i) + 1)
+		if (!strncmp(env + i, "MPROF_OUT=", 10) && env[i + 10] == '/' &&
+		    strlen(env + i + 10) < len) {
+			strcpy(buf, env + i + 10);
+			return 0;
+		}
+	return -1;
+}
+
+/*
+ * mprof snapshot PID: the profile of a running process, from its keep
+ * (keeper.h), as the monitor would write it now; the process goes on.
+ * Without -o, FILE.snapshot.N beside the file it will write at exit (its
+ * MPROF_OUT, else mprof.data here), N the first not taken.
+ */
+static int cmd_snapshot(int argc, char **argv)
+{
+	const char *out = NULL, *pidarg = NULL;
+	char base[PATH_MAX], path[PATH_MAX + 32], why[4600], *end;
+	long pid;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			printf(SNAPSHOT_USAGE "\n"
+			       "Writes the profile of running process PID from its keep (a process\n"
+			       "run by mprof run, or with MPROF_SNAPSHOT=1); it goes on running.\n"
+			       "  -o FILE    the data file (default: FILE.snapshot.N beside its own)\n");
+			return 0;
+		} else if (!strcmp(argv[i], "-o")) {
+			if (i + 1 >= argc)
+				die("snapshot: -o needs a file name");
+			out = argv[++i];
+		} else if (argv[i][0] == '-' || pidarg) {
+			die("snapshot: unexpected '%s' (" SNAPSHOT_USAGE ")", argv[i]);
+		} else {
+			pidarg = argv[i];
+		}
+	}
+	errno = 0;
+	pid = pidarg ? strtol(pidarg, &end, 10) : 0;
+	if (!pidarg || errno || *end || pid < 1 || pid > (1 << 22))
+		die("snapshot: give the process id (" SNAPSHOT_USAGE ")");
+	if (out) {
+		snprintf(path, sizeof path, "%s", out);
+	} else {
+		if (out_of((pid_t)pid, base, sizeof base) < 0)
+			snprintf(base, sizeof base, "%s", DEFAULT_DATA);
+		for (int n = 1;; n++) {
+			snprintf(path, sizeof path, "%s.snapshot.%d", base, n);
+			if (access(path, F_OK) != 0)
+				break;
+		}
+	}
+	if (keeper_snapshot((pid_t)pid, path, why, sizeof why) < 0)
+		die("snapshot: %s", why);
+	printf("%s\n", path);
+	return 0;
+}
+
 static int cmd_show(int argc, char **argv)
 {
 	struct tables_opts o = { TABLES_NORMAL, 1, 0, 0, 5, 1, 0 };
@@ -341,6 +421,8 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "dump") == 0)
 		return cmd_dump(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "snapshot") == 0)
+		return cmd_snapshot(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "export") == 0)
 		return export_main(argc - 1, argv + 1, "mprof.data");
 	if (argc > 1 && strcmp(argv[1], "merge") == 0)

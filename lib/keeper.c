@@ -6,8 +6,10 @@
  * kind's salvager, into a temporary file renamed into place.
  */
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -129,13 +131,23 @@ void keeper_put_info(struct salvage *s, const char *const (*kv)[2], size_t n)
 	uint32_t ninfo = h->ninfo < KEEP_MAX_INFO ? h->ninfo : KEEP_MAX_INFO, good = 0;
 	const char *ki[KEEP_MAX_INFO], *vi[KEEP_MAX_INFO];
 	char pid[24], end[24];
-	const char *own[][2] = {
+	const char *salvaged[][2] = {
 		{ "pid", pid },
 		{ "end_ns", end },
 		{ "reason", "salvage" },
 		{ "ended", s->ended },
 		{ "salvaged_by", "the launcher, from the runtime's keep" },
 	};
+	/* A snapshot of a running program: no end yet. */
+	const char *snapshot[][2] = {
+		{ "pid", pid },
+		{ "end_ns", end },
+		{ "reason", "snapshot" },
+		{ "salvaged_by", "mprof snapshot, from the running program's keep" },
+	};
+	const char *(*own)[2] = s->ended ? salvaged : snapshot;
+	size_t nown = s->ended ? sizeof salvaged / sizeof salvaged[0]
+			       : sizeof snapshot / sizeof snapshot[0];
 
 	for (uint32_t i = 0; i < ninfo; i++) {
 		ki[good] = keeper_str(s->k, h->info[i].key, FORMAT_MAX_STRING);
@@ -146,12 +158,12 @@ void keeper_put_info(struct salvage *s, const char *const (*kv)[2], size_t n)
 	snprintf(pid, sizeof pid, "%d", h->pid);
 	snprintf(end, sizeof end, "%llu", (unsigned long long)s->end_ns);
 	format_begin_section(s->w, FORMAT_SEC_INFO);
-	format_put_u32(s->w, good + (uint32_t)(sizeof own / sizeof own[0]) + (uint32_t)n);
+	format_put_u32(s->w, good + (uint32_t)nown + (uint32_t)n);
 	for (uint32_t i = 0; i < good; i++) {
 		format_put_str(s->w, ki[i]);
 		format_put_str(s->w, vi[i]);
 	}
-	for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
+	for (size_t i = 0; i < nown; i++) {
 		format_put_str(s->w, own[i][0]);
 		format_put_str(s->w, own[i][1]);
 	}
@@ -286,11 +298,14 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int keeper_salvage(const struct keeper *k, pid_t pid, int status, int oom, const char *path,
-		   struct keep_head *h, char *why, size_t whylen)
+/* Write path from the keep at fd, whose header (read, checked) is h:
+ * ended says how the program ended, NULL for a snapshot of a running
+ * one.  1, or -1 with why. */
+static int write_from(int kfd, const struct keep_head *h, const char *ended, const char *path,
+		      char *why, size_t whylen)
 {
 	unsigned char buf[1 << 16];
-	char ended[96], tmp[4200];
+	char tmp[4200];
 	struct format_writer w;
 	struct keeper_img img;
 	struct salvage s;
@@ -298,21 +313,17 @@ int keeper_salvage(const struct keeper *k, pid_t pid, int status, int oom, const
 	void *mem;
 	int fd, rc;
 
-	if (keeper_head(k, h) < 0 || h->state != KEEP_RECORDING || h->pid != (int32_t)pid)
-		return 0;
-	if (fstat(k->fd, &st) < 0 || h->used < KEEP_HEAD || h->used > (uint64_t)st.st_size) {
+	if (fstat(kfd, &st) < 0 || h->used < KEEP_HEAD || h->used > (uint64_t)st.st_size) {
 		snprintf(why, whylen, "its keep is damaged (%s)", "the size it says is not its own");
 		return -1;
 	}
-	mem = mmap(NULL, h->used, PROT_READ, MAP_PRIVATE | MAP_NORESERVE, k->fd, 0);
+	mem = mmap(NULL, h->used, PROT_READ, MAP_PRIVATE | MAP_NORESERVE, kfd, 0);
 	if (mem == MAP_FAILED) {
 		snprintf(why, whylen, "cannot map its keep: %s", strerror(errno));
 		return -1;
 	}
-	img = (struct keeper_img){ .h = mem, .mem = mem, .base = h->base, .len = h->used };
-	/* The header as read now, not as mapped: it is what we checked. */
-	img.h = h;
-	keeper_ended(h, status, oom, ended, sizeof ended);
+	/* The header as read, not as mapped: it is what was checked. */
+	img = (struct keeper_img){ .h = h, .mem = mem, .base = h->base, .len = h->used };
 	/* Never through a link another user planted (newfile.h). */
 	fd = newfile_open(path, tmp, sizeof tmp);
 	if (fd < 0) {
@@ -353,4 +364,66 @@ int keeper_salvage(const struct keeper *k, pid_t pid, int status, int oom, const
 		return -1;
 	}
 	return 1;
+}
+
+int keeper_salvage(const struct keeper *k, pid_t pid, int status, int oom, const char *path,
+		   struct keep_head *h, char *why, size_t whylen)
+{
+	char ended[96];
+
+	if (keeper_head(k, h) < 0 || h->state != KEEP_RECORDING || h->pid != (int32_t)pid)
+		return 0;
+	keeper_ended(h, status, oom, ended, sizeof ended);
+	return write_from(k->fd, h, ended, path, why, whylen);
+}
+
+int keeper_snapshot(pid_t pid, const char *path, char *why, size_t whylen)
+{
+	char dir[64], link[PATH_MAX], name[400];
+	struct keep_head h;
+	struct dirent *d;
+	DIR *fds;
+	int fd = -1, rc;
+	ssize_t n;
+
+	/* The memfd, among the process's descriptors (the launcher gave it
+	 * one, or its runtime made its own: MPROF_SNAPSHOT=1). */
+	snprintf(dir, sizeof dir, "/proc/%d/fd", (int)pid);
+	if (!(fds = opendir(dir))) {
+		snprintf(why, whylen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	while (fd < 0 && (d = readdir(fds))) {
+		snprintf(name, sizeof name, "%s/%s", dir, d->d_name);
+		n = readlink(name, link, sizeof link - 1);
+		if (n <= 0)
+			continue;
+		link[n] = 0;
+		if (!strncmp(link, "/memfd:profile-keep", 19))
+			fd = open(name, O_RDONLY | O_CLOEXEC);
+	}
+	closedir(fds);
+	if (fd < 0) {
+		snprintf(why, whylen,
+			 "process %d has no keep (run it with mprof run, or with MPROF_SNAPSHOT=1)",
+			 (int)pid);
+		return -1;
+	}
+	memset(&h, 0, sizeof h);
+	if (pread(fd, &h, sizeof h, 0) != (ssize_t)sizeof h || h.magic != KEEP_MAGIC ||
+	    h.version != KEEP_VERSION) {
+		close(fd);
+		snprintf(why, whylen, "process %d's keep is not one this mprof reads", (int)pid);
+		return -1;
+	}
+	h.why[sizeof h.why - 1] = 0;
+	if (h.pid != (int32_t)pid || (h.state != KEEP_RECORDING && h.state != KEEP_SAVED)) {
+		close(fd);
+		snprintf(why, whylen, "process %d's keep is not its own tables now (%s)", (int)pid,
+			 h.state == KEEP_VOID ? h.why : h.pid != (int32_t)pid ? "another process's" : "not recording");
+		return -1;
+	}
+	rc = write_from(fd, &h, NULL, path, why, whylen);
+	close(fd);
+	return rc;
 }

@@ -54,7 +54,8 @@ const char *keeper_str(const struct keeper_img *k, uint64_t addr, size_t max);
 struct salvage {
 	const struct keeper_img *k;
 	struct format_writer *w;
-	const char *ended;  /* INFO "ended": "killed by signal 9 (SIGKILL)" */
+	const char *ended;  /* INFO "ended": "killed by signal 9 (SIGKILL)"; NULL:
+			     * a snapshot of a running program */
 	uint64_t end_ns;    /* when the launcher saw the end */
 	char why[4400];     /* a failure's reason (a path in it) */
 };
@@ -89,5 +90,14 @@ uint64_t keeper_oom_kills(void);
  */
 int keeper_salvage(const struct keeper *k, pid_t pid, int status, int oom, const char *path,
 		   struct keep_head *h, char *why, size_t whylen);
+
+/*
+ * The profile of running process pid, written to path from its keep
+ * (found among its descriptors: it was started by `mprof run`, or its
+ * runtime made its own with MPROF_SNAPSHOT=1); INFO reason snapshot.  The
+ * program goes on: its tables are read as they are, a snapshot a few
+ * events wide.  1, or -1 with a reason in why.
+ */
+int keeper_snapshot(pid_t pid, const char *path, char *why, size_t whylen);
 
 #endif

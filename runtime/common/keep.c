@@ -117,16 +117,65 @@ static uint64_t size_cap(const char **which)
 	return cap;
 }
 
+/* Map the keep at fd (dev, ino; old: its header as it was) and take it:
+ * the launcher's, or one of our own. */
+static void attach_fd(int fd, uint64_t dev, uint64_t ino, const struct keep_head *old_h,
+		      uint32_t kind, uint64_t layout)
+{
+	const char *small;
+	uint64_t cap = size_cap(&small), sz;
+	struct keep_head old = *old_h;
+	void *m = MAP_FAILED;
+	struct timespec ts;
+
+	/* A program image the root exec'd takes it over: the old image's
+	 * tables went with it. */
+	for (sz = 64ull << 30; sz >= 256ull << 20; sz /= 4) {
+		if (sz > cap)
+			continue;
+		if (ftruncate(fd, 0) < 0 || ftruncate(fd, (off_t)sz) < 0)
+			break;
+		m = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+		if (m != MAP_FAILED)
+			break;
+	}
+	if (m == MAP_FAILED) {
+		if (ftruncate(fd, 0) == 0 && pwrite(fd, &old, sizeof old, 0) == sizeof old)
+			void_at(fd, cap < (256ull << 20) ? small : "the keep could not be mapped");
+		close(fd);
+		return;
+	}
+	/* All but the header out of reach until keep_map hands it out:
+	 * mlockall(MCL_CURRENT) populates every accessible page of a
+	 * mapping, and 64 GiB of a shared one is the memfd's memory (a
+	 * program that locked its memory was OOM-killed); it skips pages
+	 * with no access. */
+	mprotect((char *)m + KEEP_HEAD, sz - KEEP_HEAD, PROT_NONE);
+	keep_h = m;
+	keep_size = sz;
+	keep_fd = fd; /* open, not close-on-exec: an exec'd image takes it */
+	keep_dev = dev;
+	keep_ino = ino;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	keep_h->magic = KEEP_MAGIC;
+	keep_h->version = KEEP_VERSION;
+	keep_h->kind = kind;
+	keep_h->layout = layout;
+	keep_h->pid = (int32_t)getpid();
+	keep_h->base = (uint64_t)(uintptr_t)m;
+	keep_h->size = sz;
+	keep_h->used = KEEP_HEAD;
+	keep_h->start_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	__atomic_store_n(&keep_h->state, KEEP_RECORDING, __ATOMIC_RELEASE);
+}
+
 void keep_attach(const char *keep_env_name, const char *root_env, uint32_t kind, uint64_t layout)
 {
 	char v[96], r[32];
 	const char *p;
-	const char *small;
-	uint64_t fd, dev, ino, cap = size_cap(&small), sz;
+	uint64_t fd, dev, ino;
 	struct keep_head old;
 	struct stat st;
-	void *m = MAP_FAILED;
-	struct timespec ts;
 	int e = errno;
 
 	if (keep_tried)
@@ -153,47 +202,39 @@ void keep_attach(const char *keep_env_name, const char *root_env, uint32_t kind,
 		close((int)fd);
 		goto out;
 	}
-	/* A program image the root exec'd takes it over: the old image's
-	 * tables went with it. */
-	for (sz = 64ull << 30; sz >= 256ull << 20; sz /= 4) {
-		if (sz > cap)
-			continue;
-		if (ftruncate((int)fd, 0) < 0 || ftruncate((int)fd, (off_t)sz) < 0)
-			break;
-		m = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, (int)fd, 0);
-		if (m != MAP_FAILED)
-			break;
-	}
-	if (m == MAP_FAILED) {
-		if (ftruncate((int)fd, 0) == 0 && pwrite((int)fd, &old, sizeof old, 0) == sizeof old)
-			void_at((int)fd, cap < (256ull << 20) ? small : "the keep could not be mapped");
-		close((int)fd);
-		goto out;
-	}
-	/* All but the header out of reach until keep_map hands it out:
-	 * mlockall(MCL_CURRENT) populates every accessible page of a
-	 * mapping, and 64 GiB of a shared one is the memfd's memory (a
-	 * program that locked its memory was OOM-killed); it skips pages
-	 * with no access. */
-	mprotect((char *)m + KEEP_HEAD, sz - KEEP_HEAD, PROT_NONE);
-	keep_h = m;
-	keep_size = sz;
-	keep_fd = (int)fd; /* open, not close-on-exec: an exec'd image takes it */
-	keep_dev = dev;
-	keep_ino = ino;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	keep_h->magic = KEEP_MAGIC;
-	keep_h->version = KEEP_VERSION;
-	keep_h->kind = kind;
-	keep_h->layout = layout;
-	keep_h->pid = (int32_t)getpid();
-	keep_h->base = (uint64_t)(uintptr_t)m;
-	keep_h->size = sz;
-	keep_h->used = KEEP_HEAD;
-	keep_h->start_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	__atomic_store_n(&keep_h->state, KEEP_RECORDING, __ATOMIC_RELEASE);
+	attach_fd((int)fd, dev, ino, &old, kind, layout);
 out:
 	errno = e;
+}
+
+int keep_own(uint32_t kind, uint64_t layout)
+{
+	struct keep_head h = { .magic = KEEP_MAGIC, .version = KEEP_VERSION, .state = KEEP_WAITING };
+	struct stat st;
+	int fd, e = errno;
+
+	if (keep_h)
+		return 0;
+	fd = memfd_create("profile-keep", MFD_CLOEXEC);
+	/* Up high, so the program's own descriptors are where they would be
+	 * without us (it may count on 3 being its first). */
+	if (fd >= 0) {
+		struct rlimit r;
+		int hi = getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < 1024 ? (int)r.rlim_cur - 8 : 1000;
+		int up = hi > 16 ? fcntl(fd, F_DUPFD_CLOEXEC, hi) : -1;
+
+		close(fd);
+		fd = up;
+	}
+	if (fd < 0 || pwrite(fd, &h, sizeof h, 0) != (ssize_t)sizeof h || fstat(fd, &st) < 0) {
+		if (fd >= 0)
+			close(fd);
+		errno = e;
+		return -1;
+	}
+	attach_fd(fd, (uint64_t)st.st_dev, (uint64_t)st.st_ino, &h, kind, layout);
+	errno = e;
+	return keep_h ? 0 : -1;
 }
 
 void *keep_map(size_t n)

@@ -31,6 +31,13 @@ extern struct keep_head *keep_h __attribute__((visibility("hidden")));
  */
 void keep_attach(const char *keep_env, const char *root_env, uint32_t kind, uint64_t layout);
 
+/*
+ * Without a launcher, a keep of our own (MPROF_SNAPSHOT=1): a memfd that
+ * `mprof snapshot PID` finds in /proc/PID/fd and writes the profile of
+ * the running process from.  Nobody writes it at death.  0, or -1.
+ */
+int keep_own(uint32_t kind, uint64_t layout);
+
 /* n bytes of zeroed pages from the keep, or from arena_map when there is
  * none (or it is full: it is then void, never salvaged); NULL if neither. */
 void *keep_map(size_t n);

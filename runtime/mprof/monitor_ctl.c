@@ -200,7 +200,12 @@ static void keep_start(void)
 {
 	struct mkeep *k;
 
+	char snap[8];
+
 	keep_attach("MPROF_KEEP", "MPROF_ROOT_PID", FORMAT_KIND_MPROF, MKEEP_LAYOUT);
+	/* No launcher, and snapshots asked for: a keep of our own. */
+	if (!keep_h && keep_env("MPROF_SNAPSHOT", snap, sizeof snap) == 0 && !strcmp(snap, "1"))
+		keep_own(FORMAT_KIND_MPROF, MKEEP_LAYOUT);
 	if (!keep_h || !(k = keep_map(sizeof *k)) || !keep_has(k))
 		return;
 	mon_keep = k;

@@ -50,12 +50,9 @@ static inline int *err(void)
  * process is a Lisp one (lisp.h): then its mallocs pass straight through
  * and its Lisp objects are what is recorded.  The first event decides.
  */
-static inline __attribute__((always_inline)) int c_enter(int is_alloc)
+/* Entered (the guard set): 1, or 0 (left again) in a Lisp process. */
+static inline __attribute__((always_inline)) int c_entered(void)
 {
-	int m = mon_enter(is_alloc);
-
-	if (m != 1)
-		return m; /* 0: pass; 2: the sampled monitor (no Lisp port) */
 	if (__builtin_expect(lisp_on != 0, 0)) {
 		if (lisp_on == -1)
 			lisp_detect();
@@ -65,6 +62,15 @@ static inline __attribute__((always_inline)) int c_enter(int is_alloc)
 		}
 	}
 	return 1;
+}
+
+static inline __attribute__((always_inline)) int c_enter(int is_alloc)
+{
+	int m = mon_enter(is_alloc);
+
+	if (m != 1)
+		return m; /* 0: pass; 2: the sampled monitor (no Lisp port) */
+	return c_entered();
 }
 
 /*
@@ -105,18 +111,11 @@ static inline __attribute__((always_inline)) int sample_due(size_t n)
  * (one read of the state, not two). */
 static inline __attribute__((always_inline)) int c_enter_on(int is_alloc)
 {
+	(void)is_alloc;
 	if (__builtin_expect(mon_guard, 0))
 		return 0;
 	mon_guard = 1;
-	if (__builtin_expect(lisp_on != 0, 0)) {
-		if (lisp_on == -1)
-			lisp_detect();
-		if (lisp_on != 0) {
-			mon_leave();
-			return 0;
-		}
-	}
-	return 1;
+	return c_entered();
 }
 
 /* Record p (n bytes) if it was allocated; errno stays the real call's. */

@@ -45,9 +45,12 @@ int unwind_capture(uint64_t *frames, int max, const struct unwind_frame0 *f0, ui
  * e.g. its profile epoch) whose walk would read the very same stack words
  * from the same frame 0 returns that stack's depth with *value set and
  * frames NOT filled; otherwise *value is 0 and frames are filled.  value
- * may be NULL (no remembering).  Per thread; never shared.
+ * may be NULL (no remembering).  Per thread; never shared.  whole 0: only
+ * tie value to the walk for the next capture's shared outer frames
+ * (unwind_shared), and remember no whole walk: for a stack the caller met
+ * for the first time, most of which never come back.
  */
-void unwind_memo_set(uint64_t owner, uint64_t value, const uint64_t *frames, int depth);
+void unwind_memo_set(uint64_t owner, uint64_t value, const uint64_t *frames, int depth, int whole);
 /*
  * After a capture of depth frames (filled, not truncated), whether its
  * outer frames are those of the stack a previous capture's value stands

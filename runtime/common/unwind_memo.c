@@ -24,7 +24,7 @@ void uw_memo_release(void)
 	uw_memo_off = 1;
 }
 
-void unwind_memo_set(uint64_t owner, uint64_t value, const uint64_t *frames, int depth)
+void unwind_memo_set(uint64_t owner, uint64_t value, const uint64_t *frames, int depth, int whole)
 {
 	struct rec *rc = uw_rec;
 	struct memo_set *set;
@@ -48,7 +48,7 @@ void unwind_memo_set(uint64_t owner, uint64_t value, const uint64_t *frames, int
 	/* The next walk's frames that are this one's stand for value too. */
 	rc->value = value;
 	rc->owner = owner;
-	if (rc->n > MEMO_FRAMES || uw_memo_off)
+	if (!whole || rc->n > MEMO_FRAMES || uw_memo_off)
 		return;
 	if (!uw_memo) {
 		void *p = mmap(NULL, MEMO_SETS * sizeof(struct memo_set), PROT_READ | PROT_WRITE,

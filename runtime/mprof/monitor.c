@@ -239,20 +239,30 @@ static int64_t count_alloc(struct blocks_thread *t, uint64_t *frames, int depth,
 	const struct stacks_pos *shared = pos;
 	int64_t idx = -1;
 	uint64_t *c;
+	int seen = 0;
 
 	if (pos) {
 		/* The outer frames are the previous stack's: compare the new ones. */
 		if (r && stacks_same_at(r, frames, (uint32_t)depth, flags, pos))
 			goto cached;
-		idx = stacks_find_at(frames, (uint32_t)depth, flags, hash, pos);
+		idx = stacks_find_at(frames, (uint32_t)depth, flags, hash, pos, &seen);
 	}
 	if (idx < 0) {
-		pos = NULL;
-		unwind_fill(frames, depth);
-		if (r && stacks_same(r, frames, (uint32_t)depth, flags))
-			goto cached;
 		uint32_t before = stacks_count();
-		idx = stacks_intern(frames, (uint32_t)depth, flags, hash, t->last, shared);
+
+		pos = NULL;
+		if (!shared || seen || unwind_checking()) {
+			unwind_fill(frames, depth);
+			if (r && stacks_same(r, frames, (uint32_t)depth, flags))
+				goto cached;
+			idx = stacks_intern(frames, (uint32_t)depth, flags, hash, t->last, shared);
+		} else {
+			/* No stack of this hash in the table (r neither): most
+			 * likely a new one, whose outer frames need never be
+			 * copied out of the unwinder's record. */
+			idx = stacks_intern_lazy(frames, (uint32_t)depth, flags, hash, t->last, shared,
+						 unwind_fill);
+		}
 		if (fresh)
 			*fresh = idx >= (int64_t)before;
 		if (idx < 0) {

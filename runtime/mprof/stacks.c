@@ -63,9 +63,10 @@ struct stacks_rec *stacks_get(uint32_t idx)
 
 
 
-/* Probe table t for the stack; its index, or -1. */
-static int64_t find(const struct stacks_table *t, const uint64_t *frames, uint32_t depth,
-		    uint32_t flags, uint32_t h)
+/* Probe table t for the stack; its index, or -1.  *fill (NULL: frames
+ * are filled) fills them before the first comparison, then is NULL. */
+static int64_t find_fill(const struct stacks_table *t, const uint64_t *frames, uint32_t depth,
+			 uint32_t flags, uint32_t h, void (**fill)(uint64_t *, int))
 {
 	uint64_t i, s;
 
@@ -73,14 +74,20 @@ static int64_t find(const struct stacks_table *t, const uint64_t *frames, uint32
 		s = __atomic_load_n(&t->slots[i], __ATOMIC_ACQUIRE);
 		if (!s)
 			return -1;
-		if ((uint32_t)(s >> 32) == h &&
-		    stacks_same(stacks_get((uint32_t)s - 1), frames, depth, flags))
+		if ((uint32_t)(s >> 32) != h)
+			continue;
+		if (*fill) {
+			(*fill)((uint64_t *)frames, (int)depth);
+			*fill = NULL;
+		}
+		if (stacks_same(stacks_get((uint32_t)s - 1), frames, depth, flags))
 			return (int64_t)(uint32_t)s - 1;
 	}
 }
 
+
 int64_t stacks_find_at(const uint64_t *frames, uint32_t depth, uint32_t flags, uint32_t h,
-		       const struct stacks_pos *pos)
+		       const struct stacks_pos *pos, int *seen)
 {
 	const struct stacks_table *t = __atomic_load_n(&stacks_tab, __ATOMIC_ACQUIRE);
 	uint64_t i, s;
@@ -91,8 +98,11 @@ int64_t stacks_find_at(const uint64_t *frames, uint32_t depth, uint32_t flags, u
 		s = __atomic_load_n(&t->slots[i], __ATOMIC_ACQUIRE);
 		if (!s)
 			return -1;
-		if ((uint32_t)(s >> 32) == h &&
-		    stacks_same_at(stacks_get((uint32_t)s - 1), frames, depth, flags, pos))
+		if ((uint32_t)(s >> 32) != h)
+			continue;
+		if (seen)
+			*seen = 1;
+		if (stacks_same_at(stacks_get((uint32_t)s - 1), frames, depth, flags, pos))
 			return (int64_t)(uint32_t)s - 1;
 	}
 }
@@ -186,8 +196,9 @@ static void share(const uint64_t *frames, uint32_t depth, const struct stacks_re
 	*pbase = off;
 }
 
-int64_t stacks_intern(const uint64_t *frames, uint32_t depth, uint32_t flags, uint32_t h,
-		      const struct stacks_rec *hint, const struct stacks_pos *pos)
+static int64_t intern(const uint64_t *frames, uint32_t depth, uint32_t flags, uint32_t h,
+		      const struct stacks_rec *hint, const struct stacks_pos *pos,
+		      void (*fill)(uint64_t *, int))
 {
 	struct stacks_table *t = __atomic_load_n(&stacks_tab, __ATOMIC_ACQUIRE);
 	const struct stacks_rec *parent = NULL;
@@ -196,13 +207,13 @@ int64_t stacks_intern(const uint64_t *frames, uint32_t depth, uint32_t flags, ui
 	uint32_t i, k, pbase = 0;
 	int64_t found;
 
-	if (t && (found = find(t, frames, depth, flags, h)) >= 0)
+	if (t && (found = find_fill(t, frames, depth, flags, h, &fill)) >= 0)
 		return found;
 	if (stacks_lock() < 0)
 		return -1;
 	if ((t = room()) == NULL)
 		goto fail;
-	if ((found = find(t, frames, depth, flags, h)) >= 0) {
+	if ((found = find_fill(t, frames, depth, flags, h, &fill)) >= 0) {
 		stacks_unlock();
 		return found;
 	}
@@ -225,6 +236,8 @@ int64_t stacks_intern(const uint64_t *frames, uint32_t depth, uint32_t flags, ui
 		parent = pos->rec;
 		pbase = pos->off;
 	} else {
+		if (fill)
+			fill((uint64_t *)frames, (int)depth);
 		share(frames, depth, hint, &k, &parent, &pbase);
 	}
 	r = arena_alloc(&stacks_arena, sizeof *r + (depth - k) * sizeof *frames);
@@ -248,6 +261,19 @@ int64_t stacks_intern(const uint64_t *frames, uint32_t depth, uint32_t flags, ui
 fail:
 	stacks_unlock();
 	return -1;
+}
+
+int64_t stacks_intern(const uint64_t *frames, uint32_t depth, uint32_t flags, uint32_t h,
+		      const struct stacks_rec *hint, const struct stacks_pos *pos)
+{
+	return intern(frames, depth, flags, h, hint, pos, NULL);
+}
+
+int64_t stacks_intern_lazy(uint64_t *frames, uint32_t depth, uint32_t flags, uint32_t h,
+			   const struct stacks_rec *hint, const struct stacks_pos *pos,
+			   void (*fill)(uint64_t *, int))
+{
+	return intern(frames, depth, flags, h, hint, pos, fill);
 }
 
 void stacks_reset(void)

@@ -94,12 +94,24 @@ static inline void stacks_place(const struct stacks_rec *r, uint32_t off, uint32
 int64_t stacks_intern(const uint64_t *frames, uint32_t depth, uint32_t flags, uint32_t h,
 		      const struct stacks_rec *hint, const struct stacks_pos *pos);
 /*
+ * stacks_intern given pos, whose frames[pos->at..depth) may not be filled
+ * in yet: fill(frames, depth) fills them, called before they are read
+ * (only when the table has a stack of the same hash, or the new stack
+ * cannot take its outer frames from pos).  A new stack then costs no copy
+ * of the frames it shares.
+ */
+int64_t stacks_intern_lazy(uint64_t *frames, uint32_t depth, uint32_t flags, uint32_t h,
+			   const struct stacks_rec *hint, const struct stacks_pos *pos,
+			   void (*fill)(uint64_t *, int));
+/*
  * The index of the stack (frames, depth, flags, hash h) whose frames from
  * pos->at on are kept at pos, if the table has it kept there (no lock;
  * frames[0..pos->at) only are read); else -1: stacks_intern() can tell.
+ * *seen (if not NULL) becomes 1 when the table has a stack of hash h at
+ * all; left alone otherwise.
  */
 int64_t stacks_find_at(const uint64_t *frames, uint32_t depth, uint32_t flags, uint32_t h,
-		       const struct stacks_pos *pos);
+		       const struct stacks_pos *pos, int *seen);
 
 /* Whether a[0..n-1] == b[0..n-1]: four frames a step, one branch. */
 static inline int stacks_span_same(const uint64_t *a, const uint64_t *b, uint32_t n)

@@ -111,7 +111,8 @@ void unwind_memo_set(uint64_t owner, uint64_t value, const uint64_t *frames, int
 		e->fhash = stackhash(frames, (uint32_t)depth, 0);
 }
 
-int unwind_recall(const struct unwind_frame0 *f0, uint64_t owner, int max, uint64_t *value)
+__attribute__((always_inline)) inline int unwind_recall(const struct unwind_frame0 *f0, uint64_t owner,
+						      int max, uint64_t *value)
 {
 	const struct memo *e;
 

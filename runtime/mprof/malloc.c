@@ -24,6 +24,7 @@
 #include "frame0.h"
 #include "lisp.h"
 #include "monitor.h"
+#include "monitor_rec.h"
 #include "real.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -118,14 +119,26 @@ static inline __attribute__((always_inline)) int c_enter_on(int is_alloc)
 	return c_entered();
 }
 
-/* Record p (n bytes) if it was allocated; errno stays the real call's. */
-static inline void note_alloc(void *p, size_t n, const struct unwind_frame0 *f0)
+/* Record p (n bytes) if it was allocated; errno stays the real call's.
+ * hot: with the monitor's recording inlined (malloc_on's copy only). */
+static inline __attribute__((always_inline)) void note_alloc_in(void *p, size_t n,
+								const struct unwind_frame0 *f0,
+								const int hot)
 {
 	int *ep = err(), e = *ep;
-	if (p)
-		mon_alloc(p, n, f0);
+	if (p) {
+		if (hot)
+			mon_alloc_inline(p, n, f0);
+		else
+			mon_alloc(p, n, f0);
+	}
 	mon_leave();
 	*ep = e;
+}
+
+static inline void note_alloc(void *p, size_t n, const struct unwind_frame0 *f0)
+{
+	note_alloc_in(p, n, f0, 0);
 }
 
 /*
@@ -207,6 +220,7 @@ static inline __attribute__((always_inline)) void *malloc_exact_body(size_t n, i
 {
 	F0_DECL;
 	void *p;
+	const int hot = m < 0;
 
 	if (m < 0)
 		m = c_enter_on(1);
@@ -218,7 +232,7 @@ static inline __attribute__((always_inline)) void *malloc_exact_body(size_t n, i
 	}
 	p = real_malloc(n);
 	F0_SET;
-	note_alloc(p, n, &f0_);
+	note_alloc_in(p, n, &f0_, hot);
 	return p;
 }
 

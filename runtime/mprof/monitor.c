@@ -24,6 +24,7 @@
 #include "custom.h"
 #include "mkeep.h"
 #include "monitor.h"
+#include "monitor_rec.h"
 #include "mprof.h"
 #include "peak.h"
 #include "sample.h"
@@ -35,8 +36,6 @@
  * ADDRMAP_IDX_BITS bits; the table never grows past that. */
 _Static_assert(STACKS_MAX <= 1u << ADDRMAP_IDX_BITS, "stack indices fit the address map");
 
-/* Frames kept per stack (the innermost); deeper stacks are truncated. */
-#define MON_MAX_DEPTH STACKS_MAX_DEPTH
 
 struct mon mon;
 __thread int mon_guard;
@@ -52,13 +51,7 @@ __attribute__((used)) static const void *const mon_link_refs[] = {
 	&mon_hooks_anchor, (void *)set_mprof_autosave, (void *)mprof_stop, (void *)mprof_restart,
 };
 
-#define ADD(x, v) __atomic_fetch_add(&(x), (v), __ATOMIC_RELAXED)
 
-/* An allocation not recorded (rare): counted, and mirrored in the keep. */
-static void drop(void)
-{
-	__atomic_store_n(&mon_keep->dropped, ADD(mon.dropped, 1) + 1, __ATOMIC_RELAXED);
-}
 
 /* ---- trouble ---- */
 
@@ -113,7 +106,7 @@ int mon_enter_slow(int is_alloc)
 		/* Another thread is initialising (never wait: it may need a
 		 * loader lock we hold), or trouble stopped us. */
 		if (is_alloc && st != MON_STOPPED && st != MON_OFF)
-			drop();
+			mon_drop();
 		return 0;
 	}
 	mon_guard = 1;
@@ -122,21 +115,6 @@ int mon_enter_slow(int is_alloc)
 
 /* ---- recording ---- */
 
-/*
- * This thread's block, made to count for the current profile; NULL when
- * the thread must use the orphan block.  *e gets the profile's epoch.
- */
-static inline struct blocks_thread *self(uint64_t *e)
-{
-	struct blocks_thread *t = blocks_self;
-
-	*e = __atomic_load_n(&mon.epoch, __ATOMIC_ACQUIRE);
-	if (__builtin_expect(!t, 0) && !(t = blocks_attach()))
-		return NULL;
-	if (__builtin_expect(t->epoch != *e, 0))
-		blocks_reset(t, *e);
-	return t;
-}
 
 /* Charge a free to the stack that allocated it. */
 static inline __attribute__((always_inline)) void credit_free(struct blocks_thread *t, uint32_t idx, uint64_t size,
@@ -162,7 +140,7 @@ static inline __attribute__((always_inline)) void credit_free(struct blocks_thre
 }
 
 /* A free: credit the stack (found) or count an unknown free, into t,
- * which counts for the current profile (self() and blocks_orphan_lock()
+ * which counts for the current profile (mon_self() and blocks_orphan_lock()
  * made it so); w: the allocations it stands for (1 but for a sample). */
 static inline __attribute__((always_inline)) void settle_into(struct blocks_thread *t, int found,
 							     uint32_t idx, uint64_t size, uint64_t w)
@@ -202,25 +180,6 @@ static inline unsigned cache_slot(uint32_t hash)
 	return hash >> 29; /* the table probes by the low bits */
 }
 
-/* Count an allocation of n bytes into t, whose counters for its stack are
- * c, in class sc (its size class; a Lisp object's type class), w times (1
- * but for a sample of the sampled monitor: the allocations it stands for;
- * a constant in the exact monitor's inlined paths). */
-static inline __attribute__((always_inline)) void count(struct blocks_thread *t, uint64_t *c, size_t n,
-							 int sc, uint64_t w)
-{
-	uint32_t bin = format_bin_index(n);
-
-	if (__builtin_expect(peak_stale(&t->peak, blocks_ctr_peak(c)), 0))
-		blocks_turn(t, c);
-	blocks_bump(&c[BLOCKS_CTR(MPROF_C_ALLOCS, sc)], w);
-	blocks_bump(&c[BLOCKS_CTR(MPROF_C_BYTES, sc)], w * n);
-	blocks_bump(&t->bins[bin][0], w);
-	if (bin == FORMAT_NBINS - 1)
-		blocks_bump(&t->big[0], w * n);
-	if (peak_alloc_due(&t->peak, w * n))
-		blocks_publish(t);
-}
 
 /*
  * Count an allocation of n bytes on the stack frames[0..depth-1] into t
@@ -293,7 +252,7 @@ counted:
 	/* Check mode fills every frame: a lookup by shared frames is verified. */
 	if (__builtin_expect(pos != NULL, 1) && unwind_checking())
 		unwind_check_shared(stacks_same(t->last, frames, (uint32_t)depth, flags));
-	count(t, c, n, sc, w);
+	mon_count(t, c, n, sc, w);
 	return idx;
 }
 
@@ -320,54 +279,10 @@ static const struct stacks_pos *shared_place(int depth, struct stacks_pos *pos)
 	return pos;
 }
 
-/* The rest of an allocation counted on stack idx in profile epoch e. */
-static inline __attribute__((always_inline)) void alloc_settle(void *p, size_t n, uint64_t e,
-							       int64_t idx)
-{
-	int as;
 
-	if (idx < 0) {
-		drop();
-		return;
-	}
-	/*
-	 * A restart since self() read epoch e: the allocation was counted in a
-	 * block of the old profile, so the object must not carry an index of
-	 * the new one (it may: a stack found in, or added to, the new table);
-	 * its free will count as unknown.  A restart after this test leaves
-	 * idx from the old table, below the new profile's first stack, which
-	 * the free recognises.
-	 */
-	if (__builtin_expect(__atomic_load_n(&mon.epoch, __ATOMIC_ACQUIRE) != e, 0))
-		return;
-	if (addrmap_put((uintptr_t)p, (uint32_t)idx, n) < 0) {
-		mon_trouble("cannot map memory for the address map", NULL);
-		return;
-	}
-	as = __atomic_load_n(&mon.autosave, __ATOMIC_RELAXED);
-	if (__builtin_expect(as > 0, 0) && (ADD(mon.nallocs, 1) + 1) % (uint64_t)as == 0)
-		mon_autosave();
-}
 
-/* A stack counted by its index (known - 1) in t. */
-static inline __attribute__((always_inline)) int64_t count_known(struct blocks_thread *t,
-								  uint64_t known, size_t n, uint64_t w)
-{
-	uint64_t *c = blocks_ctr(t, (uint32_t)(known - 1));
-
-	if (!c) {
-		mon_trouble("cannot map memory for counters", NULL);
-		return -1;
-	}
-	count(t, c, n, format_size_class(n), w);
-	return (int64_t)(known - 1);
-}
-
-/* An allocation whose stack must be walked (t: NULL for a thread past its
- * block). */
-static __attribute__((noinline)) void alloc_walk(void *p, size_t n,
-						 const struct unwind_frame0 *f0,
-						 struct blocks_thread *t, uint64_t e, uint64_t w)
+__attribute__((noinline)) void mon_alloc_walk(void *p, size_t n, const struct unwind_frame0 *f0,
+					    struct blocks_thread *t, uint64_t e, uint64_t w)
 {
 	uint64_t orphan_frames[ORPHAN_DEPTH], *frames, known = 0;
 	struct stacks_pos pos;
@@ -381,7 +296,7 @@ static __attribute__((noinline)) void alloc_walk(void *p, size_t n,
 	if (!mon_on(__atomic_load_n(&mon.state, __ATOMIC_RELAXED)))
 		return; /* stopped meanwhile */
 	if (t && known) {
-		idx = count_known(t, known, n, w);
+		idx = mon_count_known(t, known, n, w);
 		if (idx < 0)
 			return;
 	} else if (t) {
@@ -401,36 +316,19 @@ static __attribute__((noinline)) void alloc_walk(void *p, size_t n,
 		blocks_orphan_flush(t);
 		blocks_orphan_unlock();
 	}
-	alloc_settle(p, n, e, idx);
+	mon_alloc_settle(p, n, e, idx);
 }
+
 
 void mon_alloc(void *p, size_t n, const struct unwind_frame0 *f0)
 {
-	uint64_t e, known = 0;
-	struct blocks_thread *t = self(&e);
-	int64_t idx;
-
-	if ((uint64_t)n >> MON_SIZE_BITS) {
-		drop();
-		return;
-	}
-	/* A stack the unwinder remembers comes back as its index + 1, for
-	 * this profile (epoch e): no walk, no frames, no lookup, straight from
-	 * the caller's return address and stack pointer. */
-	if (__builtin_expect(t == NULL, 0) || unwind_recall(f0, e, MON_MAX_DEPTH, &known) < 0) {
-		alloc_walk(p, n, f0, t, e, 1);
-		return;
-	}
-	if (!mon_on(__atomic_load_n(&mon.state, __ATOMIC_RELAXED)))
-		return; /* stopped meanwhile */
-	if ((idx = count_known(t, known, n, 1)) >= 0)
-		alloc_settle(p, n, e, idx);
+	mon_alloc_inline(p, n, f0);
 }
 
 void mon_free(void *p)
 {
 	uint64_t e, size = 0;
-	struct blocks_thread *t = self(&e);
+	struct blocks_thread *t = mon_self(&e);
 	uint32_t idx = 0;
 	int found = addrmap_take((uintptr_t)p, &idx, &size);
 
@@ -445,13 +343,13 @@ void mon_free(void *p)
 void mon_alloc_custom(const void *p, size_t n, int category, const struct unwind_frame0 *f0)
 {
 	uint64_t orphan_frames[ORPHAN_DEPTH], *frames, e;
-	struct blocks_thread *t = self(&e);
+	struct blocks_thread *t = mon_self(&e);
 	uint32_t flags, hash;
 	int64_t idx;
 	int depth, as;
 
 	if ((uint64_t)n >> MON_SIZE_BITS || !custom_category_ok(category)) {
-		drop();
+		mon_drop();
 		return;
 	}
 	frames = t ? t->frames : orphan_frames;
@@ -469,7 +367,7 @@ void mon_alloc_custom(const void *p, size_t n, int category, const struct unwind
 		blocks_orphan_unlock();
 	}
 	if (idx < 0) {
-		drop();
+		mon_drop();
 		return;
 	}
 	/* As alloc_settle: an object counted in the old profile of a restart
@@ -481,14 +379,14 @@ void mon_alloc_custom(const void *p, size_t n, int category, const struct unwind
 		return;
 	}
 	as = __atomic_load_n(&mon.autosave, __ATOMIC_RELAXED);
-	if (__builtin_expect(as > 0, 0) && (ADD(mon.nallocs, 1) + 1) % (uint64_t)as == 0)
+	if (__builtin_expect(as > 0, 0) && (MON_ADD(mon.nallocs, 1) + 1) % (uint64_t)as == 0)
 		mon_autosave();
 }
 
 void mon_free_custom(const void *p)
 {
 	uint64_t e, size = 0;
-	struct blocks_thread *t = self(&e);
+	struct blocks_thread *t = mon_self(&e);
 	uint32_t idx = 0;
 	int found = custom_take((uintptr_t)p, &idx, &size);
 
@@ -505,13 +403,13 @@ void mon_alloc_lisp(size_t n, int cls, const struct unwind_frame0 *f0,
 		    int (*rewrite)(uint64_t *frames, int depth))
 {
 	uint64_t orphan_frames[ORPHAN_DEPTH], *frames, e;
-	struct blocks_thread *t = self(&e);
+	struct blocks_thread *t = mon_self(&e);
 	uint32_t flags, hash;
 	int64_t idx;
 	int depth, as;
 
 	if ((uint64_t)n >> MON_SIZE_BITS) {
-		drop();
+		mon_drop();
 		return;
 	}
 	frames = t ? t->frames : orphan_frames;
@@ -529,11 +427,11 @@ void mon_alloc_lisp(size_t n, int cls, const struct unwind_frame0 *f0,
 		blocks_orphan_unlock();
 	}
 	if (idx < 0) {
-		drop();
+		mon_drop();
 		return;
 	}
 	as = __atomic_load_n(&mon.autosave, __ATOMIC_RELAXED);
-	if (__builtin_expect(as > 0, 0) && (ADD(mon.nallocs, 1) + 1) % (uint64_t)as == 0)
+	if (__builtin_expect(as > 0, 0) && (MON_ADD(mon.nallocs, 1) + 1) % (uint64_t)as == 0)
 		mon_autosave();
 }
 
@@ -554,7 +452,7 @@ void mon_realloc_freed(void *p, const struct mon_old *o)
 {
 	/* Only counters change; another thread may own address p by now. */
 	uint64_t e;
-	struct blocks_thread *t = self(&e);
+	struct blocks_thread *t = mon_self(&e);
 
 	settle_free(t, e, o->found, o->idx, o->size, 1);
 }
@@ -568,9 +466,9 @@ void mon_sample_alloc(void *p, size_t n, const struct unwind_frame0 *f0, int cou
 	struct blocks_thread *t;
 
 	mon_guard = 1;
-	t = self(&e);
+	t = mon_self(&e);
 	if (!t) {
-		drop(); /* a thread past its block (rare): not counted */
+		mon_drop(); /* a thread past its block (rare): not counted */
 		goto out;
 	}
 	if (!counted) {
@@ -587,13 +485,13 @@ void mon_sample_alloc(void *p, size_t n, const struct unwind_frame0 *f0, int cou
 	 * whatever this allocation overshot. */
 	t->s_left = sample_next(&t->s_rng, mon.sample);
 	if ((uint64_t)n >> MON_SIZE_BITS) {
-		drop();
+		mon_drop();
 		goto out;
 	}
 	/* A walk (remembered walks are for the exact monitor's every
 	 * allocation; a sample comes once in thousands, and recalling here
 	 * too would cost mon_alloc its inlined recall). */
-	alloc_walk(p, n, f0, t, e, sample_count(n, mon.sample, (uintptr_t)p));
+	mon_alloc_walk(p, n, f0, t, e, sample_count(n, mon.sample, (uintptr_t)p));
 out:
 	mon_guard = g;
 	errno = er;
@@ -606,7 +504,7 @@ void mon_sample_freed(void *p, uint32_t idx, uint64_t size)
 	struct blocks_thread *t;
 
 	mon_guard = 1;
-	t = self(&e);
+	t = mon_self(&e);
 	settle_free(t, e, 1, idx, size, sample_count(size, mon.sample, (uintptr_t)p));
 	mon_guard = g;
 	errno = er;

@@ -120,10 +120,15 @@ int mon_enter_slow(int is_alloc)
 static inline __attribute__((always_inline)) void credit_free(struct blocks_thread *t, uint32_t idx, uint64_t size,
 							     uint64_t w)
 {
-	uint64_t *c = blocks_ctr(t, idx);
-	int sc = format_size_class(size);
-	uint32_t bin = format_bin_index(size);
+	uint64_t *c;
+	int sc;
+	uint32_t bin;
 
+	if (peak_rise_due(&t->peak))
+		blocks_publish(t);
+	c = blocks_ctr(t, idx);
+	sc = format_size_class(size);
+	bin = format_bin_index(size);
 	if (!c) {
 		mon_trouble("cannot map memory for counters", NULL);
 		return;

@@ -86,6 +86,7 @@ void peak_publish(struct peak_block *b, uint64_t e)
 			 * first read: swapping the word for itself tells. */
 			if (cas16(&peak_g, &old, old)) {
 				b->delta = 0;
+				b->rise = 0;
 				return;
 			}
 			continue;
@@ -102,6 +103,7 @@ void peak_publish(struct peak_block *b, uint64_t e)
 	if (np != p)
 		mirror(nw.pe);
 	b->delta = 0;
+	b->rise = 0;
 	b->s++;
 	/* Keep fz_p the peak as of this publish (so a later change of P
 	 * happened after it), and fz_k which of b's states that peak saw. */

@@ -56,6 +56,7 @@ struct peak_block {
 	uint64_t s;    /* publishes so far */
 	uint64_t fz_k; /* the publish of this block the peak fz_p saw */
 	uint64_t fz_p; /* the latest peak this block knows of, 0: none */
+	int rise;      /* its view passed the peak since: publish at the next free */
 };
 
 /* P's bits; the profile's epoch (mon.epoch) in the 16 above them. */
@@ -138,7 +139,23 @@ static inline __attribute__((always_inline)) int peak_alloc_due(struct peak_bloc
 	if (__atomic_load_n(&peak_nblocks.n, __ATOMIC_RELAXED) > 1)
 		return 0;
 	int64_t p = (int64_t)(__atomic_load_n(&peak_g.pe, __ATOMIC_ACQUIRE) & PEAK_MASK);
-	return __atomic_load_n(&peak_g.g, __ATOMIC_RELAXED) + d > p;
+	/* A new peak, but the heap may still rise: the peak is where it stops,
+	 * the moment before this block's next free (peak_rise_due), so the
+	 * publish waits until then.  A run of allocations that each pass P
+	 * (a growing heap) publishes once, not once each, and its stacks do
+	 * not settle their shares at every step.  A saver that comes first
+	 * finds the heap above P and takes it as the peak (blocks.c,
+	 * salvage_mprof.c): exact too. */
+	if (__atomic_load_n(&peak_g.g, __ATOMIC_RELAXED) + d > p)
+		b->rise = 1;
+	return 0;
+}
+
+/* Before a free counted in b (before any of its counters change): whether
+ * to publish first, b's view having passed the peak (peak_alloc_due). */
+static inline __attribute__((always_inline)) int peak_rise_due(const struct peak_block *b)
+{
+	return __builtin_expect(b->rise, 0);
 }
 
 /* After a free of n bytes, counted in b: whether to publish (never for a

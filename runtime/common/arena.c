@@ -34,6 +34,11 @@ void arena_populate(void *p, size_t n)
 		__atomic_store_n(&arena_no_populate, 1, __ATOMIC_RELAXED);
 }
 
+void arena_discard(void *p, size_t n)
+{
+	madvise(p, n, MADV_DONTNEED);
+}
+
 void arena_unmap(void *p, size_t n)
 {
 	if (p)

@@ -31,6 +31,10 @@ void *arena_map_big(size_t n);
 /* Fault [p, p + n) in for writing, in one call (MADV_POPULATE_WRITE;
  * nothing on a kernel without it, before Linux 5.14). */
 void arena_populate(void *p, size_t n);
+/* Give the memory of [p, p + n) back, leaving it mapped: it reads as
+ * zeros from then on (MADV_DONTNEED), for a table a lock-free reader may
+ * still be reading, to whom zeros mean "not there". */
+void arena_discard(void *p, size_t n);
 
 struct arena_chunk;
 struct arena {

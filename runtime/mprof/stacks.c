@@ -10,9 +10,10 @@
  * directory entry, so a reader that sees the slot sees the record.  Slots
  * are never removed; the table is at most half full, so a probe for a
  * missing stack ends soon at an empty slot.  Growing builds the next
- * table under the lock and publishes it; old tables are not unmapped (a
- * reader may still be probing one), which costs at most the size of the
- * current table again.
+ * table under the lock and publishes it; an old table is not unmapped (a
+ * reader may still be probing one) but its memory is given back: it reads
+ * as zeros, an empty table, so a reader still in it misses and then finds
+ * the stack under the lock (1e6 stacks: 16 MiB less).
  */
 #include <string.h>
 
@@ -116,9 +117,21 @@ static void put_slot(struct stacks_table *t, uint32_t h, uint32_t idx)
 	__atomic_store_n(&t->slots[i], (uint64_t)h << 32 | (idx + 1), __ATOMIC_RELEASE);
 }
 
+static size_t table_bytes(uint64_t nslots)
+{
+	return sizeof(struct stacks_table) + nslots * sizeof(uint64_t);
+}
+
+/* A table no longer published: its memory back, its pages left mapped. */
+static void drop_table(struct stacks_table *t)
+{
+	if (t)
+		arena_discard(t, table_bytes(t->mask + 1));
+}
+
 static struct stacks_table *new_table(uint64_t nslots)
 {
-	size_t bytes = sizeof(struct stacks_table) + nslots * sizeof(uint64_t);
+	size_t bytes = table_bytes(nslots);
 	struct stacks_table *t = arena_map(bytes);
 
 	if (t) {
@@ -145,6 +158,7 @@ static struct stacks_table *room(void)
 	for (i = stacks_first; i < stacks_n; i++)
 		put_slot(nt, stacks_get(i)->hash, i);
 	__atomic_store_n(&stacks_tab, nt, __ATOMIC_RELEASE);
+	drop_table(t);
 	return nt;
 }
 
@@ -285,9 +299,12 @@ void stacks_reset(void)
 	 * that raced with the restart) is below stacks_base(): never mistaken
 	 * for a stack of the new profile.
 	 */
+	struct stacks_table *t = stacks_tab;
+
 	stacks_arena.head = NULL;
 	stacks_arena.cur = stacks_arena.end = NULL;
 	__atomic_store_n(&stacks_tab, NULL, __ATOMIC_RELEASE);
+	drop_table(t);
 	__atomic_store_n(&stacks_first, stacks_n, __ATOMIC_RELEASE);
 	mon_keep->stacks_first = stacks_n;
 }

@@ -41,8 +41,7 @@ uint32_t **addrmap_odd[1u << ADDRMAP_TOP_BITS];
 unsigned addrmap_shift = 4;
 uint64_t addrmap_mask = (1ull << (ADDRMAP_LEAF_SHIFT - 4)) - 1;
 uint32_t addrmap_halfbit;
-__thread uint64_t addrmap_last_k;
-__thread uintptr_t addrmap_last_base;
+__thread struct addrmap_last addrmap_last;
 
 void addrmap_init(unsigned spacing)
 {

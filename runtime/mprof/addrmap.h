@@ -67,11 +67,26 @@ extern unsigned addrmap_shift __attribute__((visibility("hidden"))); /* log2 gra
 /* Slots per leaf - 1, and 16 with 32-byte granules (else 0): set once. */
 extern uint64_t addrmap_mask __attribute__((visibility("hidden")));
 extern uint32_t addrmap_halfbit __attribute__((visibility("hidden")));
-/* Per thread: the number + 1 of the leaf of the last slot looked up, and
- * that leaf's address less the slot number of its first granule (times 4),
- * so a slot in it is one shift and one add away. */
-extern __thread uint64_t addrmap_last_k __attribute__((visibility("hidden")));
-extern __thread uintptr_t addrmap_last_base __attribute__((visibility("hidden")));
+/* Per thread: the number + 1 of the leaf of the last slot looked up (of
+ * a recordable address: below 2^48), and that leaf's address less the
+ * slot number of its first granule (times 4), so a slot in it is one
+ * shift and one add away.  One thread variable: one look-up of its place. */
+struct addrmap_last {
+	uint64_t k;
+	uintptr_t base;
+};
+extern __thread struct addrmap_last addrmap_last __attribute__((visibility("hidden")));
+
+/* p's slot, if p is 16-aligned and in this thread's last leaf (then p is
+ * recordable and not the odd shadow's: the leaf's k is below 2^26);
+ * else NULL, and the whole look-up decides. */
+static inline __attribute__((always_inline)) uint32_t *addrmap_last_slot(uintptr_t p)
+{
+	if (__builtin_expect(((uint64_t)p & 15) == 0 &&
+			     addrmap_last.k == ((uint64_t)p >> ADDRMAP_LEAF_SHIFT) + 1, 1))
+		return (uint32_t *)(addrmap_last.base + ((uint64_t)p >> addrmap_shift) * 4);
+	return NULL;
+}
 /* Map leaf number k (p >> ADDRMAP_LEAF_SHIFT); NULL if out of memory or
  * the lock that adds leaves could not be had (lock.h). */
 __attribute__((noinline)) uint32_t *addrmap_leaf_add(uint64_t k);
@@ -94,15 +109,15 @@ static inline __attribute__((always_inline)) uint32_t *addrmap_slot(uintptr_t p,
 		return addrmap_odd_slot(p, create);
 	/* This thread's last leaf: no walk through the directory (leaves
 	 * never move; the key is k + 1 so that 0 means none). */
-	if (__builtin_expect(addrmap_last_k == k + 1, 1))
-		return (uint32_t *)(addrmap_last_base + ((uint64_t)p >> addrmap_shift) * 4);
+	if (__builtin_expect(addrmap_last.k == k + 1, 1))
+		return (uint32_t *)(addrmap_last.base + ((uint64_t)p >> addrmap_shift) * 4);
 	mid = __atomic_load_n(&addrmap_top[k >> ADDRMAP_MID_BITS], __ATOMIC_ACQUIRE);
 	if (__builtin_expect(mid != NULL, 1))
 		leaf = __atomic_load_n(&mid[k & ((1u << ADDRMAP_MID_BITS) - 1)], __ATOMIC_ACQUIRE);
 	if (__builtin_expect(!leaf, 0) && (!create || !(leaf = addrmap_leaf_add(k))))
 		return NULL;
-	addrmap_last_k = k + 1;
-	addrmap_last_base = (uintptr_t)leaf - (k << (ADDRMAP_LEAF_SHIFT - addrmap_shift)) * 4;
+	addrmap_last.k = k + 1;
+	addrmap_last.base = (uintptr_t)leaf - (k << (ADDRMAP_LEAF_SHIFT - addrmap_shift)) * 4;
 	return leaf + (((uint64_t)p >> addrmap_shift) & addrmap_mask);
 }
 
@@ -126,12 +141,14 @@ static inline uint32_t addrmap_half(uintptr_t p)
  */
 static inline __attribute__((always_inline)) int addrmap_put(uintptr_t p, uint32_t idx, uint64_t size)
 {
-	uint32_t *s;
+	uint32_t *s = addrmap_last_slot(p);
 
-	if (!addrmap_recordable(p))
-		return 0;
-	if (!(s = addrmap_slot(p, 1)))
-		return -1;
+	if (__builtin_expect(!s, 0)) {
+		if (!addrmap_recordable(p))
+			return 0;
+		if (!(s = addrmap_slot(p, 1)))
+			return -1;
+	}
 	if (size < ADDRMAP_SMALL) {
 		s[0] = addrmap_half(p) | (idx + 1) << 8 | (uint32_t)size;
 	} else {
@@ -145,9 +162,9 @@ static inline __attribute__((always_inline)) int addrmap_put(uintptr_t p, uint32
 /* Remove p: 1 and its index and size if it was there, else 0. */
 static inline __attribute__((always_inline)) int addrmap_take(uintptr_t p, uint32_t *idx, uint64_t *size)
 {
-	uint32_t *s, v;
+	uint32_t *s = addrmap_last_slot(p), v;
 
-	if (!addrmap_recordable(p) || !(s = addrmap_slot(p, 0)))
+	if (__builtin_expect(!s, 0) && (!addrmap_recordable(p) || !(s = addrmap_slot(p, 0))))
 		return 0;
 	v = s[0];
 	/* Empty, or the size word of a live object: p is not one of ours (a

@@ -574,8 +574,8 @@ static __attribute__((noinline)) int scan(const struct leakroots_regs *regs)
 	S->glibc = real_is_glibc();
 	/* This thread's last leaf of the address map is a computed address:
 	 * in a program that links the monitor in, it is in a root. */
-	addrmap_last_k = 0;
-	addrmap_last_base = 0;
+	addrmap_last.k = 0;
+	addrmap_last.base = 0;
 	if (addrmap_each(gather, NULL) < 0 || (S->nmalloc = S->n, custom_each(gather, NULL) < 0) ||
 	    merge() < 0) {
 		status("skipped: out of memory", -1, NULL);

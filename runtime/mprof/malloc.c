@@ -204,8 +204,8 @@ static __attribute__((noinline)) void free_sampled(void *p)
 	uintptr_t a = (uintptr_t)p;
 	uint64_t k = (uint64_t)a >> ADDRMAP_LEAF_SHIFT;
 
-	if (__builtin_expect((a & 8) || addrmap_last_k != k + 1, 0) ||
-	    __builtin_expect(*(const uint32_t *)(addrmap_last_base + ((uint64_t)a >> addrmap_shift) * 4) != 0, 0))
+	if (__builtin_expect((a & 8) || addrmap_last.k != k + 1, 0) ||
+	    __builtin_expect(*(const uint32_t *)(addrmap_last.base + ((uint64_t)a >> addrmap_shift) * 4) != 0, 0))
 		return free_sample(p);
 	return REAL_FREE(p);
 }

@@ -49,7 +49,9 @@ static inline int *err(void)
 /*
  * Enter the monitor for a C allocator's event (mon_enter), unless the
  * process is a Lisp one (lisp.h): then its mallocs pass straight through
- * and its Lisp objects are what is recorded.  The first event decides.
+ * and its Lisp objects are what is recorded.  The first event decides,
+ * as the monitor starts (mon_init): then the exact monitor's hot copies
+ * (malloc_on, free_on) are only reached in a C process (mon_dispatch).
  */
 /* Entered (the guard set): 1, or 0 (left again) in a Lisp process. */
 static inline __attribute__((always_inline)) int c_entered(void)
@@ -108,15 +110,16 @@ static inline __attribute__((always_inline)) int sample_due(size_t n)
 		}                                                            \
 	} while (0)
 
-/* c_enter for the exported functions that read the state ON just before
- * (one read of the state, not two). */
+/* c_enter for malloc_on and free_on, which the exported functions reach
+ * only with the state ON (one read of the state, not two) in a process
+ * that is not a Lisp one (mon_dispatch: mon_init decided). */
 static inline __attribute__((always_inline)) int c_enter_on(int is_alloc)
 {
 	(void)is_alloc;
 	if (__builtin_expect(mon_guard, 0))
 		return 0;
 	mon_guard = 1;
-	return c_entered();
+	return 1;
 }
 
 /* Record p (n bytes) if it was allocated; errno stays the real call's.
@@ -268,11 +271,14 @@ void mon_dispatch(void)
 	 * a restart and a trouble). */
 	do {
 		st = __atomic_load_n(&mon.state, __ATOMIC_ACQUIRE);
+		/* In a Lisp process (decided before the state first became
+		 * ON) the C allocator's events pass through: the generic
+		 * paths, whose c_enter says so. */
+		int c = st == MON_ON && __atomic_load_n(&lisp_on, __ATOMIC_ACQUIRE) == 0;
 		__atomic_store_n(&malloc_to,
-				 st == MON_ON ? malloc_on : st == MON_SAMPLING ? malloc_sampled : malloc_exact,
+				 c ? malloc_on : st == MON_SAMPLING ? malloc_sampled : malloc_exact,
 				 __ATOMIC_RELEASE);
-		__atomic_store_n(&free_to,
-				 st == MON_ON ? free_on : st == MON_SAMPLING ? free_sampled : free_other,
+		__atomic_store_n(&free_to, c ? free_on : st == MON_SAMPLING ? free_sampled : free_other,
 				 __ATOMIC_RELEASE);
 	} while (__atomic_load_n(&mon.state, __ATOMIC_ACQUIRE) != st);
 }

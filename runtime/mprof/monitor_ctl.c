@@ -19,6 +19,7 @@
 #include "keep.h"
 #include "layout.h"
 #include "leakscan.h"
+#include "lisp.h"
 #include "lname.h"
 #include "lock.h"
 #include "mkeep.h"
@@ -255,6 +256,10 @@ void mon_init(void)
 	 * the configuration waits for the constructor or the first save. */
 	if (environ)
 		mon_config();
+	/* A Lisp process or not (lisp.h): decided before any event is
+	 * recorded, so that the C allocator's hot paths need not ask. */
+	if (__atomic_load_n(&lisp_on, __ATOMIC_ACQUIRE) == -1)
+		lisp_detect();
 	__atomic_store_n(&mon.state, mon.on, __ATOMIC_RELEASE);
 	mon_dispatch();
 	mon_guard = g;

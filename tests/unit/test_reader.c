@@ -276,6 +276,78 @@ static void test_crc(void)
 	       "CRC-32 of 70 KB from a running state");
 }
 
+/*
+ * Stacks of every kind (deep and shallow, shared or not, frames near and
+ * far apart, counters small, large, and in groups of eight with one
+ * large), through a buffer that holds each (encoded in place) and one
+ * that holds none (staged): the same bytes, and a file that reads back.
+ */
+static size_t encode_mixed(unsigned char **out, size_t cap, uint32_t ncounts)
+{
+	static unsigned char bigbuf[1 << 16], smallbuf[64];
+	static uint64_t frames[FORMAT_MAX_DEPTH], counts[MPROF_NCOUNTERS_SCAN];
+	struct format_writer w;
+	int fd = memfd_create("t", 0);
+	uint32_t depth, prev = 0, shared;
+	off_t len;
+
+	rnd_x = 2463534242ull;
+	format_writer_init(&w, fd, cap > sizeof smallbuf ? bigbuf : smallbuf,
+			   cap > sizeof smallbuf ? sizeof bigbuf : sizeof smallbuf, FORMAT_KIND_MPROF);
+	format_begin_section(&w, FORMAT_SEC_COUNTERS);
+	format_put_u32(&w, ncounts);
+	for (uint32_t i = 0; i < ncounts; i++) {
+		format_put_str(&w, format_mprof_counter_names[i]);
+		format_put_str(&w, format_mprof_counter_units[i]);
+	}
+	format_end_section(&w);
+	format_begin_section(&w, FORMAT_SEC_STACKS);
+	format_put_u64(&w, 400);
+	for (int s = 0; s < 400; s++) {
+		uint64_t r = rnd();
+		depth = s == 7 ? FORMAT_MAX_DEPTH : s % 50 == 3 ? 900 + (uint32_t)(r % 200) : (uint32_t)(r % 40);
+		for (uint32_t d = 0; d < depth; d++)
+			frames[d] = rnd() % 5 ? 0x400000 + rnd() % 0x1000 : rnd() >> (rnd() % 64);
+		for (uint32_t i = 0; i < ncounts; i++) {
+			r = rnd();
+			counts[i] = r % 3 == 0 ? 0 : r % 3 == 1 ? r >> 57 : r >> (24 + r % 40);
+			if (s % 5 == 0)
+				counts[i] &= 0x7f; /* every group small */
+		}
+		shared = s && r % 2 ? (uint32_t)(r >> 8) % ((depth < prev ? depth : prev) + 1) : 0;
+		format_put_stack(&w, depth, (uint32_t)(r >> 40) & 7, shared ? 1 : 0, shared, frames,
+				 counts, ncounts);
+		prev = depth;
+	}
+	format_end_section(&w);
+	if (format_writer_finish(&w) != 0)
+		return 0;
+	len = lseek(fd, 0, SEEK_END);
+	*out = malloc((size_t)len);
+	if (pread(fd, *out, (size_t)len, 0) != len)
+		return 0;
+	close(fd);
+	return (size_t)len;
+}
+
+static void test_put_stack(uint32_t ncounts)
+{
+	unsigned char *a = NULL, *b = NULL;
+	size_t na = encode_mixed(&a, 1 << 16, ncounts), nb = encode_mixed(&b, 64, ncounts);
+	struct profile p;
+	char err[256] = "";
+
+	ok(na > 50000 && na == nb && memcmp(a, b, na) == 0,
+	   "%u counters: stacks encoded in place and staged are the same %zu bytes", ncounts, na);
+	ok(reader_parse(a, na, &p, err, sizeof(err)) == 0 && p.nstacks == 400 &&
+		   p.stacks[7].depth == FORMAT_MAX_DEPTH,
+	   "and read back: %s", err[0] ? err : "400 stacks");
+	if (!err[0])
+		reader_release(&p);
+	free(a);
+	free(b);
+}
+
 int main(void)
 {
 	unsigned char *buf = NULL, *copy;
@@ -393,5 +465,8 @@ int main(void)
 	free(buf);
 
 	test_crc();
+	test_put_stack(MPROF_NCOUNTERS_ALL);
+	test_put_stack(MPROF_NCOUNTERS_SCAN);
+	test_put_stack(5);
 	return tap_done();
 }

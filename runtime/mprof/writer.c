@@ -139,19 +139,24 @@ static void put_counters(struct format_writer *w, unsigned n)
 static void put_stacks(struct format_writer *w, const struct writer_source *src)
 {
 	static uint64_t frames[STACKS_MAX_DEPTH];
+	static uint64_t ctrs[WRITER_BATCH][MPROF_NCOUNTERS_SCAN]; /* under the save lock */
 	uint32_t base = stacks_base(), n = stacks_count(), i;
-	uint64_t ctr[MPROF_NCOUNTERS_SCAN];
 
-	/* The current profile's stacks (after a restart, not the old ones).
-	 * A record that keeps only its inner frames, the outer ones being the
-	 * outermost of an earlier record of this profile, is written so. */
+	/* The current profile's stacks (after a restart, not the old ones),
+	 * their counters read a batch at a time (what is done per block is
+	 * not done per stack).  A record that keeps only its inner frames,
+	 * the outer ones being the outermost of an earlier record of this
+	 * profile, is written so. */
 	format_begin_section(w, FORMAT_SEC_STACKS);
 	format_put_u64(w, n - base);
 	for (i = base; i < n; i++) {
 		struct stacks_rec *r = stacks_get(i);
 		const struct stacks_rec *q = r->parent;
 		uint32_t shared = r->depth - r->nown;
-		src->read_counters(i, ctr);
+		const uint64_t *ctr = ctrs[(i - base) % WRITER_BATCH];
+
+		if ((i - base) % WRITER_BATCH == 0)
+			src->read_counters(i, n - i < WRITER_BATCH ? n - i : WRITER_BATCH, ctrs);
 		if (q && q->idx >= base && q->idx < i && q->depth - r->pbase == shared)
 			format_put_stack(w, r->depth, r->flags, i - q->idx, shared, r->frames, ctr,
 					 src->ncounters);

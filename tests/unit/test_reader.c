@@ -279,13 +279,15 @@ static void test_crc(void)
 /*
  * Stacks of every kind (deep and shallow, shared or not, frames near and
  * far apart, counters small, large, and in groups of eight with one
- * large), through a buffer that holds each (encoded in place) and one
- * that holds none (staged): the same bytes, and a file that reads back.
+ * large), through a buffer that holds each (encoded in place), one that
+ * holds none (staged), and all at once (format_put_stacks): the same
+ * bytes, and a file that reads back.
  */
-static size_t encode_mixed(unsigned char **out, size_t cap, uint32_t ncounts)
+static size_t encode_mixed(unsigned char **out, size_t cap, uint32_t ncounts, int batch)
 {
 	static unsigned char bigbuf[1 << 16], smallbuf[64];
 	static uint64_t frames[FORMAT_MAX_DEPTH], counts[MPROF_NCOUNTERS_SCAN];
+	static struct format_stack all[400];
 	struct format_writer w;
 	int fd = memfd_create("t", 0);
 	uint32_t depth, prev = 0, shared;
@@ -315,9 +317,22 @@ static size_t encode_mixed(unsigned char **out, size_t cap, uint32_t ncounts)
 				counts[i] &= 0x7f; /* every group small */
 		}
 		shared = s && r % 2 ? (uint32_t)(r >> 8) % ((depth < prev ? depth : prev) + 1) : 0;
-		format_put_stack(&w, depth, (uint32_t)(r >> 40) & 7, shared ? 1 : 0, shared, frames,
-				 counts, ncounts);
+		if (batch) { /* format_put_stacks: copies kept until the end */
+			all[s] = (struct format_stack){ memcpy(malloc(depth * 8 + 1), frames, depth * 8),
+							memcpy(malloc(ncounts * 8), counts, ncounts * 8),
+							shared ? 1 : 0, depth, (uint32_t)(r >> 40) & 7, shared };
+		} else {
+			format_put_stack(&w, depth, (uint32_t)(r >> 40) & 7, shared ? 1 : 0, shared,
+					 frames, counts, ncounts);
+		}
 		prev = depth;
+	}
+	if (batch) {
+		format_put_stacks(&w, all, 400, ncounts);
+		for (int s = 0; s < 400; s++) {
+			free((void *)all[s].own);
+			free((void *)all[s].counts);
+		}
 	}
 	format_end_section(&w);
 	if (format_writer_finish(&w) != 0)
@@ -332,13 +347,16 @@ static size_t encode_mixed(unsigned char **out, size_t cap, uint32_t ncounts)
 
 static void test_put_stack(uint32_t ncounts)
 {
-	unsigned char *a = NULL, *b = NULL;
-	size_t na = encode_mixed(&a, 1 << 16, ncounts), nb = encode_mixed(&b, 64, ncounts);
+	unsigned char *a = NULL, *b = NULL, *c = NULL;
+	size_t na = encode_mixed(&a, 1 << 16, ncounts, 0), nb = encode_mixed(&b, 64, ncounts, 0);
+	size_t nc = encode_mixed(&c, 1 << 16, ncounts, 1);
 	struct profile p;
 	char err[256] = "";
 
 	ok(na > 50000 && na == nb && memcmp(a, b, na) == 0,
 	   "%u counters: stacks encoded in place and staged are the same %zu bytes", ncounts, na);
+	ok(nc == na && memcmp(a, c, na) == 0, "and format_put_stacks writes them so too");
+	free(c);
 	ok(reader_parse(a, na, &p, err, sizeof(err)) == 0 && p.nstacks == 400 &&
 		   p.stacks[7].depth == FORMAT_MAX_DEPTH,
 	   "and read back: %s", err[0] ? err : "400 stacks");

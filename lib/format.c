@@ -529,8 +529,14 @@ void format_put_stack(struct format_writer *w, uint32_t depth, uint32_t flags, u
 void format_put_stacks(struct format_writer *w, const struct format_stack *s, size_t n,
 		       uint32_t ncounts)
 {
-	for (; n; n--, s++)
-		put_stack(w, s->depth, s->flags, s->ref, s->shared, s->own, s->counts, ncounts);
+	if (ncounts == MPROF_NCOUNTERS_ALL) /* mprof's: the counters' loops unrolled */
+		for (; n; n--, s++)
+			put_stack(w, s->depth, s->flags, s->ref, s->shared, s->own, s->counts,
+				  MPROF_NCOUNTERS_ALL);
+	else
+		for (; n; n--, s++)
+			put_stack(w, s->depth, s->flags, s->ref, s->shared, s->own, s->counts,
+				  ncounts);
 }
 
 uint32_t format_common_outer(const uint64_t *a, uint32_t na, const uint64_t *b, uint32_t nb)

@@ -83,14 +83,14 @@ is "$(info chk.data allocs)/$(info chk.data sample_bytes)" "200001/524288" \
 
 # The save at exit, per distinct stack (issue 23: 944 instructions a
 # stack 22 frames deep, of 3,600 an allocation, where every allocation
-# is a new stack; 313 since the encoder writes in place, counters are
+# is a new stack; 290 since the encoder writes in place, counters are
 # read a batch at a time and the checksum folds).  deep22 makes each
 # allocation on a stack of its own, 22 deep (a binary counter's bits
 # choose between two call sites at 20 levels); run with 20000 and 60000
 # stacks, callgrind counting only inside mon_fini (the exit destructor:
 # libc's buffers given back, then the save, with the same fixed work in
 # both runs), the difference over 40000 stacks is the save's cost of one.
-# Budget: today's 313 plus 5%, 328.
+# Budget: today's 290 plus 5%, 304.
 cat > deep22.c <<'EOF'
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,8 +134,8 @@ fini() {
 f1=$(fini 20000)
 f2=$(fini 60000)
 per=$(awk -v a="$f1" -v b="$f2" 'BEGIN { printf "%.1f", (b - a) / 40000 }')
-within "$per" 328
-ok $? "exact, the save at exit: $per instructions a distinct 22-deep stack (today's 313, budget 328; 944 before)"
+within "$per" 304
+ok $? "exact, the save at exit: $per instructions a distinct 22-deep stack (today's 290, budget 304; 944 before)"
 is "$("$MPROF" dump d60000.data | grep -c '^stack')" 60001 \
 	"and the profile it wrote holds every stack (and printf's)"
 done_testing

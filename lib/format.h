@@ -196,6 +196,18 @@ void format_put_bytes(struct format_writer *w, const void *p, size_t n);
 void format_put_stack(struct format_writer *w, uint32_t depth, uint32_t flags, uint64_t ref,
 		      uint32_t shared, const uint64_t *own, const uint64_t *counts,
 		      uint32_t ncounts);
+/*
+ * n STACKS entries, as n format_put_stack calls would write them, each
+ * with ncounts counters: for a writer with many (the monitor's save), the
+ * call and its checks once for all.
+ */
+struct format_stack {
+	const uint64_t *own, *counts;
+	uint64_t ref;
+	uint32_t depth, flags, shared;
+};
+void format_put_stacks(struct format_writer *w, const struct format_stack *s, size_t n,
+		       uint32_t ncounts);
 /* How many outermost frames stacks a and b have in common. */
 uint32_t format_common_outer(const uint64_t *a, uint32_t na, const uint64_t *b, uint32_t nb);
 /* A string: u32 length, then the bytes (s may be NULL: empty). */

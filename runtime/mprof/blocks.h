@@ -156,14 +156,15 @@ void blocks_fork_child(void);
  * Summing for the writer (writer.h), over the blocks of profile epoch e
  * (the save lock is held: the epoch is stable).  The totals but dropped;
  * the bins; the peak this save reports (once a save, before the
- * counters); stack idx's counters into out[MPROF_NCOUNTERS_SCAN], the
- * leak scan's zero.
+ * counters); the counters of the n stacks idx..idx+n-1 into out[0..n),
+ * the first MPROF_NCOUNTERS_ALL of each (not the leak scan's).
  */
 void blocks_read_totals(uint64_t e, struct writer_totals *out);
 /* The sampled monitor's exact totals: allocations and bytes. */
 void blocks_read_sampled(uint64_t e, uint64_t *allocs, uint64_t *bytes);
 void blocks_read_bins(uint64_t e, uint64_t (*bins)[4]);
 void blocks_read_peak(uint64_t e);
-void blocks_read_counters(uint64_t e, uint32_t idx, uint64_t *out);
+void blocks_read_counters(uint64_t e, uint32_t idx, uint32_t n,
+			  uint64_t (*out)[MPROF_NCOUNTERS_SCAN]);
 
 #endif

@@ -284,11 +284,14 @@ static void mon_read_bins(uint64_t (*bins)[4])
 	blocks_read_bins(mon.epoch, bins);
 }
 
-static void mon_read_counters(uint32_t idx, uint64_t *out)
+static void mon_read_counters(uint32_t idx, uint32_t n, uint64_t (*out)[MPROF_NCOUNTERS_SCAN])
 {
-	blocks_read_counters(mon.epoch, idx, out);
+	uint32_t k;
+
+	blocks_read_counters(mon.epoch, idx, n, out);
 	if (leakscan_done())
-		leakscan_counters(idx, out + MPROF_NCOUNTERS_ALL);
+		for (k = 0; k < n; k++)
+			leakscan_counters(idx + k, out[k] + MPROF_NCOUNTERS_ALL);
 }
 
 /* INFO's extra entries: how the leak scan went, the category names. */

@@ -136,28 +136,50 @@ static void put_counters(struct format_writer *w, unsigned n)
 	format_end_section(w);
 }
 
+/*
+ * The current profile's stacks (after a restart, not the old ones), a
+ * batch at a time: their counters read at once (what is done per block
+ * is not done per stack), then encoded in one call.  A record that keeps
+ * only its inner frames, the outer ones being the outermost of an
+ * earlier record of this profile, is written so; one that keeps all its
+ * frames, as it is; another (its outer frames kept by a record of an
+ * old profile) is laid out whole, alone.
+ */
 static void put_stacks(struct format_writer *w, const struct writer_source *src)
 {
 	static uint64_t frames[STACKS_MAX_DEPTH];
-	uint32_t base = stacks_base(), n = stacks_count(), i;
-	uint64_t ctr[MPROF_NCOUNTERS_SCAN];
+	/* under the save lock */
+	static uint64_t ctrs[WRITER_BATCH][MPROF_NCOUNTERS_SCAN];
+	static struct format_stack batch[WRITER_BATCH];
+	uint32_t base = stacks_base(), n = stacks_count(), i, k, nb, m;
 
-	/* The current profile's stacks (after a restart, not the old ones).
-	 * A record that keeps only its inner frames, the outer ones being the
-	 * outermost of an earlier record of this profile, is written so. */
 	format_begin_section(w, FORMAT_SEC_STACKS);
 	format_put_u64(w, n - base);
-	for (i = base; i < n; i++) {
-		struct stacks_rec *r = stacks_get(i);
-		const struct stacks_rec *q = r->parent;
-		uint32_t shared = r->depth - r->nown;
-		src->read_counters(i, ctr);
-		if (q && q->idx >= base && q->idx < i && q->depth - r->pbase == shared)
-			format_put_stack(w, r->depth, r->flags, i - q->idx, shared, r->frames, ctr,
+	for (i = base; i < n; i += nb) {
+		nb = n - i < WRITER_BATCH ? n - i : WRITER_BATCH;
+		src->read_counters(i, nb, ctrs);
+		for (k = m = 0; k < nb; k++) {
+			const struct stacks_rec *r = stacks_get(i + k), *q = r->parent;
+			struct format_stack *s = &batch[m++];
+
+			s->depth = r->depth;
+			s->flags = r->flags;
+			s->own = r->frames;
+			s->counts = ctrs[k];
+			s->ref = 0;
+			s->shared = r->depth - r->nown;
+			if (!q)
+				continue;
+			if (q->idx >= base && q->idx < i + k && q->depth - r->pbase == s->shared) {
+				s->ref = i + k - q->idx;
+				continue;
+			}
+			format_put_stacks(w, batch, m - 1, src->ncounters);
+			format_put_stack(w, r->depth, r->flags, 0, 0, stacks_frames(r, frames), ctrs[k],
 					 src->ncounters);
-		else
-			format_put_stack(w, r->depth, r->flags, 0, 0, stacks_frames(r, frames), ctr,
-					 src->ncounters);
+			m = 0;
+		}
+		format_put_stacks(w, batch, m, src->ncounters);
 	}
 	format_end_section(w);
 }

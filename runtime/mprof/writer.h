@@ -16,7 +16,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct format_writer;
+#include "format.h" /* MPROF_NCOUNTERS_SCAN */
+
+/* Stacks whose counters a save reads at once (writer_source's read_counters). */
+#define WRITER_BATCH 64
 
 /* The save lock: one save at a time; also excludes mprof_restart. */
 int writer_lock(void);    /* 0, or -1: not taken (lock.h) */
@@ -43,10 +46,12 @@ struct writer_source {
 	uint64_t start_ns;        /* INFO start_ns */
 	uint64_t (*now_ns)(void); /* INFO end_ns */
 	void (*read_totals)(struct writer_totals *t);
-	/* ncounters counters for stack idx: MPROF_NCOUNTERS_ALL, or
-	 * MPROF_NCOUNTERS_SCAN with the classes of a leak scan. */
+	/* ncounters counters for each of the n stacks idx..idx+n-1 (n at
+	 * most WRITER_BATCH) into counters[0..n): MPROF_NCOUNTERS_ALL, or
+	 * MPROF_NCOUNTERS_SCAN with the classes of a leak scan.  A batch,
+	 * so that what is done per block is not done per stack. */
 	unsigned ncounters;
-	void (*read_counters)(uint32_t idx, uint64_t *counters);
+	void (*read_counters)(uint32_t idx, uint32_t n, uint64_t (*counters)[MPROF_NCOUNTERS_SCAN]);
 	/* FORMAT_NBINS x (allocs, frees, bytes, freed). */
 	void (*read_bins)(uint64_t (*bins)[4]);
 	/* More INFO entries (the category names): up to max (key, value)

@@ -18,7 +18,7 @@
 # PATH, pyenv's, costs another number of instructions), with
 # PYTHONMALLOC=malloc (every object through malloc) and a fixed hash seed.
 . "$(dirname "$0")/../lib.sh"
-plan 5
+plan 7
 cd "$T" || exit 1
 
 if ! command -v valgrind > /dev/null; then
@@ -80,4 +80,62 @@ ok $? "exact, python json: $r x bare (today's 1.812, budget 1.848; goal 1.30)"
 MPROF_SAMPLE=524288 MPROF_OUT=chk.data LD_PRELOAD="$lib" ./loop 200000 > /dev/null
 is "$(info chk.data allocs)/$(info chk.data sample_bytes)" "200001/524288" \
 	"the sampled loop's profile: every allocation counted, sampled"
+
+# The save at exit, per distinct stack (issue 23: 944 instructions a
+# stack 22 frames deep, of 3,600 an allocation, where every allocation
+# is a new stack; 290 since the encoder writes in place, counters are
+# read a batch at a time and the checksum folds).  deep22 makes each
+# allocation on a stack of its own, 22 deep (a binary counter's bits
+# choose between two call sites at 20 levels); run with 20000 and 60000
+# stacks, callgrind counting only inside mon_fini (the exit destructor:
+# libc's buffers given back, then the save, with the same fixed work in
+# both runs), the difference over 40000 stacks is the save's cost of one.
+# Budget: today's 290 plus 5%, 304.
+cat > deep22.c <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+static unsigned long sink;
+#define D 22
+__attribute__((noinline)) static unsigned long down(int d, unsigned long i)
+{
+	unsigned long r;
+	if (d == 0) {
+		char *p = malloc(16 + i % 64);
+		if (!p)
+			abort();
+		p[0] = 1;
+		r = (unsigned long)p[0];
+		free(p);
+		return r;
+	}
+	if (d <= 20 && (i >> (d - 1)) & 1)
+		r = down(d - 1, i) * 3;
+	else
+		r = down(d - 1, i) + 1;
+	__asm__ volatile("" ::: "memory");
+	return r;
+}
+int main(int argc, char **argv)
+{
+	unsigned long n = argc > 1 ? strtoul(argv[1], 0, 10) : 100000;
+	for (unsigned long i = 0; i < n; i++)
+		sink += down(D - 2, i);
+	printf("%lu\n", sink);
+	return 0;
+}
+EOF
+cc -O2 -g -o deep22 deep22.c || exit 1
+# fini N: the instructions inside mon_fini with N distinct stacks.
+fini() {
+	valgrind --tool=callgrind --toggle-collect=mon_fini --trace-children=yes \
+		--callgrind-out-file="$T/cgf.%p" env MPROF_OUT="$T/d$1.data" LD_PRELOAD="$lib" \
+		./deep22 "$1" 2>&1 > /dev/null | awk '/Collected :/ { n = $NF } END { print n + 0 }'
+}
+f1=$(fini 20000)
+f2=$(fini 60000)
+per=$(awk -v a="$f1" -v b="$f2" 'BEGIN { printf "%.1f", (b - a) / 40000 }')
+within "$per" 304
+ok $? "exact, the save at exit: $per instructions a distinct 22-deep stack (today's 290, budget 304; 944 before)"
+is "$("$MPROF" dump d60000.data | grep -c '^stack')" 60001 \
+	"and the profile it wrote holds every stack (and printf's)"
 done_testing

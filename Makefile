@@ -73,7 +73,9 @@ SAMPLER_COMMON := $(SAMPLER_SRC) $(filter-out runtime/common/lock.c,$(COMMON_SRC
 CP_SRC := $(wildcard runtime/cpprof/*.c)
 CP_OBJ := $(patsubst %.c,$(B)/rt/%.o,$(CP_SRC) $(SAMPLER_COMMON))
 CF_SRC := $(wildcard runtime/cfprof/*.c)
-CF_OBJ := $(patsubst %.c,$(B)/rt/%.o,$(CF_SRC) $(SAMPLER_COMMON))
+# The hooks' fast paths are assembly (runtime/cfprof/hooks_x86_64.S says why).
+CF_ASM := runtime/cfprof/hooks_x86_64.S
+CF_OBJ := $(patsubst %.c,$(B)/rt/%.o,$(CF_SRC) $(SAMPLER_COMMON)) $(B)/rt/runtime/cfprof/hooks_x86_64.o
 LIB_SRC := $(wildcard lib/*.c lib/export/*.c)
 # The HTML report's page, embedded by the assembler (.incbin).
 LIB_ASM := lib/export/report_html.S
@@ -129,6 +131,9 @@ $(patsubst %.c,$(B)/rt/%.o,$(SAMPLER_SRC)): $(wildcard runtime/sampler/*.h)
 $(patsubst %.c,$(B)/rt/%.o,$(CP_SRC)): $(wildcard runtime/cpprof/*.h runtime/sampler/*.h)
 $(patsubst %.c,$(B)/rt/%.o,$(CF_SRC)): $(wildcard runtime/cfprof/*.h runtime/sampler/*.h)
 $(patsubst %.c,$(B)/rt/%.o,$(SAMPLER_SRC) $(CP_SRC) $(CF_SRC)): RT_CFLAGS += -iquote runtime/sampler
+$(B)/rt/runtime/cfprof/hooks_x86_64.o: $(CF_ASM) runtime/cfprof/tree.h
+	@mkdir -p $(dir $@)
+	$(CC) -c -o $@ $<
 
 $(B)/lib/libcpprof.so: $(CP_OBJ)
 	@mkdir -p $(dir $@)

@@ -5,7 +5,9 @@
  * struct cf_keep) as it was at the moment of death.
  *
  * As the save: a node is written if it has counts or a descendant to
- * write, and is not unprofiled; a thread's root for its own hits only;
+ * write, and is not unprofiled; a direct recursion's node (CF_SELF) has
+ * the calls counted in the nodes it is the self of (tree.h: rcalls) too;
+ * a thread's root for its own hits only;
  * each node after its parent, its outer frames by reference to the
  * parent's stack.  The image is the dead program's memory: a node is read
  * only whole from it, its parent must be an earlier node of its thread one
@@ -34,6 +36,7 @@ struct cf_img {
 	uint32_t *tid;        /* its thread */
 	uint8_t *root, *put;  /* a thread's root; to be written */
 	int64_t *parent;      /* the parent's index, -1: none or not found */
+	uint64_t *rsum;       /* the rcalls that are its calls */
 	uint64_t n, cap;
 	uint64_t *slot;       /* address -> index + 1 (open addressing) */
 	uint64_t mask;
@@ -88,9 +91,9 @@ static void add_thread(struct cf_img *c, const struct cf_thread *t)
 	}
 }
 
-static int has_counts(const struct cf_img *c, const struct cf_node *x)
+static int has_counts(const struct cf_img *c, const struct cf_node *x, uint64_t i)
 {
-	if (x->calls)
+	if (x->calls || c->rsum[i])
 		return 1;
 	for (int k = 0; k < c->nres; k++)
 		if (x->hits[k])
@@ -154,6 +157,16 @@ int salvage_cfprof(struct salvage *s)
 			pi = -1;
 		c.parent[i] = pi;
 	}
+	/* A node's repeats are its self's calls: an earlier node of its
+	 * thread. */
+	c.rsum = xcalloc(c.n + 1, sizeof *c.rsum);
+	for (uint64_t i = 0; i < c.n; i++) {
+		const struct cf_node *x = node(&c, i);
+		int64_t si = x && x->rcalls && x->self ? find(&c, (uint64_t)(uintptr_t)x->self) : -1;
+
+		if (si >= 0 && c.tid[si] == c.tid[i])
+			c.rsum[si] += x->rcalls;
+	}
 	/* Mark, as the save: children before parents, backwards. */
 	for (uint64_t i = c.n; i-- > 0;) {
 		const struct cf_node *x = node(&c, i);
@@ -161,10 +174,10 @@ int salvage_cfprof(struct salvage *s)
 		if (!x || (x->flags & CF_UNPROFILED) || x->depth > CF_MAX_TREE)
 			continue;
 		if (c.root[i]) {
-			c.put[i] = (uint8_t)has_counts(&c, x);
+			c.put[i] = (uint8_t)has_counts(&c, x, i);
 			continue;
 		}
-		c.put[i] |= (uint8_t)has_counts(&c, x);
+		c.put[i] |= (uint8_t)has_counts(&c, x, i);
 		if (c.put[i] && c.parent[i] >= 0)
 			c.put[c.parent[i]] = 2; /* a descendant's: written as a path */
 	}
@@ -202,7 +215,7 @@ int salvage_cfprof(struct salvage *s)
 		if (!c.put[i])
 			continue;
 		f = x->fn;
-		v[0] = x->calls;
+		v[0] = x->calls + c.rsum[i];
 		for (int r = 0; r < c.nres; r++)
 			v[1 + r] = x->hits[r];
 		out[i] = index;
@@ -229,6 +242,7 @@ int salvage_cfprof(struct salvage *s)
 	free(c.root);
 	free(c.put);
 	free(c.parent);
+	free(c.rsum);
 	free(c.slot);
 	return 0;
 }

@@ -18,7 +18,8 @@
 
 /* A sample's hits go to the node current in thread tid (0: the calling
  * thread, in its signal handler or an interposed call).  Atomic: the
- * watcher charges blocked threads from its own thread. */
+ * watcher charges blocked threads from its own thread (tree_current
+ * reads their state safely). */
 static void charge(uint32_t tid, int col, uint64_t hits)
 {
 	struct cf_thread *t = cf_me;

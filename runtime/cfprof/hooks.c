@@ -1,35 +1,40 @@
 /*
- * hooks.c - owns the hooks gcc and clang call with -finstrument-functions
- * (__cyg_profile_func_enter/exit) and the interposed longjmp family.
+ * hooks.c - owns the slow paths of the hooks gcc and clang call with
+ * -finstrument-functions (__cyg_profile_func_enter/exit; their fast paths
+ * are hooks_x86_64.S) and the interposed longjmp family and C++ catch.
  *
  * The paper's two operations (section 2), per thread: on entry the
  * function's call count is incremented and `current` set to it; on return
  * `current` goes back to the caller's.  The compiler inserts the hooks
  * before inlining, so inlined copies report too (section 4).  Counting is
  * per distinct logical path (tree.h): the count goes to the node of
- * (current path, function), found through a one-entry cache per node, so
- * a hook costs a few loads and stores when the cache hits.
+ * (current path, function), found in a cache of children in the node on
+ * top (hooks_x86_64.S); here, on a miss, in the thread's table, where a
+ * new node is made.  A direct recursive call (the paper's case where
+ * `current` need not change) pushes nothing: it counts a repeat of the
+ * entry on top (cf_frame.reps), which its exit takes back.
  *
- * Calls the hooks do not see are healed by stack address (the frame the
- * hook was called from, its CFA) and return address (the hooks' call_site,
- * the instrumented frame's own): a live caller's frame is above its
- * callees', so a logical frame below the frame now entering, or in that
- * frame with another return address (a sibling: a function inlined here
- * would share the frame's return address), is dead: its function left
+ * Calls the hooks do not see are healed by stack address (the hook's
+ * stack pointer, the instrumented frame's own): a live caller's frame is
+ * above its callees', so a logical frame below the frame now entering in
+ * a slow path, or below the frame now leaving, is dead: its function left
  * without an exit hook (longjmp; a C++ throw compiled by clang, which runs
  * no exit hooks on that path).  longjmp, _longjmp, siglongjmp and
  * __longjmp_chk are interposed and pop exactly to the target's stack
- * pointer; an exit hook whose entry is not on top pops down to it.  A function entered on
+ * pointer, and __cxa_begin_catch to the catching frame's; an exit hook
+ * whose entry is not on top pops down to it.  A function entered on
  * another stack (a sigaltstack handler, a coroutine) pops nothing: its
  * frames nest under what was current.
  *
  * Signals: a handler running instrumented code may interrupt a hook.  The
- * slow paths (a new node, a resync) mark their thread busy (cf_fast NULL),
- * and hooks that find it busy do nothing: the handler's calls made in that
- * window are not counted, and the table and the stack stay whole.  The
- * fast paths mark nothing: an exit's one store leaves a consistent stack;
- * an entry checks, once its entry is published, that no handler used the
- * slot meanwhile (push()).
+ * slow paths park their thread (its top at the record's park entry,
+ * which no call matches), and hooks that find it parked do nothing: the
+ * handler's calls made in that window are not counted, and the table and
+ * the stack stay whole.  The fast paths park nothing: an exit's one store
+ * leaves a consistent stack; an entry checks, once its entry is
+ * published, that no handler used the slot meanwhile; a cache entry is
+ * written in one store; the table is read (tree_find) without parking, a
+ * handler only adding to it.
  *
  * Everything here is no_instrument_function (the runtime is not built with
  * -finstrument-functions, and must never be) and preserves errno.
@@ -47,6 +52,10 @@
 #define CF_VIS __attribute__((visibility("default"), no_instrument_function))
 #define CF_IN __attribute__((no_instrument_function))
 #define barrier() __asm__ __volatile__("" ::: "memory")
+
+/* Called by hooks_x86_64.S (sp: the hook's stack pointer at its entry). */
+void cf_enter_miss(uintptr_t fn, uintptr_t site, uintptr_t sp);
+void cf_exit_miss(uintptr_t fn, uintptr_t site, uintptr_t sp);
 
 typedef void jump_fn(void *env, int val);
 static jump_fn *real_longjmp, *real__longjmp, *real_siglongjmp, *real_longjmp_chk;
@@ -77,6 +86,14 @@ CF_IN void hooks_init(void)
 		real_begin_catch = (begin_catch_fn *)dlsym(RTLD_NEXT, "__cxa_begin_catch");
 }
 
+/* An entry's stack pointer: longjmp marks an entry whose repeats it may
+ * have cut short with bit 0 (an exit below it is then one of theirs:
+ * exit_slow). */
+CF_IN static inline uintptr_t fsp(const struct cf_frame *f)
+{
+	return f->sp & ~(uintptr_t)1;
+}
+
 /* Are a and b on the same stack (the thread's own, or both elsewhere)? */
 CF_IN static inline int same_stack(const struct cf_thread *t, uintptr_t a, uintptr_t b)
 {
@@ -84,166 +101,228 @@ CF_IN static inline int same_stack(const struct cf_thread *t, uintptr_t a, uintp
 	       (b - t->stack_lo < t->stack_hi - t->stack_lo);
 }
 
-/* Pop the logical frames that a hook in the frame (sp, site) proves dead:
- * those below it, and one in the same frame with another return address
- * (a sibling called from the same caller, not a function inlined here). */
-CF_IN static void pop_below(struct cf_thread *t, uintptr_t sp, uintptr_t site)
-{
-	struct cf_frame *top = t->top;
-
-	while (top > t->base && (top->sp < sp || (top->sp == sp && top->site != site)) &&
-	       same_stack(t, top->sp, sp))
-		top--;
-	t->top = top;
-}
-
-/* Pop the logical frames below sp only (longjmp's target frame stays). */
-CF_IN static void pop_to(struct cf_thread *t, uintptr_t sp)
-{
-	struct cf_frame *top = t->top;
-
-	while (top > t->base && top->sp < sp && same_stack(t, top->sp, sp))
-		top--;
-	t->top = top;
-}
-
 /*
- * Push an entry above top, in a fast path (no busy mark).  A handler
- * running instrumented code may land between the entry's stores and its
- * publication, and use the same slot for its own entry: the sp it leaves
- * there is not this frame's (the handler's frames are below it, or on
- * another stack), and the entry is written again.  Once published, a
- * handler's entries go above it.  Each store on its own (barriers): gcc
- * merges them into vector stores otherwise, at the cost of a spill.
+ * Park t, whose top is top, for a slow path: hooks that run meanwhile (a
+ * signal handler's) take the slow path too and do nothing; a sample
+ * charges what top has current.  A handler landing before the store
+ * finds the stack as it was; after it, parked with no lost entries: busy.
  */
-CF_IN static inline void push(struct cf_thread *t, struct cf_frame *top, struct cf_node *node,
-			      uintptr_t sp, uintptr_t site)
+CF_IN static inline void park(struct cf_thread *t, struct cf_frame *top)
 {
-	top[1].sp = sp;
+	t->park_node.target = top->node->target;
 	barrier();
-	top[1].node = node;
-	barrier();
-	top[1].site = site;
-	barrier();
-	t->top = top + 1;
-	barrier();
-	if (__builtin_expect(top[1].sp != sp, 0)) {
-		top[1].node = node;
-		top[1].site = site;
-		barrier();
-		top[1].sp = sp;
-	}
-}
-
-/* Mark t busy: hooks that run meanwhile (a signal handler's) do nothing. */
-CF_IN static inline void busy(struct cf_thread *t)
-{
-	/* cf_fast first: a handler landing between the two stores must find
-	 * the thread busy already, not run a slow path of its own. */
-	cf_fast = NULL;
+	__atomic_store_n(&cf_tls.top, &t->park, __ATOMIC_RELAXED);
 	barrier();
 	t->state = CF_BUSY;
 	barrier();
 }
 
-CF_IN static inline void ready(struct cf_thread *t)
+/* The slow path's end: top is the top again.  With entries lost beyond
+ * the stack (t->lost), it stays parked: every hook comes here. */
+CF_IN static inline void unpark(struct cf_thread *t, struct cf_frame *top)
 {
+	if (t->lost) {
+		t->ptop = top;
+		t->park_node.target = top->node->target;
+		barrier();
+		t->state = CF_READY;
+		return;
+	}
 	barrier();
 	t->state = CF_READY;
-	cf_fast = t;
+	barrier();
+	__atomic_store_n(&cf_tls.top, top, __ATOMIC_RELAXED);
 }
 
-CF_IN __attribute__((noinline)) static void enter_slow(struct cf_thread *t, uintptr_t fn,
-						       uintptr_t sp, uintptr_t site)
+/* The thread whose slow path this is, or NULL: hooks do nothing (no
+ * record: idle, exited, out of memory; or parked by a slow path that
+ * this hook interrupts).  *top: its top (the real one when entries are
+ * lost beyond its stack). */
+CF_IN static inline struct cf_thread *ready(struct cf_frame **top)
 {
-	struct cf_node *cur, *c;
+	struct cf_thread *t = cf_me;
+
+	*top = cf_tls.top;
+	if (!t || t == &cf_dead || *top == &cf_idle)
+		return NULL;
+	if (*top == &t->park) {
+		if (t->state != CF_READY || !t->lost)
+			return NULL; /* busy */
+		*top = t->ptop;
+	}
+	return t;
+}
+
+/* Drop the entries above f (dead): their repeats go (tree.h: reps 0
+ * above the top). */
+CF_IN static struct cf_frame *drop_to(struct cf_frame *top, struct cf_frame *f)
+{
+	for (; top > f; top--)
+		top->reps = 0;
+	return f;
+}
+
+/* Pop the logical frames that a hook in the frame at sp proves dead:
+ * those below it on the same stack. */
+CF_IN static struct cf_frame *pop_below(struct cf_thread *t, struct cf_frame *top, uintptr_t sp)
+{
+	struct cf_frame *f = top;
+
+	while (f > t->base && fsp(f) < sp && same_stack(t, fsp(f), sp))
+		f--;
+	return drop_to(top, f);
+}
+
+/*
+ * Pop to a jump's target frame, whose stack pointer is sp: the frames below
+ * it are dead.  If the top is then an entry with repeats (a direct
+ * recursion) whose frame is above sp, the jump landed inside them and cut
+ * some short, how many is not known: its count goes, and its sp is marked
+ * so that the exits of the repeats still running are told from its own
+ * (exit_slow).  At its own frame, the jump cut them all.
+ */
+CF_IN static struct cf_frame *pop_to(struct cf_thread *t, struct cf_frame *top, uintptr_t sp)
+{
+	top = pop_below(t, top, sp);
+	if (top > t->base && top->reps && same_stack(t, fsp(top), sp)) {
+		if (fsp(top) > sp)
+			top->sp |= 1;
+		top->reps = 0;
+	}
+	return top;
+}
+
+/*
+ * Push c above top, in a fast path (unparked).  A handler running
+ * instrumented code may land between the entry's stores and its
+ * publication, and use the same slot for its own entry: the sp it leaves
+ * there is not this frame's (the handler's frames are below it, or on
+ * another stack), and the entry is written again.  Once published, a
+ * handler's entries go above it.
+ */
+CF_IN static inline void push(struct cf_frame *top, struct cf_node *c, uintptr_t sp)
+{
+	top[1].sp = sp;
+	barrier();
+	top[1].node = c;
+	barrier();
+	__atomic_store_n(&cf_tls.top, top + 1, __ATOMIC_RELAXED);
+	barrier();
+	if (__builtin_expect(top[1].sp != sp, 0)) {
+		top[1].node = c;
+		barrier();
+		top[1].sp = sp;
+	}
+}
+
+/* A direct recursive call c from the entry top (x, its node): a repeat of
+ * the entry, counted in x->rcalls; from now on the fast path's (x->self,
+ * x->selffn: set once, c is the only such child of x's target). */
+CF_IN static void repeat(struct cf_frame *top, struct cf_node *x, struct cf_node *c, uintptr_t fn)
+{
+	if (!x->selffn) {
+		x->self = c;
+		barrier();
+		x->selffn = fn;
+	}
+	x->rcalls++;
+	top->reps++;
+}
+
+/* Does c, called from the entry x, leave `current` as it is (a direct
+ * recursion: the paper's "on recursive calls, current need not be
+ * reset")? */
+CF_IN static inline int is_repeat(const struct cf_node *x, const struct cf_node *c)
+{
+	return (c->flags & CF_SELF) && c->target == x->target;
+}
+
+/*
+ * An entry the fast path could not make: fn is not in the cache of the
+ * node on top, or the stack is full, or the thread is parked, idle or new.
+ */
+CF_IN __attribute__((noinline)) static void enter_slow(struct cf_thread *t, uintptr_t fn,
+						       uintptr_t sp)
+{
 	struct cf_frame *top;
+	struct cf_node *x, *c;
 	int e = errno; /* mmap and /proc on the first call and growth */
 
-	if (!t && !(t = tree_thread(sp)))
+	if (!cf_me && !tree_thread(sp))
 		goto done;
-	if (t->state != CF_READY)
+	if (!(t = ready(&top)))
 		goto done; /* a handler inside a hook, or an exited thread */
-	busy(t);
-	pop_below(t, sp, site);
-	top = t->top;
-	cur = top->node->target;
-	c = cur->last->fn == fn ? cur->last : tree_child(t, cur, fn);
+	park(t, top);
+	if (!t->lost)
+		top = pop_below(t, top, sp);
+	x = top->node;
+	c = tree_child(t, x->target, fn);
 	if (!c) {
-		t->lost++;
+		t->lost++; /* out of memory: not counted, its exit expected */
+		goto out;
+	}
+	if (!t->lost && is_repeat(x, c)) {
+		repeat(top, x, c, fn);
 		goto out;
 	}
 	/* An unprofiled function (paper section 3) leaves current alone (its
 	 * target is its caller): its time is its caller's, its count is not
 	 * written; its entry is on the stack only to match its exit. */
 	c->calls++;
-	if (top >= t->limit) {
+	if (t->lost || top >= cf_tls.limit) {
 		/* Beyond CF_MAX_FRAMES: counted on the deepest path the stack
 		 * holds (a recursion's own node: exact), not pushed; its exit
 		 * is expected. */
 		t->lost++;
 		goto out;
 	}
+	tree_remember(x, fn, c);
 	top[1].sp = sp;
 	top[1].node = c;
-	top[1].site = site;
-	t->top = top + 1;
+	top++;
 out:
-	ready(t);
+	unpark(t, top);
 done:
 	errno = e;
 }
 
-CF_VIS void __cyg_profile_func_enter(void *this_fn, void *call_site)
+/* Called by the fast path on a miss: the table before the slow path.  A
+ * found node is remembered in the cache of the node on top. */
+CF_IN void cf_enter_miss(uintptr_t fn, uintptr_t site, uintptr_t sp)
 {
-	struct cf_thread *t = cf_fast;
-	uintptr_t sp = (uintptr_t)__builtin_dwarf_cfa(), fn = (uintptr_t)this_fn;
-	uintptr_t site = (uintptr_t)call_site;
+	struct cf_frame *top;
+	struct cf_thread *t = ready(&top);
+	struct cf_node *x, *c;
 
-	if (__builtin_expect(t != NULL, 1)) {
-		struct cf_frame *top = t->top;
-		struct cf_node *c = top->node;
-
-		/* Direct recursion, made once here already: a copy of the
-		 * top entry. */
-		if (c->fn == fn && (c->flags & CF_SELF) && sp < top->sp && top < t->limit) {
-			c->calls++;
-			push(t, top, c, sp, site);
-			return;
-		}
-		/* The cache hit, the frame below the caller's (or the
-		 * caller's own: inlined into it), room on the stack.  No
-		 * busy mark: a handler's hooks interrupting these stores
-		 * leave at worst an entry of theirs in ours, which the next
-		 * hook pops as dead (see above). */
-		c = c->target->last;
-		if (__builtin_expect(c->fn == fn &&
-					     (sp < top->sp || (sp == top->sp && site == top->site)) &&
-					     top < t->limit,
-				     1)) {
-			c->calls++;
-			push(t, top, c, sp, site);
-			return;
-		}
+	(void)site;
+	if (!t || t->lost || top >= cf_tls.limit)
+		goto slow;
+	x = top->node;
+	c = tree_find(t, x->target, fn);
+	if (!c)
+		goto slow;
+	if (is_repeat(x, c)) {
+		repeat(top, x, c, fn);
+		return;
 	}
-	enter_slow(cf_me, fn, sp, site);
+	tree_remember(x, fn, c);
+	c->calls++;
+	push(top, c, sp);
+	return;
+slow:
+	enter_slow(t, fn, sp);
 }
 
-/* Is f, of fn's function and return address, the entry of a frame that
- * leaves with its hook's frame at sp above f's: a function whose exit
- * hook is jumped to after its epilogue (clang, and gcc for a function that
- * restores saved registers first: sp is then its own CFA, or its caller's
- * frame), so sp lies above f's entry and not above its caller's (or the
- * caller is on another stack: a signal handler's, a thread's start)? */
+/* Is f, of fn's function, the entry of a frame that leaves with its
+ * hook's frame at sp above f's: a function whose exit hook is jumped to
+ * after its epilogue (void functions, by gcc and clang: sp is then its
+ * return address's, just below its caller's frame), so sp lies above f's
+ * entry and not above its caller's (or the caller is on another stack: a
+ * signal handler's, a thread's start)? */
 CF_IN static inline int after_epilogue(const struct cf_thread *t, const struct cf_frame *f,
 				       uintptr_t sp)
 {
-	return sp > f->sp && (sp <= f[-1].sp || !same_stack(t, f->sp, f[-1].sp));
-}
-
-CF_IN static inline int is(const struct cf_frame *f, uintptr_t fn, uintptr_t site)
-{
-	return f->node->fn == fn && f->site == site;
+	return sp > fsp(f) && (sp <= fsp(f - 1) || !same_stack(t, fsp(f), fsp(f - 1)));
 }
 
 /*
@@ -252,58 +331,60 @@ CF_IN static inline int is(const struct cf_frame *f, uintptr_t fn, uintptr_t sit
  * are its dead callees, left without their exits): the search never goes
  * further than the frame's own, so an exit costs what it pops.  First an
  * entry at exactly the frame's sp (a deeper one of the same recursive
- * function and site may sit above it: it is dead); then one it left after
- * its epilogue; then, its frame shrunk by alloca, the first entry above
- * sp.  Else fn's entry was never seen (entered before profiling began, or
- * lost): nothing is popped.
+ * function may sit above it: it is dead), or a repeat of it; then one it
+ * left after its epilogue; then, the first entry above sp: the frame
+ * shrunk by alloca, or the exit of one of that entry's repeats.  Else
+ * fn's entry was never seen (entered before profiling began, or on
+ * another stack): nothing is popped.
  */
-CF_IN __attribute__((noinline)) static void exit_slow(struct cf_thread *t, uintptr_t fn,
-						      uintptr_t sp, uintptr_t site)
+CF_IN static struct cf_frame *exit_slow(struct cf_thread *t, struct cf_frame *top, uintptr_t fn,
+					uintptr_t sp)
 {
 	struct cf_frame *f;
 
-	busy(t);
-	if (t->lost) {
-		t->lost--; /* the exit of a frame there was no room for */
-		goto out;
+	for (f = top; f > t->base && (fsp(f) <= sp || !same_stack(t, fsp(f), sp)); f--)
+		if (fsp(f) == sp && f->node->fn == fn)
+			goto found;
+	for (f = top; f > t->base && fsp(f) < sp && same_stack(t, fsp(f), sp); f--)
+		if (f->node->fn == fn && after_epilogue(t, f, sp))
+			return drop_to(top, f - 1);
+	if (f > t->base && fsp(f) > sp) {
+		if (f->reps && f->node->selffn == fn) {
+			f->reps--;
+			return drop_to(top, f);
+		}
+		if (f->sp & 1 && f->node->selffn == fn)
+			return drop_to(top, f); /* a repeat a jump left running */
+		if (f->node->fn == fn)
+			return drop_to(top, f - 1);
 	}
-	for (f = t->top; f > t->base && (f->sp <= sp || !same_stack(t, f->sp, sp)); f--)
-		if (f->sp == sp && is(f, fn, site))
-			goto pop;
-	for (f = t->top; f > t->base && f->sp < sp && same_stack(t, f->sp, sp); f--)
-		if (is(f, fn, site) && after_epilogue(t, f, sp))
-			goto pop;
-	if (f > t->base && f->sp > sp && is(f, fn, site))
-		goto pop;
-	goto out;
-pop:
-	t->top = f - 1;
-out:
-	ready(t);
+	return top;
+found:
+	if (f->reps && f->node->selffn == fn) {
+		/* Its repeat's exit after the epilogue, at its frame. */
+		f->reps--;
+		return drop_to(top, f);
+	}
+	return drop_to(top, f - 1);
 }
 
-CF_VIS void __cyg_profile_func_exit(void *this_fn, void *call_site)
+/* Called by the fast path for an exit that is not the top's repeat, at
+ * the top's sp, or after the top's epilogue. */
+CF_IN void cf_exit_miss(uintptr_t fn, uintptr_t site, uintptr_t sp)
 {
-	struct cf_thread *t = cf_fast;
-	uintptr_t sp = (uintptr_t)__builtin_dwarf_cfa(), fn = (uintptr_t)this_fn;
-	uintptr_t site = (uintptr_t)call_site;
+	struct cf_frame *top;
+	struct cf_thread *t = ready(&top);
 
-	if (__builtin_expect(t != NULL, 1)) {
-		struct cf_frame *top = t->top;
-
-		/* The frame's own sp and return address: its entry (or that of
-		 * a function inlined into it, which shares both and leaves
-		 * first); no load of the node, which the next entry's lookup
-		 * waits on.  Else an exit after the epilogue, or the slow
-		 * path. */
-		if (__builtin_expect((top->sp == sp && top->site == site) ||
-					     (is(top, fn, site) && after_epilogue(t, top, sp)),
-				     1)) {
-			t->top = top - 1; /* never the sentinel: its sp is the top of memory */
-			return;
-		}
-		exit_slow(t, fn, sp, site);
+	(void)site;
+	if (!t)
+		return;
+	park(t, top);
+	if (t->lost) {
+		t->lost--; /* the exit of a frame there was no room for */
+		unpark(t, top);
+		return;
 	}
+	unpark(t, exit_slow(t, top, fn, sp));
 }
 
 /* ---- longjmp: the target's stack pointer, from the jmp_buf ---- */
@@ -322,22 +403,28 @@ CF_IN static uintptr_t jump_sp(const void *env)
 	return v ^ guard;
 }
 
-CF_IN static void jumping(const void *env)
+/* Pop to the frame whose stack pointer is sp (as a hook in it would see
+ * it: less the hook's return address). */
+CF_IN static void jumping_to(uintptr_t sp)
 {
-	struct cf_thread *t = cf_fast;
+	struct cf_frame *top;
+	struct cf_thread *t = ready(&top);
 
 	if (!t)
 		return;
-	busy(t);
-	/* The frame that called setjmp stays: its entries have its sp. */
-	pop_to(t, jump_sp(env));
-	ready(t);
+	park(t, top);
+	if (t->lost && sp > fsp(top) && same_stack(t, fsp(top), sp))
+		t->lost = 0; /* the entries beyond the stack were below the target */
+	if (!t->lost)
+		top = pop_to(t, top, sp);
+	unpark(t, top);
 }
 
 #define JUMP(name, real)                                                                   \
 	CF_VIS __attribute__((noreturn)) void name(void *env, int val)                     \
 	{                                                                                  \
-		jumping(env);                                                              \
+		/* The frame that called setjmp stays: its entries have its sp. */         \
+		jumping_to(jump_sp(env) - sizeof(void *));                                 \
 		if (!real) /* glibc has all four: never */                                 \
 			real = (jump_fn *)dlsym(RTLD_NEXT, #name);                         \
 		real(env, val);                                                            \
@@ -359,13 +446,7 @@ JUMP(__longjmp_chk, real_longjmp_chk)
  */
 CF_VIS void *__cxa_begin_catch(void *exc)
 {
-	struct cf_thread *t = cf_fast;
-
-	if (t) {
-		busy(t);
-		pop_to(t, (uintptr_t)__builtin_dwarf_cfa());
-		ready(t);
-	}
+	jumping_to((uintptr_t)__builtin_dwarf_cfa() - sizeof(void *));
 	/* Looked up at the first catch (libstdc++ is there), not at start: in a
 	 * C program dlsym would fail, and dlerror's buffer is malloc'd (the
 	 * program's malloc, which may be instrumented and count itself). */

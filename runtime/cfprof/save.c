@@ -115,7 +115,7 @@ static void put_counters(struct format_writer *w)
 
 static int has_counts(const struct cf_node *n)
 {
-	if (__atomic_load_n(&n->calls, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&n->calls, __ATOMIC_RELAXED) || n->rsum)
 		return 1;
 	for (int k = 0; k < cf_nres; k++)
 		if (__atomic_load_n(&n->hits[k], __ATOMIC_RELAXED))
@@ -142,6 +142,24 @@ struct plan {
 static struct cf_node *at(const struct plan *p, uint64_t k, uint64_t off)
 {
 	return (struct cf_node *)(p->chunk[k]->mem + off);
+}
+
+/* The calls of each CF_SELF node counted in the nodes it is the self of
+ * (tree.h: rcalls), into its rsum. */
+static void sum_repeats(const struct plan *p)
+{
+	uint64_t size = tree_node_size();
+
+	for (int pass = 0; pass < 2; pass++)
+		for (uint64_t k = 0; k < p->first[p->nthreads]; k++)
+			for (uint64_t off = 0; off + size <= p->used[k]; off += size) {
+				struct cf_node *x = at(p, k, off);
+				uint64_t r = __atomic_load_n(&x->rcalls, __ATOMIC_RELAXED);
+				if (!pass)
+					x->rsum = 0;
+				else if (r && x->self)
+					x->self->rsum += r;
+			}
 }
 
 /*
@@ -208,6 +226,7 @@ static int plan_make(struct plan *p)
 		}
 	}
 	p->first[p->nthreads] = k;
+	sum_repeats(p);
 	for (uint64_t i = 0; i < p->nthreads; i++)
 		p->nstacks += mark(p, i);
 	return 0;
@@ -218,7 +237,7 @@ static void put_node(struct format_writer *w, struct cf_node *x, uint64_t index)
 	uint64_t c[1 + RES_N], f = x->fn;
 	uint32_t nc = 1 + (uint32_t)cf_nres;
 
-	c[0] = __atomic_load_n(&x->calls, __ATOMIC_RELAXED);
+	c[0] = __atomic_load_n(&x->calls, __ATOMIC_RELAXED) + x->rsum;
 	for (int k = 0; k < cf_nres; k++)
 		c[1 + k] = __atomic_load_n(&x->hits[k], __ATOMIC_RELAXED);
 	x->out = (uint32_t)index;

@@ -1,8 +1,8 @@
 /*
  * tree.c - owns cfprof's per-thread records (tree_*): the logical stack's
- * memory, the calling context tree's nodes and the (parent, function) ->
- * node table, the registry the save walks, and what fork and thread exit
- * do to them.
+ * memory, the calling context tree's nodes, their caches of children and
+ * the (parent, function) -> node table, the registry the save walks, and
+ * what fork and thread exit do to them.
  *
  * Everything comes from mmap(2): a hook may run inside the program's own
  * allocator (an instrumented malloc), so nothing here calls it.  Memory
@@ -77,10 +77,14 @@ int cf_nres;
 int cf_stride;
 struct cf_thread *cf_threads;
 __thread struct cf_thread *cf_me __attribute__((tls_model("initial-exec")));
-__thread struct cf_thread *cf_fast __attribute__((tls_model("initial-exec")));
 struct cf_node cf_none;
-/* The record of a thread that hooks must leave alone: exited, or out of
- * memory. */
+/* Its exit hooks subtract from reps and put it back: they may race from
+ * several threads, which only ever makes it negative for a moment (no
+ * hook adds to it: cf_none has no selffn). */
+struct cf_frame cf_idle = { .node = &cf_none };
+__thread struct cf_tls cf_tls __attribute__((tls_model("initial-exec"))) = { &cf_idle, &cf_idle };
+/* The record of a thread that hooks must leave alone: exited, out of
+ * memory, or being set up. */
 struct cf_thread cf_dead = { .state = CF_DEAD };
 
 static struct cf_keep cf_keep_none, *cf_keep = &cf_keep_none;
@@ -243,13 +247,32 @@ static uint64_t hash(const struct cf_node *parent, uintptr_t fn)
 	return h ^ h >> 29;
 }
 
+/* A table of t->slot: the slots follow the header.  The tables a thread
+ * outgrew stay mapped until it exits (a hook interrupted by a signal
+ * handler that grew the table may be reading the old one: tree_find). */
+struct cf_table {
+	struct cf_table *prev; /* the one it replaced */
+	uint64_t len;          /* bytes mapped */
+	struct cf_node *slot[];
+};
+
+static struct cf_table *table_of(struct cf_node **slot)
+{
+	return (struct cf_table *)((char *)slot - offsetof(struct cf_table, slot));
+}
+
 static int table_grow(struct cf_thread *t)
 {
 	uint64_t n = t->slot ? 2 * (t->mask + 1) : 1024;
-	struct cf_node **s = map(n * sizeof(*s));
+	uint64_t len = offsetof(struct cf_table, slot) + n * sizeof(struct cf_node *);
+	struct cf_table *tab = map(len);
+	struct cf_node **s;
 
-	if (!s)
+	if (!tab)
 		return -1;
+	tab->len = len;
+	tab->prev = t->slot ? table_of(t->slot) : NULL;
+	s = tab->slot;
 	for (uint64_t i = 0; t->slot && i <= t->mask; i++) {
 		struct cf_node *x = t->slot[i];
 		uint64_t k;
@@ -259,18 +282,63 @@ static int table_grow(struct cf_thread *t)
 			;
 		s[k] = x;
 	}
-	if (t->slot)
-		munmap(t->slot, (t->mask + 1) * sizeof(*s));
-	t->slot = s;
-	t->mask = n - 1;
+	/* The slots before the mask: a reader loads the mask first, so it
+	 * never indexes a smaller table with a larger mask. */
+	__atomic_store_n(&t->slot, s, __ATOMIC_RELEASE);
+	__atomic_store_n(&t->mask, n - 1, __ATOMIC_RELEASE);
 	return 0;
+}
+
+static void table_free(struct cf_thread *t)
+{
+	struct cf_table *tab = t->slot ? table_of(t->slot) : NULL;
+
+	t->slot = NULL;
+	while (tab) {
+		struct cf_table *prev = tab->prev;
+		munmap(tab, tab->len);
+		tab = prev;
+	}
+}
+
+/* The parent of fn's node called where cur is current: cur, but at the
+ * depth limit the node beside cur (the path stops growing, the counts
+ * stay exact). */
+static const struct cf_node *parent_of(const struct cf_node *cur)
+{
+	return cur->depth >= CF_MAX_TREE - 1 && cur->parent ? cur->parent : cur;
+}
+
+struct cf_node *tree_find(const struct cf_thread *t, const struct cf_node *cur, uintptr_t fn)
+{
+	const struct cf_node *parent = parent_of(cur);
+	uint64_t mask = __atomic_load_n(&t->mask, __ATOMIC_ACQUIRE);
+	struct cf_node **slot = __atomic_load_n(&t->slot, __ATOMIC_ACQUIRE), *n;
+
+	for (uint64_t k = hash(parent, fn) & mask;
+	     (n = __atomic_load_n(&slot[k], __ATOMIC_ACQUIRE)); k = (k + 1) & mask)
+		if (n->parent == parent && n->fn == fn)
+			return n;
+	return NULL;
+}
+
+typedef uint64_t cf_pair __attribute__((vector_size(16)));
+
+void tree_remember(struct cf_node *x, uintptr_t fn, struct cf_node *c)
+{
+	volatile cf_pair *set = (volatile cf_pair *)&x->way[(fn & CF_SET_MASK) / 8];
+	cf_pair v = { fn, (uint64_t)(uintptr_t)c };
+
+	/* The newest first, the other goes.  One store each: a signal
+	 * handler's hook sees an old entry or a new one, never the function
+	 * of one with the node of the other. */
+	set[1] = set[0];
+	set[0] = v;
 }
 
 struct cf_node *tree_child(struct cf_thread *t, struct cf_node *cur, uintptr_t fn)
 {
-	/* At the depth limit, calls go to the node beside cur: the path
-	 * stops growing, the counts stay exact. */
-	struct cf_node *parent = cur->depth >= CF_MAX_TREE - 1 && cur->parent ? cur->parent : cur;
+	struct cf_node *parent = (struct cf_node *)parent_of(cur);
 	struct cf_node *n;
 	uint64_t k;
 
@@ -278,7 +346,7 @@ struct cf_node *tree_child(struct cf_thread *t, struct cf_node *cur, uintptr_t f
 		return NULL;
 	for (k = hash(parent, fn) & t->mask; (n = t->slot[k]); k = (k + 1) & t->mask)
 		if (n->parent == parent && n->fn == fn)
-			goto found;
+			return n;
 	n = node_new(t);
 	if (!n)
 		return NULL;
@@ -286,7 +354,6 @@ struct cf_node *tree_child(struct cf_thread *t, struct cf_node *cur, uintptr_t f
 	n->parent = parent;
 	n->depth = parent->depth + 1;
 	n->target = n;
-	n->last = &cf_none;
 	n->out = UINT32_MAX;
 	if (unprofiled(fn)) {
 		n->flags = CF_UNPROFILED;
@@ -301,10 +368,8 @@ struct cf_node *tree_child(struct cf_thread *t, struct cf_node *cur, uintptr_t f
 			}
 	}
 	node_publish(t);
-	t->slot[k] = n;
+	__atomic_store_n(&t->slot[k], n, __ATOMIC_RELEASE);
 	t->used++;
-found:
-	cur->last = n;
 	return n;
 }
 
@@ -316,6 +381,8 @@ struct cf_thread *tree_thread(uintptr_t sp)
 	 * begins there (tree.h). */
 	if (!__atomic_load_n(&cf_on, __ATOMIC_ACQUIRE) && tree_prepare(0) < 0)
 		return NULL;
+	/* A signal handler's hooks meanwhile do nothing. */
+	cf_me = &cf_dead;
 	t = keep_reserve(sizeof(*t));
 	if (t && !(t->base = frames_get()))
 		t->base = map(CF_FRAMES_LEN);
@@ -324,18 +391,15 @@ struct cf_thread *tree_thread(uintptr_t sp)
 		 * how many were not). */
 		__atomic_store_n(&cf_keep->failed, __atomic_add_fetch(&cf_failed, 1, __ATOMIC_RELAXED),
 				 __ATOMIC_RELAXED);
-		cf_me = &cf_dead;
 		return NULL;
 	}
 	t->root->out = UINT32_MAX;
 	t->root->target = t->root;
-	t->root->last = &cf_none;
 	node_publish(t);
-	t->limit = t->base + CF_MAX_FRAMES - 1;
 	t->base[0].sp = UINTPTR_MAX; /* the sentinel: never popped */
-	t->base[0].node = t->root; /* fn 0: no exit matches it */
-	t->base[0].site = 0;
-	t->top = t->base;
+	t->base[0].node = t->root;   /* fn 0: no exit matches it */
+	t->park.node = &t->park_node;
+	t->tls = &cf_tls;
 	t->tid = (uint32_t)syscall(SYS_gettid);
 	if (bounds_thread(sp, &t->stack_lo, &t->stack_hi) < 0) {
 		t->stack_lo = 0;
@@ -353,9 +417,36 @@ struct cf_thread *tree_thread(uintptr_t sp)
 			break;
 	}
 	t->state = CF_READY;
+	cf_tls.limit = t->base + CF_MAX_FRAMES - 1;
 	cf_me = t;
-	cf_fast = t;
+	/* Last: the hooks' fast paths start here. */
+	__atomic_store_n(&cf_tls.top, t->base, __ATOMIC_RELEASE);
 	return t;
+}
+
+struct cf_node *tree_current(struct cf_thread *t)
+{
+	const struct cf_frame *top;
+	struct cf_node *n = NULL;
+	struct cf_tls *tls;
+
+	if (t == cf_me) {
+		/* The thread itself (its signal handler, an interposed call). */
+		top = __atomic_load_n(&cf_tls.top, __ATOMIC_RELAXED);
+		n = __atomic_load_n(&top->node, __ATOMIC_RELAXED);
+		return n ? n->target : NULL;
+	}
+	/* The watcher: the thread's TLS is freed after it exits, so its exit
+	 * waits for this read to end (tree_thread_exit). */
+	__atomic_store_n(&t->reading, 1, __ATOMIC_SEQ_CST);
+	tls = __atomic_load_n(&t->tls, __ATOMIC_SEQ_CST);
+	if (tls) {
+		top = __atomic_load_n(&tls->top, __ATOMIC_RELAXED);
+		n = __atomic_load_n(&top->node, __ATOMIC_RELAXED);
+		n = n ? __atomic_load_n(&n->target, __ATOMIC_RELAXED) : NULL;
+	}
+	__atomic_store_n(&t->reading, 0, __ATOMIC_RELEASE);
+	return n;
 }
 
 void tree_zero(void)
@@ -371,6 +462,7 @@ void tree_zero(void)
 			for (uint64_t off = 0; off + size <= c->used; off += size) {
 				struct cf_node *n = (struct cf_node *)(c->mem + off);
 				n->calls = 0;
+				n->rcalls = 0;
 				memset(n->hits, 0, (size_t)cf_nres * 8);
 			}
 }
@@ -379,19 +471,20 @@ void tree_thread_exit(void)
 {
 	struct cf_thread *t = cf_me;
 
-	if (!t)
+	if (!t || t == &cf_dead)
 		return;
-	if (t == &cf_dead)
-		return;
-	t->state = CF_DEAD;
-	cf_fast = NULL;
+	/* The hooks first: from here they do nothing. */
+	__atomic_store_n(&cf_tls.top, &cf_idle, __ATOMIC_RELEASE);
+	cf_tls.limit = &cf_idle;
 	cf_me = &cf_dead;
+	t->state = CF_DEAD;
+	__atomic_store_n(&t->tls, NULL, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&t->reading, __ATOMIC_SEQ_CST))
+		sched_yield();
 	/* The stack goes to the next thread; the tree stays for the save. */
-	__atomic_store_n(&t->top, NULL, __ATOMIC_RELEASE);
 	frames_put(t->base);
-	t->base = t->limit = NULL;
-	munmap(t->slot, (t->mask + 1) * sizeof(*t->slot));
-	t->slot = NULL;
+	t->base = NULL;
+	table_free(t);
 }
 
 uint64_t tree_nodes(void)

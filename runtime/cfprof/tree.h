@@ -18,10 +18,29 @@
  * handler in the thread, and the watcher thread, only add hits to the
  * current node (atomically).  Records are never freed (the save at exit
  * reads every thread's tree); their nodes never move.
+ *
+ * The hooks' fast paths are in hooks_x86_64.S, which knows the offsets
+ * below (CF_N_*, CF_F_*: checked against the structures here).
  */
 #ifndef CF_TREE_H
 #define CF_TREE_H
 
+/* For hooks_x86_64.S: struct cf_node's hot fields, struct cf_frame's. */
+#define CF_N_SELFFN 0
+#define CF_N_RCALLS 8
+#define CF_N_CALLS  16
+#define CF_N_FN     24
+#define CF_N_WAY    32
+#define CF_WAYS     16
+#define CF_SET_MASK 0x70 /* (fn & CF_SET_MASK) * 2: the byte offset of fn's set */
+#define CF_F_SP     0
+#define CF_F_NODE   8
+#define CF_F_REPS   16
+#define CF_F_SIZE   24
+
+#ifndef __ASSEMBLER__
+
+#include <stddef.h>
 #include <stdint.h>
 
 /* A logical path deeper than this is cut: deeper calls are counted in the
@@ -29,44 +48,81 @@
  * and the file stays within the format's depth (FORMAT_MAX_DEPTH). */
 #define CF_MAX_TREE 4000
 
-/* CF_SELF: a direct recursive call (fn calling fn), whose target is its
- * parent: entering fn again from it is a copy of the top entry, with no
- * lookup (the lookup's loads are a chain each call would wait on). */
+/* CF_SELF: a direct recursive call (fn calling fn): its target is its
+ * parent.  Such calls do not move `current`, so they push nothing: they
+ * are counted as repeats of the caller's entry (cf_frame.reps). */
 enum { CF_UNPROFILED = 1, CF_RECURSIVE = 2, CF_SELF = 4 };
 
+/* One entry of a node's cache of children: the node of the call of fn
+ * from here (fn 0: empty).  Written with one 16-byte store (a signal
+ * handler reading it sees the old pair or the new).  The cache has 4 sets
+ * of 2 entries, the set by fn's bits 4-5 (functions are 16-byte aligned),
+ * the one found last first: a function whose callees take turns (an
+ * interpreter's loop) finds them all, unless three share a set. */
+struct cf_way {
+	uintptr_t fn;
+	struct cf_node *node;
+};
+
 struct cf_node {
+	/* The hot part, read by every entry hook from the node on top. */
+	uintptr_t selffn;        /* a function whose calls from here are
+				  * direct recursion (self's fn), or 0 */
+	uint64_t rcalls;         /* those calls: self's, counted here (one
+				  * load fewer a call); the save adds them
+				  * to self's calls */
+	uint64_t calls;          /* entries into fn along this path (of a
+				  * CF_SELF node: and the rcalls of the
+				  * nodes whose self it is) */
 	uintptr_t fn;            /* the hooks' this_fn; 0 for a thread's root */
+	struct cf_way way[CF_WAYS]; /* children found from here (a cache:
+				     * the thread's table has them all) */
+	/* The rest. */
 	struct cf_node *target;  /* what becomes current on entry: the node
 				  * itself; for a recursive call, the node of
 				  * the path's earlier fn; for an unprofiled
 				  * function, its caller's (the parent) */
 	struct cf_node *parent;  /* the path without fn; NULL for the root */
-	struct cf_node *last;    /* what the last lookup from here found
-				  * (&cf_none before the first) */
-	uint64_t calls;          /* entries into fn along this path */
+	struct cf_node *self;    /* the CF_SELF node of selffn */
+	uint64_t rsum;           /* the save: the rcalls that are its calls */
 	uint32_t depth;          /* functions on the path */
-	uint32_t flags;          /* CF_UNPROFILED */
+	uint32_t flags;          /* CF_* */
 	uint32_t out;            /* the save: index of its stack, or UINT32_MAX */
 	uint32_t need;           /* the save: it or a descendant has counts */
 	uint64_t hits[];         /* one per sampled resource (cf_nres; room
 				  * for cf_stride) */
 };
 
-/* One entry of the logical stack, 24 bytes: a deep recursion's entries
- * are written once a call each, and their size is what it costs (71000
- * entries of 40 bytes left the L2 cache: +10% on the paper's primes).
- * sp is the caller's stack pointer at the hook (the instrumented
- * function's frame): a live caller's is above (greater than) its
- * callees'.  site is the hook's call_site, the return address of that
- * frame: a function inlined into its caller shares the caller's frame and
- * its return address, so an entry with this frame's sp and another site is
- * a dead sibling.  node is the node entered (its fn is the function);
- * `current`, what a sample charges, is node->target: the paper's pointer
- * is the top entry's, so leaving a function is popping its entry. */
+/*
+ * One entry of the logical stack, 24 bytes.  sp is the hook's stack
+ * pointer at its entry, which is the instrumented frame's own (less the
+ * hook's return address): a live caller's is above (greater than) its
+ * callees'.  A function inlined into its caller shares the caller's frame
+ * and has an entry of its own with the same sp.  node is the node entered
+ * (its fn is the function); `current`, what a sample charges, is
+ * node->target: the paper's pointer is the top entry's, so leaving a
+ * function is popping its entry.  reps counts the direct recursive calls
+ * made on top of it that are still running (CF_SELF): their exits
+ * decrement it, the entry's own exit pops it.  Entries above the top have
+ * reps 0 (the stack's slow paths clear what they drop).
+ */
 struct cf_frame {
 	uintptr_t sp;
 	struct cf_node *node;
-	uintptr_t site;
+	uint64_t reps;
+};
+
+/*
+ * The hooks' thread-local state, one initial-exec TLS access away: the top
+ * entry and the last usable one.  A thread whose hooks must do nothing
+ * (no record yet, exited, out of memory) has top at cf_idle, whose node
+ * no call matches, so that every hook takes the slow path; a thread in a
+ * slow path (or beyond its stack's last entry) has top at its own
+ * record's park entry, the same.
+ */
+struct cf_tls {
+	struct cf_frame *top;
+	struct cf_frame *limit;
 };
 
 enum { CF_IDLE, CF_READY, CF_BUSY, CF_DEAD };
@@ -74,30 +130,35 @@ enum { CF_IDLE, CF_READY, CF_BUSY, CF_DEAD };
 struct cf_chunk;
 
 struct cf_thread {
-	/* the hot part: every hook reads these */
-	int state;               /* CF_*: hooks run only when READY */
-	struct cf_frame *top;    /* top entry (`current` is top->node);
-				  * base[0] is a sentinel for the root */
-	struct cf_frame *limit;  /* the last usable entry */
-	/* the rest */
+	int state;               /* CF_*: slow paths run only when READY */
+	struct cf_tls *tls;      /* the thread's cf_tls (the watcher reads its
+				  * top); NULL once the thread has exited */
+	int reading;             /* the watcher is reading tls (tree_current) */
 	struct cf_frame *base;   /* CF_MAX_FRAMES entries, reserved at once
 				  * (touched as used) so they never move: the
 				  * watcher may read them */
+	struct cf_frame *ptop;   /* the top while parked (lost entries) */
+	struct cf_frame park;    /* the top's stand-in in a slow path */
 	uint64_t lost;           /* entries beyond CF_MAX_FRAMES not pushed */
-	struct cf_node **slot;   /* (parent, fn) -> node, open addressing */
+	struct cf_node **slot;   /* (parent, fn) -> node, open addressing; the
+				  * tables it outgrew stay mapped (a hook
+				  * interrupted in a look-up may read one) */
 	uint64_t mask, used;
 	struct cf_chunk *chunks, *chunk; /* oldest first; the one filling */
 	struct cf_node *root;
 	uint32_t tid;
 	uintptr_t stack_lo, stack_hi; /* the thread's own stack (resync) */
 	struct cf_thread *next;  /* the registry */
+	struct cf_node park_node; /* park's node (no hits): its target is
+				   * current; last (a flexible member) */
 };
 
 /* Node chunks, in the order nodes were made (a parent before its
- * children): the save walks them so. */
+ * children): the save walks them so.  Nodes are 16-byte aligned. */
 struct cf_chunk {
 	struct cf_chunk *next;
 	uint64_t size, used;     /* bytes; used is published (release) */
+	uint64_t pad;
 	char mem[];
 };
 
@@ -113,8 +174,10 @@ struct cf_keep {
 	int32_t nres;     /* cf_nres: the hits written */
 	int32_t stride;   /* cf_stride: the hits a node has room for */
 };
+/* The layout's version: 2 has the children's cache and rcalls in the
+ * node. */
 #define CF_KEEP_LAYOUT                                                                       \
-	(0x6366000000000000ull ^ (uint64_t)sizeof(struct cf_node) << 8 ^                          \
+	(0x6366000000000000ull ^ 2ull << 48 ^ (uint64_t)sizeof(struct cf_node) << 8 ^             \
 	 (uint64_t)sizeof(struct cf_thread) << 20 ^ (uint64_t)sizeof(struct cf_chunk) << 32 ^      \
 	 (uint64_t)sizeof(struct cf_keep) << 40)
 /* The collector's start: the hits a file has (cf_nres), for the keep. */
@@ -130,26 +193,26 @@ extern struct cf_thread *cf_threads; /* every thread's record, newest first */
 /* The calling thread's record: made on its first hook; &cf_dead once the
  * thread has exited (or could not be set up). */
 extern __thread struct cf_thread *cf_me __attribute__((tls_model("initial-exec")));
-/* The same while the thread's state is CF_READY, else NULL: the one test
- * of the hooks' fast paths. */
-extern __thread struct cf_thread *cf_fast __attribute__((tls_model("initial-exec")));
+extern __thread struct cf_tls cf_tls __attribute__((tls_model("initial-exec")));
 extern struct cf_thread cf_dead;
-/* What `last` is before any lookup: a node no function matches. */
+/* The top of a thread whose hooks do nothing, and its node (no function
+ * matches it: fn 0 everywhere). */
+extern struct cf_frame cf_idle;
 extern struct cf_node cf_none;
 extern uint64_t cf_failed; /* threads that could not be set up */
 
 /* Set up the calling thread (first hook).  NULL when off or out of memory. */
 struct cf_thread *tree_thread(uintptr_t sp);
-/* The node for fn called at cur (a cache miss); it becomes cur->last.
- * NULL when out of memory. */
+/* The node for fn called where cur is current, made if new.  NULL when
+ * out of memory.  The thread is parked (busy). */
 struct cf_node *tree_child(struct cf_thread *t, struct cf_node *cur, uintptr_t fn);
-/* The node a sample charges in t now. */
-static inline struct cf_node *tree_current(const struct cf_thread *t)
-{
-	const struct cf_frame *top = __atomic_load_n(&t->top, __ATOMIC_RELAXED);
-	const struct cf_node *n = top ? __atomic_load_n(&top->node, __ATOMIC_RELAXED) : NULL;
-	return n ? n->target : NULL;
-}
+/* The same, found only (NULL if not made yet): safe in a hook that a
+ * signal handler's slow path may interrupt, unparked. */
+struct cf_node *tree_find(const struct cf_thread *t, const struct cf_node *cur, uintptr_t fn);
+/* Remember c as the child of x for fn (x's cache). */
+void tree_remember(struct cf_node *x, uintptr_t fn, struct cf_node *c);
+/* The node a sample charges in t now (t's own thread, or the watcher). */
+struct cf_node *tree_current(struct cf_thread *t);
 /* A forked child: every count back to zero, the trees and stacks kept. */
 void tree_zero(void);
 /* The calling thread is exiting: hooks stop, its stack is released. */
@@ -175,4 +238,18 @@ static inline uint64_t tree_node_size(void)
 	return (sizeof(struct cf_node) + (uint64_t)cf_stride * 8 + 15) & ~(uint64_t)15;
 }
 
+_Static_assert(offsetof(struct cf_node, selffn) == CF_N_SELFFN, "hooks_x86_64.S");
+_Static_assert(offsetof(struct cf_node, rcalls) == CF_N_RCALLS, "hooks_x86_64.S");
+_Static_assert(offsetof(struct cf_node, calls) == CF_N_CALLS, "hooks_x86_64.S");
+_Static_assert(offsetof(struct cf_node, fn) == CF_N_FN, "hooks_x86_64.S");
+_Static_assert(offsetof(struct cf_node, way) == CF_N_WAY, "hooks_x86_64.S");
+_Static_assert(sizeof(struct cf_way) * CF_WAYS == (CF_SET_MASK + 16) * 2, "hooks_x86_64.S");
+_Static_assert(offsetof(struct cf_frame, sp) == CF_F_SP, "hooks_x86_64.S");
+_Static_assert(offsetof(struct cf_frame, node) == CF_F_NODE, "hooks_x86_64.S");
+_Static_assert(offsetof(struct cf_frame, reps) == CF_F_REPS, "hooks_x86_64.S");
+_Static_assert(sizeof(struct cf_frame) == CF_F_SIZE, "hooks_x86_64.S");
+_Static_assert(offsetof(struct cf_tls, limit) == 8, "hooks_x86_64.S");
+_Static_assert(offsetof(struct cf_chunk, mem) % 16 == 0, "nodes are 16-byte aligned");
+
+#endif /* __ASSEMBLER__ */
 #endif

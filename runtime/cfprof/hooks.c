@@ -193,26 +193,22 @@ CF_IN static struct cf_frame *pop_to(struct cf_thread *t, struct cf_frame *top, 
 }
 
 /*
- * Push c above top, in a fast path (unparked).  A handler running
- * instrumented code may land between the entry's stores and its
- * publication, and use the same slot for its own entry: the sp it leaves
- * there is not this frame's (the handler's frames are below it, or on
- * another stack), and the entry is written again.  Once published, a
- * handler's entries go above it.
+ * Push c above top, in a fast path (unparked), in the fast path's order
+ * (hooks_x86_64.S): sp, the publication, the node.  A handler running
+ * instrumented code may land before the publication and use the same
+ * slot for its own entry: then the entry has the handler's sp, below this
+ * frame's, with this frame's node, and this function's exit still finds
+ * it (after_epilogue's rule).  After the publication, a handler's entries
+ * go above it, and until the node is stored, it finds the one the entry
+ * had before (tree.h: every usable entry has one).
  */
 CF_IN static inline void push(struct cf_frame *top, struct cf_node *c, uintptr_t sp)
 {
 	top[1].sp = sp;
 	barrier();
-	top[1].node = c;
-	barrier();
 	__atomic_store_n(&cf_tls.top, top + 1, __ATOMIC_RELAXED);
 	barrier();
-	if (__builtin_expect(top[1].sp != sp, 0)) {
-		top[1].node = c;
-		barrier();
-		top[1].sp = sp;
-	}
+	top[1].node = c;
 }
 
 /* A direct recursive call c from the entry top (x, its node): a repeat of
@@ -269,7 +265,7 @@ CF_IN __attribute__((noinline)) static void enter_slow(struct cf_thread *t, uint
 	 * target is its caller): its time is its caller's, its count is not
 	 * written; its entry is on the stack only to match its exit. */
 	c->calls++;
-	if (t->lost || top >= cf_tls.limit) {
+	if (t->lost || (top >= cf_tls.limit && tree_frames_grow(t) < 0)) {
 		/* Beyond CF_MAX_FRAMES: counted on the deepest path the stack
 		 * holds (a recursion's own node: exact), not pushed; its exit
 		 * is expected. */

@@ -17,9 +17,9 @@
  *   fn == X->selffn: a direct recursion: X->rcalls++, top->reps++
  *   (X's target stays current: nothing is pushed; the paper's "on
  *   recursive calls, current need not be reset")
- *   the way of fn in X holds fn, and top is below the last entry:
- *   child->calls++, push {rsp, child}, check that a signal handler did not
- *   take the slot before it was published (hooks.c: push)
+ *   the way of fn in X holds fn, and top is below the last usable entry:
+ *   child->calls++, push {rsp, child}: rsp, the publication, the child
+ *   (hooks.c: push says what a signal handler landing between sees)
  *   else cf_enter_miss(fn, site, rsp)
  *
  * exit(fn = %rdi, site = %rsi):
@@ -58,11 +58,9 @@ __cyg_profile_func_enter:
 	jae	.Lenter_miss
 	incq	CF_N_CALLS(%rcx)
 	movq	%rsp, CF_F_SIZE+CF_F_SP(%rax)
-	movq	%rcx, CF_F_SIZE+CF_F_NODE(%rax)
 	addq	$CF_F_SIZE, %rax
 	movq	%rax, %fs:(%r8)			/* published */
-	cmpq	%rsp, CF_F_SP(%rax)
-	jne	.Lrewrite
+	movq	%rcx, CF_F_NODE(%rax)
 	ret
 .Lrepeat:
 	incq	CF_N_RCALLS(%rdx)
@@ -73,12 +71,6 @@ __cyg_profile_func_enter:
 	jne	.Lenter_miss
 	movq	CF_N_WAY+24(%rdx,%rcx,2), %rcx
 	jmp	.Lpush
-.Lrewrite:
-	/* A handler's entry took the slot between the stores and the
-	 * publication: ours again, sp last (the slot is the top now). */
-	movq	%rcx, CF_F_NODE(%rax)
-	movq	%rsp, CF_F_SP(%rax)
-	ret
 .Lenter_miss:
 	movq	%rsp, %rdx
 	jmp	cf_enter_miss

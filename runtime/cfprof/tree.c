@@ -30,6 +30,10 @@
  * (tree.h: lost). */
 #define CF_MAX_FRAMES (1u << 20)
 #define CF_FRAMES_LEN ((size_t)CF_MAX_FRAMES * sizeof(struct cf_frame))
+/* Entries made ready at a time (tree_frames_grow): a thread's first
+ * ones, then more as its stack deepens. */
+#define CF_FRAMES_FIRST 256
+#define CF_FRAMES_MORE 4096
 
 /* The stacks of exited threads, for new threads to reuse: a list linked
  * through base[0].node, taken and given under a spin flag held for a few
@@ -373,6 +377,19 @@ struct cf_node *tree_child(struct cf_thread *t, struct cf_node *cur, uintptr_t f
 	return n;
 }
 
+int tree_frames_grow(struct cf_thread *t)
+{
+	struct cf_frame *end = t->base + CF_MAX_FRAMES - 1, *f = cf_tls.limit, *limit;
+
+	if (f >= end)
+		return -1;
+	limit = end - f > CF_FRAMES_MORE ? f + CF_FRAMES_MORE : end;
+	while (f < limit)
+		(++f)->node = t->root;
+	__atomic_store_n(&cf_tls.limit, limit, __ATOMIC_RELAXED);
+	return 0;
+}
+
 struct cf_thread *tree_thread(uintptr_t sp)
 {
 	struct cf_thread *t;
@@ -417,7 +434,9 @@ struct cf_thread *tree_thread(uintptr_t sp)
 			break;
 	}
 	t->state = CF_READY;
-	cf_tls.limit = t->base + CF_MAX_FRAMES - 1;
+	for (int i = 1; i <= CF_FRAMES_FIRST; i++)
+		t->base[i].node = t->root;
+	cf_tls.limit = t->base + CF_FRAMES_FIRST;
 	cf_me = t;
 	/* Last: the hooks' fast paths start here. */
 	__atomic_store_n(&cf_tls.top, t->base, __ATOMIC_RELEASE);

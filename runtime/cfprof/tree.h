@@ -114,7 +114,10 @@ struct cf_frame {
 
 /*
  * The hooks' thread-local state, one initial-exec TLS access away: the top
- * entry and the last usable one.  A thread whose hooks must do nothing
+ * entry and the last usable one.  The entries up to the last usable one
+ * all have a node (the thread's root, until used), so that a signal
+ * handler's hook that lands between an entry's publication and the store
+ * of its node finds one (hooks_x86_64.S).  A thread whose hooks must do nothing
  * (no record yet, exited, out of memory) has top at cf_idle, whose node
  * no call matches, so that every hook takes the slow path; a thread in a
  * slow path (or beyond its stack's last entry) has top at its own
@@ -202,6 +205,8 @@ extern struct cf_node cf_none;
 extern uint64_t cf_failed; /* threads that could not be set up */
 
 /* Set up the calling thread (first hook).  NULL when off or out of memory. */
+/* More entries usable (cf_tls.limit further): 0, or -1 at CF_MAX_FRAMES. */
+int tree_frames_grow(struct cf_thread *t);
 struct cf_thread *tree_thread(uintptr_t sp);
 /* The node for fn called where cur is current, made if new.  NULL when
  * out of memory.  The thread is parked (busy). */

@@ -4,10 +4,12 @@
 # functions that gcc inlined (the hooks stay in the inlined copies), a qsort
 # comparator called from uninstrumented libc, longjmp and siglongjmp out of
 # 1000 frames (no exit hooks run), C++ exceptions through 50 frames (g++
-# runs the exit hooks while unwinding, clang does not).  Under
+# runs the exit hooks while unwinding, clang does not), direct recursion
+# (counted as repeats of an entry) whose exit hooks come after the
+# epilogue, and a longjmp into the middle of one.  Under
 # `cfprof record` each program's stdout and exit status are its own.
 . "$(dirname "$0")/../lib.sh"
-plan 55
+plan 63
 CFPROF=$B/bin/cfprof
 cd "$T" || exit 1
 
@@ -67,6 +69,29 @@ is "$(graph "$g" main callees | awk '{ sub(/\/.*/, "", $1); print $2, $1 }' | so
 	"jump: main's callees: after and deep, exact"
 sz=$(wc -c < jump.data)
 ok $([ "$sz" -lt 65536 ]; echo $?) "jump: the file does not grow with the jumps' stale frames ($sz bytes)"
+
+# --- cf_repeat: direct recursion, void (exits after the epilogue) and jumped into
+for cc in cc clang; do
+	if ! command -v $cc > /dev/null; then
+		absent 4 "repeat-$cc: no $cc (scripts/install-deps.sh installs gcc and clang)"
+		continue
+	fi
+	CC=$cc cf_build cf_repeat_$cc cf_repeat.c || exit 1
+	record repeat-$cc ./cf_repeat_$cc
+	flat=$("$CFPROF" -p ./cf_repeat_$cc repeat-$cc.data)
+	want= got=
+	for f in vrec vrec2 leafv inner jr mid after; do
+		want="$want $f $(truth repeat-$cc.bare $f)" got="$got $f $(flat "$flat" $f 3)"
+	done
+	is "$got" "$want" "repeat-$cc: every function's calls exact"
+	g=$("$CFPROF" -q ./cf_repeat_$cc repeat-$cc.data)
+	is "$(graph "$g" vrec primary) $(graph "$g" vrec2 primary) $(graph "$g" jr primary)" \
+		"3+$(($(truth repeat-$cc.bare vrec) - 3)) 3+$(($(truth repeat-$cc.bare vrec2) - 3)) 2+$(($(truth repeat-$cc.bare jr) - 2))" \
+		"repeat-$cc: vrec, vrec2 and jr called 3+6000, 3+900 and 2+2000 (their own)"
+	is "$(graph "$g" leafv callers); $(graph "$g" inner callers); $(graph "$g" mid callers); $(graph "$g" after callers)" \
+		"3/3 vrec; 1806/1806 vrec2; $(truth repeat-$cc.bare mid)/$(truth repeat-$cc.bare mid) jr; 2000/2000 main" \
+		"repeat-$cc: leafv, inner, mid and after called from vrec, vrec2, jr (the repeats the jump left) and main"
+done
 
 # --- cf_throw: C++ exceptions through instrumented frames, g++ then clang++
 throw_checks() { # LABEL PROG

@@ -2,14 +2,15 @@
 # the hooks' logical stack is hard to keep: a forked child writes FILE.PID
 # with its own calls only; recursion 100000 deep (twice, in a thread with
 # a 64 MB stack) keeps exact counts, passes the exit status through (3),
-# and the file stays bounded (the logical tree is capped, counts are not);
+# and the file stays bounded (the logical tree is capped, counts are not),
+# and killed at the bottom, the profile from the keep has every call;
 # signal handlers run instrumented code while the main path does (a timer
 # every 100 us, and raise): no crash, the output unchanged, the main
 # path's counts exact; instrumented functions on a coroutine's stack
 # (swapcontext, gcc and clang): counts exact; a program linked with
 # -lcfprof instead of preloaded.
 . "$(dirname "$0")/../lib.sh"
-plan 28
+plan 30
 CFPROF=$B/bin/cfprof
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
@@ -51,6 +52,14 @@ sz=$(wc -c < deep.data)
 ok $([ "$sz" -lt 1048576 ]; echo $?) "deep: the file is bounded by the capped tree, not the depth ($sz bytes)"
 "$CPPROF" -c 'threshold 0; body; down run' ./cf_deep deep.data > deep.cp 2>&1
 ok $? "deep: cpprof reads the file (body, down run)"
+
+# Killed at the bottom of the second recursion: the profile comes from the
+# keep (lib/salvage_cfprof.c), with the 200001 calls running, counted in
+# the recursion's entry (tree.h: rcalls), as the save counts them.
+"$CFPROF" record -o deepk.data ./cf_deep kill > deepk.out 2> /dev/null
+is "$?/$(info deepk.data ended)" "137/killed" "deep, killed at the bottom: SIGKILL's status, INFO ended from the keep"
+g=$("$CFPROF" -q ./cf_deep deepk.data)
+is "$(graph "$g" down primary)" "2+$(($(truth deepk.out down) - 2))" "deep, killed at the bottom: down called 2+200000, as the program counted"
 
 # --- cf_sig: SIGALRM every 100 us and raise(SIGUSR1), both handlers instrumented
 cf_build cf_sig cf_sig.c || exit 1

@@ -9,8 +9,13 @@
  *   down 200002  down_from_run 2  leaf 1000  max_depth 100000  sum S
  *
  * and exits with status 3, which `cfprof record` must pass through.
+ *
+ * cf_deep kill: at the bottom of the second recursion, prints its counts
+ * so far (down, down_from_run) and dies by SIGKILL, 200001 calls of down
+ * running: the profile `cfprof record` writes from the keep has them.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -18,14 +23,21 @@
 
 static long n_down, n_down_from_run, n_leaf, max_depth;
 static volatile long sink;
+static int kill_at_bottom;
 
 __attribute__((noinline)) static long down(long depth)
 {
 	n_down++;
 	if (depth > max_depth)
 		max_depth = depth;
-	if (depth == DEPTH)
+	if (depth == DEPTH) {
+		if (kill_at_bottom && n_down_from_run == 2) {
+			printf("down %ld\ndown_from_run %ld\n", n_down, n_down_from_run);
+			fflush(stdout);
+			raise(SIGKILL);
+		}
 		return 1;
+	}
 	long r = down(depth + 1) + (depth & 1);
 	__asm__ volatile("" ::: "memory");
 	return r;
@@ -51,12 +63,14 @@ static void *run(void *arg)
 	return (void *)r;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	pthread_attr_t a;
 	pthread_t t;
 	void *r;
 
+	(void)argv;
+	kill_at_bottom = argc > 1;
 	pthread_attr_init(&a);
 	if (pthread_attr_setstacksize(&a, 64 << 20) != 0 ||
 	    pthread_create(&t, &a, run, NULL) != 0 || pthread_join(t, &r) != 0)

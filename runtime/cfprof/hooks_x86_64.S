@@ -17,7 +17,8 @@
  *   fn == X->selffn: a direct recursion: X->rcalls++, top->reps++
  *   (X's target stays current: nothing is pushed; the paper's "on
  *   recursive calls, current need not be reset")
- *   the way of fn in X holds fn, and top is below the last usable entry:
+ *   X's cache (the way of fn in its set), or else the thread's
+ *   (cf_tls.pairs), has fn's child, and top is below the last usable entry:
  *   child->calls++, push {rsp, child}: rsp, the publication, the child
  *   (hooks.c: push says what a signal handler landing between sees)
  *   else cf_enter_miss(fn, site, rsp)
@@ -68,8 +69,21 @@ __cyg_profile_func_enter:
 	ret
 .Lway2:
 	cmpq	%rdi, CF_N_WAY+16(%rdx,%rcx,2)
-	jne	.Lenter_miss
+	jne	.Lpairs
 	movq	CF_N_WAY+24(%rdx,%rcx,2), %rcx
+	jmp	.Lpush
+.Lpairs:
+	/* The thread's cache: (X, child) at (X ^ fn) & CF_L2_MASK, the
+	 * child's fn fn's. */
+	movq	%rdx, %rcx
+	xorq	%rdi, %rcx
+	andl	$CF_L2_MASK, %ecx
+	addq	%fs:16(%r8), %rcx
+	cmpq	%rdx, (%rcx)
+	jne	.Lenter_miss
+	movq	8(%rcx), %rcx
+	cmpq	%rdi, CF_N_FN(%rcx)
+	jne	.Lenter_miss
 	jmp	.Lpush
 .Lenter_miss:
 	movq	%rsp, %rdx

@@ -86,7 +86,9 @@ struct cf_node cf_none;
  * several threads, which only ever makes it negative for a moment (no
  * hook adds to it: cf_none has no selffn). */
 struct cf_frame cf_idle = { .node = &cf_none };
-__thread struct cf_tls cf_tls __attribute__((tls_model("initial-exec"))) = { &cf_idle, &cf_idle };
+struct cf_pair cf_no_pairs[CF_PAIRS];
+__thread struct cf_tls cf_tls __attribute__((tls_model("initial-exec"))) = { &cf_idle, &cf_idle,
+									      cf_no_pairs };
 /* The record of a thread that hooks must leave alone: exited, out of
  * memory, or being set up. */
 struct cf_thread cf_dead = { .state = CF_DEAD };
@@ -332,12 +334,16 @@ void tree_remember(struct cf_node *x, uintptr_t fn, struct cf_node *c)
 {
 	volatile cf_pair *set = (volatile cf_pair *)&x->way[(fn & CF_SET_MASK) / 8];
 	cf_pair v = { fn, (uint64_t)(uintptr_t)c };
+	cf_pair p = { (uint64_t)(uintptr_t)x, (uint64_t)(uintptr_t)c };
+	char *pairs = (char *)cf_tls.pairs;
 
 	/* The newest first, the other goes.  One store each: a signal
 	 * handler's hook sees an old entry or a new one, never the function
 	 * of one with the node of the other. */
 	set[1] = set[0];
 	set[0] = v;
+	if (pairs != (char *)cf_no_pairs)
+		*(volatile cf_pair *)(pairs + (((uintptr_t)x ^ fn) & CF_L2_MASK)) = p;
 }
 
 struct cf_node *tree_child(struct cf_thread *t, struct cf_node *cur, uintptr_t fn)
@@ -417,6 +423,7 @@ struct cf_thread *tree_thread(uintptr_t sp)
 	t->base[0].node = t->root;   /* fn 0: no exit matches it */
 	t->park.node = &t->park_node;
 	t->tls = &cf_tls;
+	t->pairs = map(CF_PAIRS * sizeof(struct cf_pair));
 	t->tid = (uint32_t)syscall(SYS_gettid);
 	if (bounds_thread(sp, &t->stack_lo, &t->stack_hi) < 0) {
 		t->stack_lo = 0;
@@ -437,6 +444,8 @@ struct cf_thread *tree_thread(uintptr_t sp)
 	for (int i = 1; i <= CF_FRAMES_FIRST; i++)
 		t->base[i].node = t->root;
 	cf_tls.limit = t->base + CF_FRAMES_FIRST;
+	if (t->pairs)
+		cf_tls.pairs = t->pairs;
 	cf_me = t;
 	/* Last: the hooks' fast paths start here. */
 	__atomic_store_n(&cf_tls.top, t->base, __ATOMIC_RELEASE);
@@ -495,6 +504,7 @@ void tree_thread_exit(void)
 	/* The hooks first: from here they do nothing. */
 	__atomic_store_n(&cf_tls.top, &cf_idle, __ATOMIC_RELEASE);
 	cf_tls.limit = &cf_idle;
+	cf_tls.pairs = cf_no_pairs;
 	cf_me = &cf_dead;
 	t->state = CF_DEAD;
 	__atomic_store_n(&t->tls, NULL, __ATOMIC_SEQ_CST);
@@ -504,6 +514,9 @@ void tree_thread_exit(void)
 	frames_put(t->base);
 	t->base = NULL;
 	table_free(t);
+	if (t->pairs)
+		munmap(t->pairs, CF_PAIRS * sizeof(struct cf_pair));
+	t->pairs = NULL;
 }
 
 uint64_t tree_nodes(void)

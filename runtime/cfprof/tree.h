@@ -33,6 +33,8 @@
 #define CF_N_WAY    32
 #define CF_WAYS     16
 #define CF_SET_MASK 0x70 /* (fn & CF_SET_MASK) * 2: the byte offset of fn's set */
+#define CF_L2_MASK  0x3fff0 /* (X ^ fn) & CF_L2_MASK: the byte offset of
+			     * (X, fn)'s entry in the thread's cache */
 #define CF_F_SP     0
 #define CF_F_NODE   8
 #define CF_F_REPS   16
@@ -126,7 +128,21 @@ struct cf_frame {
 struct cf_tls {
 	struct cf_frame *top;
 	struct cf_frame *limit;
+	struct cf_pair *pairs;   /* the thread's cache of children */
 };
+
+/*
+ * The thread's second cache of children, behind the nodes' own: 16384
+ * entries, (X, fn)'s at (X ^ fn) & CF_L2_MASK, the node entered and the
+ * child (whose fn tells whether it is fn's).  For the callees a node's
+ * sets cannot hold at once: an interpreter's loop (jq_next has 43).
+ * Written with one 16-byte store.
+ */
+struct cf_pair {
+	struct cf_node *x;
+	struct cf_node *child;
+};
+#define CF_PAIRS ((CF_L2_MASK >> 4) + 1)
 
 enum { CF_IDLE, CF_READY, CF_BUSY, CF_DEAD };
 
@@ -143,6 +159,7 @@ struct cf_thread {
 	struct cf_frame *ptop;   /* the top while parked (lost entries) */
 	struct cf_frame park;    /* the top's stand-in in a slow path */
 	uint64_t lost;           /* entries beyond CF_MAX_FRAMES not pushed */
+	struct cf_pair *pairs;   /* its cache of children (cf_tls.pairs) */
 	struct cf_node **slot;   /* (parent, fn) -> node, open addressing; the
 				  * tables it outgrew stay mapped (a hook
 				  * interrupted in a look-up may read one) */
@@ -202,6 +219,7 @@ extern struct cf_thread cf_dead;
  * matches it: fn 0 everywhere). */
 extern struct cf_frame cf_idle;
 extern struct cf_node cf_none;
+extern struct cf_pair cf_no_pairs[CF_PAIRS]; /* an idle thread's (empty) */
 extern uint64_t cf_failed; /* threads that could not be set up */
 
 /* Set up the calling thread (first hook).  NULL when off or out of memory. */
@@ -214,7 +232,7 @@ struct cf_node *tree_child(struct cf_thread *t, struct cf_node *cur, uintptr_t f
 /* The same, found only (NULL if not made yet): safe in a hook that a
  * signal handler's slow path may interrupt, unparked. */
 struct cf_node *tree_find(const struct cf_thread *t, const struct cf_node *cur, uintptr_t fn);
-/* Remember c as the child of x for fn (x's cache). */
+/* Remember c as the child of x for fn (x's cache and the thread's). */
 void tree_remember(struct cf_node *x, uintptr_t fn, struct cf_node *c);
 /* The node a sample charges in t now (t's own thread, or the watcher). */
 struct cf_node *tree_current(struct cf_thread *t);
@@ -254,6 +272,8 @@ _Static_assert(offsetof(struct cf_frame, node) == CF_F_NODE, "hooks_x86_64.S");
 _Static_assert(offsetof(struct cf_frame, reps) == CF_F_REPS, "hooks_x86_64.S");
 _Static_assert(sizeof(struct cf_frame) == CF_F_SIZE, "hooks_x86_64.S");
 _Static_assert(offsetof(struct cf_tls, limit) == 8, "hooks_x86_64.S");
+_Static_assert(offsetof(struct cf_tls, pairs) == 16, "hooks_x86_64.S");
+_Static_assert(sizeof(struct cf_pair) == 16, "hooks_x86_64.S");
 _Static_assert(offsetof(struct cf_chunk, mem) % 16 == 0, "nodes are 16-byte aligned");
 
 #endif /* __ASSEMBLER__ */

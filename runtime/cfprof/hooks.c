@@ -102,14 +102,17 @@ CF_IN static inline int same_stack(const struct cf_thread *t, uintptr_t a, uintp
 }
 
 /*
- * Park t, whose top is top, for a slow path: hooks that run meanwhile (a
- * signal handler's) take the slow path too and do nothing; a sample
- * charges what top has current.  A handler landing before the store
- * finds the stack as it was; after it, parked with no lost entries: busy.
+ * Park t, whose top is top, for the slow path of a hook whose stack
+ * pointer is sp: hooks that run meanwhile (a signal handler's) take the
+ * slow path too and do nothing; a sample charges what top has current.  A
+ * handler landing before the store finds the stack as it was; after it,
+ * parked with no lost entries: busy.
  */
-CF_IN static inline void park(struct cf_thread *t, struct cf_frame *top)
+CF_IN static inline void park(struct cf_thread *t, struct cf_frame *top, uintptr_t sp)
 {
 	t->park_node.target = top->node->target;
+	t->ptop = top;
+	t->park_sp = sp;
 	barrier();
 	__atomic_store_n(&cf_tls.top, &t->park, __ATOMIC_RELAXED);
 	barrier();
@@ -248,7 +251,7 @@ CF_IN __attribute__((noinline)) static void enter_slow(struct cf_thread *t, uint
 		goto done;
 	if (!(t = ready(&top)))
 		goto done; /* a handler inside a hook, or an exited thread */
-	park(t, top);
+	park(t, top, sp);
 	if (!t->lost)
 		top = pop_below(t, top, sp);
 	x = top->node;
@@ -374,7 +377,7 @@ CF_IN void cf_exit_miss(uintptr_t fn, uintptr_t site, uintptr_t sp)
 	(void)site;
 	if (!t)
 		return;
-	park(t, top);
+	park(t, top, sp);
 	if (t->lost) {
 		t->lost--; /* the exit of a frame there was no room for */
 		unpark(t, top);
@@ -403,12 +406,22 @@ CF_IN static uintptr_t jump_sp(const void *env)
  * it: less the hook's return address). */
 CF_IN static void jumping_to(uintptr_t sp)
 {
+	struct cf_thread *t = cf_me;
 	struct cf_frame *top;
-	struct cf_thread *t = ready(&top);
 
-	if (!t)
+	/* A signal handler that interrupted a hook's slow path jumps out of
+	 * it, above the hook: that slow path never ends, its thread is no
+	 * longer busy (what it did so far is whole: a node made is in the
+	 * table or not, the stack is what it was when it parked). */
+	if (t && t != &cf_dead && cf_tls.top == &t->park && (t->state != CF_READY || !t->lost) &&
+	    sp > t->park_sp && same_stack(t, sp, t->park_sp)) {
+		t->state = CF_READY;
+		if (!t->lost)
+			__atomic_store_n(&cf_tls.top, t->ptop, __ATOMIC_RELAXED);
+	}
+	if (!(t = ready(&top)))
 		return;
-	park(t, top);
+	park(t, top, (uintptr_t)__builtin_dwarf_cfa());
 	if (t->lost && sp > fsp(top) && same_stack(t, fsp(top), sp))
 		t->lost = 0; /* the entries beyond the stack were below the target */
 	if (!t->lost)

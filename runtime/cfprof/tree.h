@@ -156,7 +156,8 @@ struct cf_thread {
 	struct cf_frame *base;   /* CF_MAX_FRAMES entries, reserved at once
 				  * (touched as used) so they never move: the
 				  * watcher may read them */
-	struct cf_frame *ptop;   /* the top while parked (lost entries) */
+	struct cf_frame *ptop;   /* the top while parked */
+	uintptr_t park_sp;       /* the stack pointer of the hook that parked */
 	struct cf_frame park;    /* the top's stand-in in a slow path */
 	uint64_t lost;           /* entries beyond CF_MAX_FRAMES not pushed */
 	struct cf_pair *pairs;   /* its cache of children (cf_tls.pairs) */

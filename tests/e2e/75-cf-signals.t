@@ -2,11 +2,14 @@
 # reached by a jump after its epilogue (sp: the handler's own CFA) must
 # be popped, or its caller's time is charged to it.  A handler landing
 # inside an entry hook's stores must not cost the live frame its entry
-# (every exit below it would then scan the whole stack: a hang).
+# (every exit below it would then scan the whole stack: a hang).  A
+# handler that siglongjmps out of a hook's slow path must not leave its
+# thread busy for good (nothing more counted).
 . "$(dirname "$0")/../lib.sh"
-plan 5
+plan 7
 CFPROF=$B/bin/cfprof
 cd "$T" || exit 1
+. "$TOP/tests/cf.sh"
 # pct TEXT NAME: %time of NAME in a flat profile, as an integer.
 pct() { printf '%s\n' "$1" | awk -v n="$2" '$NF == n { printf "%d\n", $1; exit }'; }
 
@@ -26,4 +29,15 @@ is "$?/$(cat sr.out)" "0/$(cat sr.bare)" "sigrace: done within 20 s (bare: about
 flat=$("$CFPROF" -p ./sr sr.data)
 is "$(printf '%s\n' "$flat" | awk '$NF == "rec" { print $3 }')" "$(awk '$1 == "rec" { print $2 }' sr.bare)" \
 	"sigrace: rec's calls exact"
+
+${CC:-cc} -O2 -g -finstrument-functions -o sj "$TOP/tests/progs/cf_sigjump.c" || exit 1
+timeout 60 "$CFPROF" record -o sj.data ./sj > sj.out 2> sj.err
+is "$?/$(awk '$1 != "f"' sj.out)/$(cat sj.err)" "0/$(printf 'after 1000\njumps 1000')/" \
+	"sigjump: exit status, output and nothing on stderr, as bare"
+flat=$("$CFPROF" -p ./sj sj.data)
+f=$(printf '%s\n' "$flat" | awk '$NF ~ /^f[0-9]+$/ { n += $3 } END { print n + 0 }')
+want=$(awk '$1 == "f" { print $2 }' sj.out)
+g=$("$CFPROF" -q ./sj sj.data)
+[ "$f" -ge "$want" ] && [ "$f" -le $((want + 1000)) ] && [ "$(graph "$g" after callers)" = "1000/1000 main" ]
+ok $? "sigjump: the f's calls counted ($f of $want, and at most the 1000 jumps' entries more), then after's 1000 from main"
 done_testing

@@ -9,8 +9,8 @@
  * before inlining, so inlined copies report too (section 4).  Counting is
  * per distinct logical path (tree.h): the count goes to the node of
  * (current path, function), found in a cache of children in the node on
- * top (hooks_x86_64.S); here, on a miss, in the thread's table, where a
- * new node is made.  A direct recursive call (the paper's case where
+ * top or in the thread's (hooks_x86_64.S); here, on a miss of both, in
+ * the thread's table, where a new node is made.  A direct recursive call (the paper's case where
  * `current` need not change) pushes nothing: it counts a repeat of the
  * entry on top (cf_frame.reps), which its exit takes back.
  *
@@ -30,11 +30,12 @@
  * slow paths park their thread (its top at the record's park entry,
  * which no call matches), and hooks that find it parked do nothing: the
  * handler's calls made in that window are not counted, and the table and
- * the stack stay whole.  The fast paths park nothing: an exit's one store
- * leaves a consistent stack; an entry checks, once its entry is
- * published, that no handler used the slot meanwhile; a cache entry is
- * written in one store; the table is read (tree_find) without parking, a
- * handler only adding to it.
+ * the stack stay whole; a handler that jumps out of a slow path ends it
+ * (jumping_to).  The fast paths park nothing: an exit's one store leaves
+ * a consistent stack; an entry's stores are ordered so that a handler
+ * landing between them leaves an entry its exit still finds (push); a
+ * cache entry is written in one store; the table is read (tree_find)
+ * without parking, a handler only adding to it.
  *
  * Everything here is no_instrument_function (the runtime is not built with
  * -finstrument-functions, and must never be) and preserves errno.

@@ -133,7 +133,7 @@ $(patsubst %.c,$(B)/rt/%.o,$(CF_SRC)): $(wildcard runtime/cfprof/*.h runtime/sam
 $(patsubst %.c,$(B)/rt/%.o,$(SAMPLER_SRC) $(CP_SRC) $(CF_SRC)): RT_CFLAGS += -iquote runtime/sampler
 $(B)/rt/runtime/cfprof/hooks_x86_64.o: $(CF_ASM) runtime/cfprof/tree.h
 	@mkdir -p $(dir $@)
-	$(CC) -c -o $@ $<
+	$(CC) -g -fdebug-prefix-map=$(CURDIR)=/usr/src/mprof -c -o $@ $<
 
 $(B)/lib/libcpprof.so: $(CP_OBJ)
 	@mkdir -p $(dir $@)

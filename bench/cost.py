@@ -33,7 +33,9 @@ MALLOC_CONF.  Every profiler's output is checked: a profile that reads,
 with allocations; a heap file from jemalloc.
 """
 
+import concurrent.futures
 import glob
+import itertools
 import os
 import shutil
 import subprocess
@@ -92,17 +94,18 @@ def heaptrack_parts():
 
 
 class Counter:
-    """Runs one program under callgrind and returns its instruction count."""
+    """Runs one program under callgrind and returns its instruction count.
+    Callable from several threads at once: each run has files of its own."""
 
     def __init__(self, c, cg):
         self.c, (self.launcher, self.tool, self.libdir) = c, cg
-        self.n = 0
+        self.ids = itertools.count(1)
 
     def __call__(self, argv, env_extra, stdin=None, cwd=None):
         """(instructions, None) or (None, why)."""
-        self.n += 1
-        out = os.path.join(self.c.WORK, "cg.%d.out" % self.n)
-        err = os.path.join(self.c.WORK, "cg.stderr")
+        k = next(self.ids)
+        out = os.path.join(self.c.WORK, "cg.%d.out" % k)
+        err = os.path.join(self.c.WORK, "cg.%d.stderr" % k)
         env = dict(os.environ)
         env.update(VALGRIND_LIB=self.libdir, VALGRIND_LAUNCHER=self.launcher)
         env.update(env_extra)
@@ -201,38 +204,47 @@ def workloads(c, quick):
 
 
 def measure(c, count, tl, quick):
-    """{tag: {tool: instructions or None}}, {tag: interpreter's instructions},
-    and the failures noted in c.problems."""
-    counts, interp = {}, {}
+    """{tag: {tool: instructions or None}}, {tag: interpreter's
+    instructions}, primes's {tool: instructions}; failures go to
+    c.problems.  Callgrind's counts do not depend on the machine's load, so
+    the runs go as many at once as there are CPUs (they come after every
+    timed run of bench/run)."""
+    counts = {tag: {} for tag, _, _, _, _, _ in workloads(c, quick)}
+    interp = {}
     ht = heaptrack_parts()
-    for tag, _, argv, wenv, _, _ in workloads(c, quick):
-        counts[tag] = {}
-        for t, (ok, make) in tl.items():
-            if ok is not True:
-                continue
-            env, check = make(tag)
-            env = dict(wenv, **env)
-            n, why = count(argv, env)
-            why = why or check()
-            if why:
-                c.problems.append("cost: %s under %s: %s" % (tag, t, why))
-                counts[tag][t] = None
-                continue
-            counts[tag][t] = n
+
+    def one(tag, argv, env, t, check):
+        n, why = count(argv, env)
+        why = why or check()
+        if why:
+            c.problems.append("cost: %s under %s: %s" % (tag, t, why))
+            n = None
+        else:
             c.note("cost: %s under %s: %s instructions" % (tag, t, format(n, ",")))
-            raw = os.path.join(c.WORK, "cg.%s.heaptrack.raw" % tag)
-            if t == "heaptrack" and (tag == "churn" or not quick):
-                # heaptrack_interpret's part: the raw stream, interpreted
-                # apart (the heaptrack script pipes it through and compresses
-                # the result; the compressor is not counted).  --quick: the
-                # churn's only (~1G instructions of its start, symbolizing).
-                n, why = count([ht[1]], {}, stdin=raw)
-                if why:
-                    c.problems.append("cost: heaptrack_interpret on %s's stream: %s" % (tag, why))
-                interp[tag] = n
-            if t == "heaptrack":
-                os.unlink(raw)
-    return counts, interp
+        counts[tag][t] = n
+        raw = os.path.join(c.WORK, "cg.%s.heaptrack.raw" % tag)
+        if t == "heaptrack" and n is not None and (tag == "churn" or not quick):
+            # heaptrack_interpret's part: the raw stream, interpreted apart
+            # (the heaptrack script pipes it through and compresses the
+            # result; the compressor is not counted).  --quick: the churn's
+            # only (~1G instructions of its start, symbolizing).
+            n, why = count([ht[1]], {}, stdin=raw)
+            if why:
+                c.problems.append("cost: heaptrack_interpret on %s's stream: %s" % (tag, why))
+            interp[tag] = n
+        if t == "heaptrack" and os.path.exists(raw):
+            os.unlink(raw)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        jobs = [pool.submit(c.cfbench.primes_instructions, c.cf_ctx(), count, quick)]
+        for tag, _, argv, wenv, _, _ in workloads(c, quick):
+            for t, (ok, make) in tl.items():
+                if ok is True:
+                    env, check = make(tag)
+                    jobs.append(pool.submit(one, tag, argv, dict(wenv, **env), t, check))
+        for j in jobs[1:]:
+            j.result()  # an exception here is bench/cost.py's bug: let it show
+        return counts, interp, jobs[0].result()
 
 
 def figure(tag, n, unit, counts, t):
@@ -277,8 +289,7 @@ def report(c, selected, quick, wall, primes_wall):
         if tl[t][0] is not True:
             c.problems.append("cost: %s %s" % (t, tl[t][0]))
     count = Counter(c, cg)
-    counts, interp = measure(c, count, tl, quick)
-    pcounts = c.cfbench.primes_instructions(c.cf_ctx(), count, quick)
+    counts, interp, pcounts = measure(c, count, tl, quick)
 
     rows = []
     for tag, desc, _, _, n, unit in workloads(c, quick):

@@ -279,6 +279,11 @@ def report(c, selected, quick, wall, primes_wall):
           "profiling); MALLOC_CONF=%s"
           % (c.run_text(["valgrind", "--version"]) or "valgrind ?",
              dpkg("heaptrack"), dpkg("libjemalloc2"), jemalloc_conf("...")))
+    c.say("- instructions: callgrind's tool run directly on the program, the profiler "
+          "preloaded as its launcher would (bench/cost.py); the program's process alone, "
+          "heaptrack's interpreter counted apart (below the table)")
+    c.say("- wall rows: bench/run's loop and python sections of this run (the bench/run "
+          "block: medians of interleaved runs, and the load they ran under)")
     if not isinstance(cg, tuple):
         c.problems.append("cost: " + cg)
         c.say()

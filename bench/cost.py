@@ -195,7 +195,8 @@ def workloads(c, quick):
         ("churn", "churn %dk pairs (bench/loop.c): instructions per pair above bare"
          % (pairs // 1000), [os.path.join(c.OUT, "loop"), str(pairs)], {}, pairs, "pair"),
         ("python", "python json, %s records (PYTHONMALLOC=malloc): instructions x bare"
-         % ("%dk" % (records // 1000) if records >= 1000 else records), [c.PYTHON, "-c", c.PY_JSON % records],
+         % ("%dk" % (records // 1000) if records >= 1000 else records),
+         [c.PYTHON, "-c", c.PY_JSON % records],
          {"PYTHONMALLOC": "malloc", "PYTHONHASHSEED": "0"}, None, None),
         ("deep22", "%s distinct 22-deep stacks (bench/deep22.c): instructions per "
          "allocation above bare" % ("1e4" if quick else "1e5"),
@@ -314,7 +315,9 @@ def report(c, selected, quick, wall, primes_wall):
         m = (wall or {}).get(name) or {}
         row = [desc]
         for t in cols:
-            if not m.get("bare"):
+            if tl[t][0] is not True:
+                row.append("missing")
+            elif not m.get("bare"):
                 row.append("not run")
             elif m.get(t) is None:
                 row.append("not run" if t not in m else "FAILED")
@@ -341,8 +344,8 @@ def report(c, selected, quick, wall, primes_wall):
               "another core if there is one; its start symbolizes the program's libraries) "
               "reads the stream the program writes; on the same streams it executed, beside "
               "the program's instructions above: " + "; ".join(
-                  "%s %s" % (tag, "FAILED" if v is None else format(v, ","))
-                  for tag, v in interp.items()) + ".")
+                  "%s %s" % (tag, "FAILED" if interp[tag] is None else format(interp[tag], ","))
+                  for tag in counts if tag in interp) + ".")
     c.say()
     c.say("jemalloc alone: the program on jemalloc without profiling, so that the "
           "allocator's own effect is seen apart from its profiler's; the jemalloc "

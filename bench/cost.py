@@ -38,6 +38,7 @@ import glob
 import itertools
 import os
 import shutil
+import signal
 import subprocess
 
 JEMALLOC = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
@@ -101,8 +102,10 @@ class Counter:
         self.c, (self.launcher, self.tool, self.libdir) = c, cg
         self.ids = itertools.count(1)
 
-    def __call__(self, argv, env_extra, stdin=None, cwd=None):
-        """(instructions, None) or (None, why)."""
+    def __call__(self, argv, env_extra, stdin=None, cwd=None, block=()):
+        """(instructions, None) or (None, why).  block: signals the
+        program starts with blocked (inherited through exec, as valgrind
+        passes the mask on to the program)."""
         k = next(self.ids)
         out = os.path.join(self.c.WORK, "cg.%d.out" % k)
         err = os.path.join(self.c.WORK, "cg.%d.stderr" % k)
@@ -113,7 +116,9 @@ class Counter:
         try:
             with open(err, "wb") as e, open(stdin or os.devnull, "rb") as i:
                 p = subprocess.run(cmd, env=env, cwd=cwd, stdin=i, stdout=subprocess.DEVNULL,
-                                   stderr=e, timeout=3600)
+                                   stderr=e, timeout=3600, preexec_fn=(
+                                       lambda: signal.pthread_sigmask(signal.SIG_BLOCK, block))
+                                   if block else None)
         except (OSError, subprocess.SubprocessError) as ex:
             return None, "callgrind: %s" % ex
         n = None
@@ -248,6 +253,10 @@ def measure(c, count, tl, quick):
         return counts, interp, jobs[0].result()
 
 
+def per(unit):
+    return ("an " if unit[0] in "aeiou" else "a ") + unit
+
+
 def figure(tag, n, unit, counts, t):
     """The row's cell for tool t: per unit above bare, or x bare."""
     bare, x = counts.get("bare"), counts.get(t)
@@ -351,6 +360,17 @@ def report(c, selected, quick, wall, primes_wall):
           "allocator's own effect is seen apart from its profiler's; the jemalloc "
           "columns' wall times include /usr/bin/env, which sets the environment for "
           "the program alone (~0.5 ms a run here).")
+    if "jemalloc-prof" in cols and "jemalloc" in cols:
+        out = []
+        for tag, _, _, _, n, unit in workloads(c, quick):
+            a, b = counts[tag].get("jemalloc-prof"), counts[tag].get("jemalloc")
+            if a is not None and b:
+                out.append("%s %s" % (tag, "%+.1f %s" % ((a - b) / n, per(unit)) if unit
+                                      else "x%.3f" % (a / b)))
+        if out:
+            c.say()
+            c.say("jemalloc's profiler against jemalloc alone (what its sampling costs, "
+                  "instructions): " + "; ".join(out) + ".")
 
     cfprof_table(c, pcounts, primes_wall, quick)
 

@@ -214,7 +214,8 @@ test: check
 demo: deps all
 	@sh examples/demo.sh $(B)
 
-# Speed of the monitor and the display against heaptrack and massif
+# Speed of the monitor and the display against heaptrack, massif and
+# jemalloc's profiler, and issue 23's cost table by callgrind
 # (bench/RESULTS.md).  Not part of check: speed is never a timed test.
 BENCH_ARGS ?=
 bench: deps all

@@ -16,14 +16,20 @@ fg: the paper's section 4 criticism of gprof, on tests/progs/cf_fg.c (f
   cfprof --unprofiled isPrime charges each what it caused, and cfprof's
   call graph splits isPrime's time by the real per-path samples; beside the
   shares the program measures with its own clock.
+
+primes_instructions: issue 23's cost table (bench/cost.py) asks primes's
+  instructions, counted by callgrind: the same four builds and runs as
+  primes (no-op hooks, uninstrumented, libcfprof, -pg), none of uftrace.
 """
 
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 
+PRIMES_N = {True: "5000", False: "35700"}  # N for --quick, for a full run
 
 class Ctx:
     """What bench/run passes: its helpers and settings."""
@@ -135,7 +141,7 @@ def ncalls(s):
 
 def primes(c, reps, quick):
     c.say()
-    n = "5000" if quick else "35700"
+    n = PRIMES_N[quick]
     c.say("### primes: the paper's Figure 1 program (examples/primes.c), N = %s%s"
           % (n, "" if quick else ": ~64M calls, recursion ~71000 frames deep"))
     c.say()
@@ -256,6 +262,53 @@ def primes(c, reps, quick):
               "a warning): the recursion here is ~71000 frames deep, so its file and its "
               "count of test's calls hold what it kept.")
     return med
+
+
+def primes_instructions(c, count, quick):
+    """Issue 23's cost table: primes's instructions, counted by callgrind
+    (count(argv, env, cwd=) -> (instructions, why), bench/cost.py's), with
+    glibc's no-op hooks (the reference), without instrumentation, with
+    libcfprof preloaded (as `cfprof record` runs it, without its launcher)
+    and built -pg (mcount and the gmon.out write).
+    -> {tool: instructions or None}; failures go to c.problems."""
+    n = PRIMES_N[quick]
+    inst, plain, pg = (os.path.join(c.OUT, b) for b in ("primes-inst", "primes-plain", "primes-pg"))
+    data = os.path.join(c.WORK, "cg.primes.cfprof.data")
+    gmon = os.path.join(c.WORK, "gmon.out")
+    truth = re.search(r"^test (\d+)", text([inst, n])[1], re.M)
+
+    def cf_check():
+        st, out = text([c.CFPROF, "-p", inst, data])
+        row = flat_rows(out).get("test") if st == 0 else None
+        got = ncalls(row[2]) if row else None
+        if truth and got == int(truth.group(1)):
+            return None
+        return "the profile does not read, or holds %s of test's calls" % got
+
+    # The -pg run starts with SIGPROF blocked: under callgrind, a SIGPROF
+    # still queued when gmon's exit handler has stopped profil() and put
+    # back the default action kills the program (exit status -27, at
+    # N = 35700).  Its count is then mcount's and the gmon.out write's,
+    # without profil's 100 Hz histogram ticks (~36k instructions there).
+    runs = [("no-op hooks", [inst, n], {}, None, None, ()),
+            ("uninstrumented", [plain, n], {}, None, None, ()),
+            ("cfprof record", [inst, n], {"LD_PRELOAD": c.CFPROF_LIB, "CFPROF_OUT": data},
+             data, cf_check, ()),
+            ("gcc -pg (gmon.out)", [pg, n], {}, gmon,
+             lambda: None if os.path.exists(gmon) else "wrote no gmon.out", (signal.SIGPROF,))]
+    res = {}
+    for name, argv, env, out, check, block in runs:
+        if out and os.path.exists(out):
+            os.unlink(out)
+        v, why = count(argv, env, cwd=c.WORK, block=block)
+        why = why or (check() if check else None)
+        if why:
+            c.problems.append("cost: primes %s: %s" % (name, why))
+            v = None
+        else:
+            c.note("cost: primes %s: %s instructions" % (name, format(v, ",")))
+        res[name] = v
+    return res
 
 
 # ---------------------------------------------------------------- fg

@@ -264,6 +264,7 @@ void callgraph_build(struct callgraph *g, const struct model *m)
 	size_t nf = strtab_count(m->fns);
 	struct acc a;
 	uint32_t *comp, *csize, *v;
+	uint64_t ctr[FORMAT_MAX_COUNTERS];
 	size_t ncomp;
 	struct cyc *cy;
 
@@ -275,13 +276,14 @@ void callgraph_build(struct callgraph *g, const struct model *m)
 	for (size_t i = 0; i < m->nstacks; i++) {
 		const struct model_stack *s = &m->stacks[i];
 		model_path(m, s, v);
+		model_counts(m, s, ctr);
 		for (uint32_t j = 0; j < s->n; j++)
 			v[j] = m->sites[v[j]].fn;
-		accumulate(&a, v, s->n, s->c, (uint32_t)i + 1);
+		accumulate(&a, v, s->n, ctr, (uint32_t)i + 1);
 		for (int k = 0; k < SIZE_NCLASSES; k++) {
-			g->tot_b[k] += s->c[MPROF_C_BYTES + k];
-			g->tot_n[k] += s->c[MPROF_C_ALLOCS + k];
-			g->tot_kept[k] += s->c[MPROF_C_BYTES + k] - s->c[MPROF_C_FREED + k];
+			g->tot_b[k] += ctr[MPROF_C_BYTES + k];
+			g->tot_n[k] += ctr[MPROF_C_ALLOCS + k];
+			g->tot_kept[k] += ctr[MPROF_C_BYTES + k] - ctr[MPROF_C_FREED + k];
 		}
 	}
 	acc_finish(&a);
@@ -338,7 +340,7 @@ void callgraph_build(struct callgraph *g, const struct model *m)
 			if (n == 0 || v[n - 1] != x || !g->fn.node[fn].cycle)
 				v[n++] = x;
 		}
-		accumulate(&a, v, n, s->c, (uint32_t)i + 1);
+		accumulate(&a, v, n, model_counts(m, s, ctr), (uint32_t)i + 1);
 	}
 	acc_finish(&a);
 	for (size_t k = 0; k < g->ncycles; k++)

@@ -112,10 +112,13 @@ int export_prepare(struct export_data *d, const struct profile *p, const struct 
 	return 0;
 }
 
-uint64_t export_value(const struct export_data *d, size_t i, size_t k)
+const uint64_t *export_counts(const struct export_data *d, size_t i, uint64_t *buf)
 {
-	const uint64_t *c = d->m->stacks[i].c;
+	return model_counts(d->m, &d->m->stacks[i], buf);
+}
 
+uint64_t export_value(const struct export_data *d, const uint64_t *c, size_t k)
+{
 	if (d->c[k].col >= 0)
 		return c[d->c[k].col] * d->c[k].scale;
 	switch (k) {

@@ -58,7 +58,7 @@ int export_html(const struct export_data *d, const struct export_html_info *info
 	struct pairmap t = { 0 };
 	uint32_t *node = xcalloc(m->nstacks + 1, sizeof(uint32_t));
 	uint32_t *path = xcalloc((size_t)m->maxn + 1, sizeof(uint32_t));
-	uint64_t *self;
+	uint64_t *self, c[FORMAT_MAX_COUNTERS];
 	size_t nf = strtab_count(m->fns);
 
 	if (!mark) /* the build embedded a page without its marker */
@@ -81,7 +81,7 @@ int export_html(const struct export_data *d, const struct export_html_info *info
 	for (size_t k = 0; k < d->n; k++) {
 		uint64_t total = 0;
 		for (size_t i = 0; i < m->nstacks; i++)
-			total += export_value(d, i, k);
+			total += export_value(d, export_counts(d, i, c), k);
 		fprintf(out, "%s{\"name\":", k ? "," : "");
 		json_str(d->c[k].name, out);
 		fputs(",\"unit\":", out);
@@ -107,7 +107,7 @@ int export_html(const struct export_data *d, const struct export_html_info *info
 
 		memset(self, 0, (t.n + 1) * sizeof(uint64_t));
 		for (size_t i = 0; i < m->nstacks; i++)
-			self[node[i]] += export_value(d, i, k);
+			self[node[i]] += export_value(d, export_counts(d, i, c), k);
 		fputs(k ? ",\n[" : "[", out);
 		for (size_t x = 0; x < t.n; x++) {
 			if (!self[x])

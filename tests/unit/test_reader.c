@@ -7,6 +7,7 @@
 #include "tap.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -231,7 +232,7 @@ static int chain_ok(const struct profile *p)
 int main(void)
 {
 	unsigned char *buf = NULL, *copy;
-	uint64_t f[FORMAT_MAX_DEPTH];
+	uint64_t f[FORMAT_MAX_DEPTH], c[FORMAT_MAX_COUNTERS];
 	size_t len = encode(&buf);
 	struct profile p;
 	char err[256];
@@ -248,20 +249,49 @@ int main(void)
 	is_int(p.ncounters, MPROF_NCOUNTERS, "counters");
 	is_int(reader_counter(&p, "freed.x"), MPROF_C_FREED + SIZE_X, "counter lookup");
 	is_int(p.nstacks, 3, "three stacks");
-	is_int(p.stacks[1].frames[2], 0x1100 + 32 + 1, "frame value");
-	is_int(p.stacks[1].counts[5], 105, "counter value");
+	reader_own(&p, 1, 0, f);
+	is_int(f[2], 0x1100 + 32 + 1, "frame value");
+	is_int(reader_counts(&p, 1, c)[5], 105, "counter value");
+	ok(reader_own(&p, 1, 2, f) == p.stacks[1].depth - 2 && f[0] == 0x1100 + 32 + 1,
+	   "own frames from the outer end");
 	is_int(p.stacks[1].flags, FORMAT_STACK_TRUNCATED, "stack flags");
 	ok(reader_frames(&p, 2, f) == 4 && f[0] == 0x1300 && f[1] == 0x1200 && f[2] == 0x1110 &&
 		   f[3] == 0x1120,
 	   "a stack's outer frames shared with an earlier one");
 	ok(p.stacks[2].shared == 2 && p.stacks[2].ref == 0 && p.nvalues == 3 + 3 + 4 + 3 * MPROF_NCOUNTERS,
 	   "kept by reference, not copied");
-	ok(p.stacks[2].counts[0] == 7 && p.stacks[2].counts[1] == 1ull << 40 &&
-		   p.stacks[2].counts[2] == 0,
-	   "its counters");
+	reader_counts(&p, 2, c);
+	ok(c[0] == 7 && c[1] == 1ull << 40 && c[2] == 0, "its counters");
 	is_int(p.nbins, 1, "one bin");
 	is_int(p.bins[0].freed, 816, "bin bytes freed");
 	reader_release(&p);
+
+	/* From a file, mapped: the same stacks, before and after a view
+	 * gives the pages back. */
+	{
+		char path[] = "/tmp/test_reader.XXXXXX";
+		int fd = mkstemp(path);
+		uint64_t g[FORMAT_MAX_DEPTH];
+
+		ok(fd >= 0 && write(fd, buf, len) == (ssize_t)len && close(fd) == 0 &&
+			   reader_load(path, &p, err, sizeof(err)) == 0 && p.mapped,
+		   "a file is mapped: %s", err[0] ? err : "read");
+		unlink(path);
+		reader_forget(&p, 2);
+		ok(reader_frames(&p, 2, g) == 4 && g[0] == 0x1300 && g[3] == 0x1120 &&
+			   reader_counts(&p, 2, c)[0] == 7,
+		   "its stacks read after reader_forget");
+		reader_release(&p);
+	}
+	{
+		/* The coding round trips, deltas negative and values past 2^63. */
+		uint64_t v[4] = { 5, 1ull << 63, 3, UINT64_MAX }, w[4];
+		unsigned char b[40];
+		size_t n = reader_pack(b, v, 4, 0);
+		ok(reader_unpack(b, w, 4) == b + n && !memcmp(v, w, sizeof v), "reader_pack plain");
+		n = reader_pack(b, v, 4, 1);
+		ok(n > 4 && n <= 40, "reader_pack deltas: %zu bytes", n);
+	}
 
 	/* Every truncation is rejected with a message. */
 	for (size_t n = 0; n < len; n++) {
@@ -319,8 +349,8 @@ int main(void)
 	/* Version 1 (flat stacks) still reads. */
 	len = encode_v(&buf, 2, 1);
 	ok(reader_parse(buf, len, &p, err, sizeof(err)) == 0 && p.version == 1 &&
-		   p.nstacks == 2 && p.stacks[1].frames[2] == 0x1100 + 32 + 1 &&
-		   p.stacks[1].counts[5] == 105 && p.stacks[1].tid == 1001,
+		   p.nstacks == 2 && reader_own(&p, 1, 0, f) == 3 && f[2] == 0x1100 + 32 + 1 &&
+		   reader_counts(&p, 1, c)[5] == 105 && p.stacks[1].tid == 1001,
 	   "version 1 file: %s", err[0] ? err : "read");
 	reader_release(&p);
 	free(buf);

@@ -607,6 +607,22 @@ const uint64_t *reader_counts(const struct profile *p, size_t i, uint64_t *out)
 	return out;
 }
 
+void reader_drop_stacks(struct profile *p)
+{
+	free(p->stacks);
+	free(p->fslab);
+	p->stacks = NULL;
+	p->fslab = NULL;
+	p->nstacks = 0;
+	if (p->mapped)
+		munmap((void *)p->bytes, p->nbytes);
+	else
+		free((void *)p->bytes);
+	p->bytes = NULL;
+	p->nbytes = 0;
+	p->mapped = 0;
+}
+
 void reader_forget(const struct profile *p, size_t i)
 {
 	if (i < p->nstacks)

@@ -137,6 +137,12 @@ const uint64_t *reader_counts(const struct profile *p, size_t i, uint64_t *out);
  * views that walk the stacks once, in order; nothing for a copy.
  */
 void reader_forget(const struct profile *p, size_t i);
+/*
+ * The stacks themselves are no longer needed (a view made its model,
+ * which keeps their counters, not them): their index goes, and the file
+ * with it.  stacks becomes NULL, nstacks 0; the counters stay.
+ */
+void reader_drop_stacks(struct profile *p);
 
 /*
  * The coding, for stacks made by hand (tests): n values as LEB128 into

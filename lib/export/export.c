@@ -266,6 +266,10 @@ int export_main(int argc, char **argv, const char *default_data)
 	if (model_from_profile(&m, &p, sy, 0, err, sizeof(err)) < 0 ||
 	    export_prepare(&d, &p, &m, err, sizeof(err)) < 0)
 		die("%s: %s", data, err);
+	/* Only pprof reads the file's frames again: the other formats keep
+	 * the model, not the stacks it was made from. */
+	if (strcmp(format, "pprof"))
+		reader_drop_stacks(&p);
 	d.sy = sy;
 	d.full_names = full;
 	k = counter ? export_find(&d, counter) : (int)d.dflt;

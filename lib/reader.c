@@ -739,15 +739,15 @@ static int parse(struct profile *p, char *err, size_t errlen)
 
 	if (len == 0) {
 		seterr(err, errlen, "empty file");
-		return -1;
+		goto bad;
 	}
 	if (len < FORMAT_MAGIC_LEN || memcmp(buf, FORMAT_MAGIC, FORMAT_MAGIC_LEN) != 0) {
 		seterr(err, errlen, "not a profile data file (bad magic)");
-		return -1;
+		goto bad;
 	}
 	if (len < FORMAT_HEADER_LEN) {
 		seterr(err, errlen, "truncated: %zu bytes, the header alone is %d", len, FORMAT_HEADER_LEN);
-		return -1;
+		goto bad;
 	}
 	h.p += FORMAT_MAGIC_LEN;
 	h.left -= FORMAT_MAGIC_LEN;
@@ -759,25 +759,25 @@ static int parse(struct profile *p, char *err, size_t errlen)
 	if (p->version < FORMAT_VERSION_MIN || p->version > FORMAT_VERSION) {
 		seterr(err, errlen, "format version %u, this tool reads versions %d to %d",
 		       p->version, FORMAT_VERSION_MIN, FORMAT_VERSION);
-		return -1;
+		goto bad;
 	}
 	if (p->kind != FORMAT_KIND_MPROF && p->kind != FORMAT_KIND_CPPROF &&
 	    p->kind != FORMAT_KIND_CFPROF) {
 		seterr(err, errlen, "unknown kind of profile (%u)", p->kind);
-		return -1;
+		goto bad;
 	}
 	if (reserved != 0) {
 		seterr(err, errlen, "corrupt header: reserved field is %u", reserved);
-		return -1;
+		goto bad;
 	}
 	if (total == 0 && nsections == 0) {
 		seterr(err, errlen, "incomplete: the writer did not finish this file");
-		return -1;
+		goto bad;
 	}
 	if (total != len) {
 		seterr(err, errlen, "%s: header says %llu bytes, file has %zu",
 		       total > len ? "truncated" : "corrupt", (unsigned long long)total, len);
-		return -1;
+		goto bad;
 	}
 	for (uint32_t i = 0; i < nsections; i++) {
 		struct cur s = { 0 };

@@ -273,6 +273,7 @@ int main(void)
 		int fd = mkstemp(path);
 		uint64_t g[FORMAT_MAX_DEPTH];
 
+		err[0] = 0;
 		ok(fd >= 0 && write(fd, buf, len) == (ssize_t)len && close(fd) == 0 &&
 			   reader_load(path, &p, err, sizeof(err)) == 0 && p.mapped,
 		   "a file is mapped: %s", err[0] ? err : "read");

@@ -208,9 +208,15 @@ void model_add(struct model *m, const char *const *names, uint32_t n, const uint
 
 	util_grow(&m->last, &m->last_cap, (size_t)n + 1, sizeof(*m->last));
 	for (uint32_t i = 0; i < n; i++) {
-		struct model_site st = { strtab_intern(m->fns, printable(m, names[i])),
-					 MODEL_NO_OFFSET, MODEL_NO_LOC, 0, MODEL_NONE, 0 };
-		uint32_t site = site_id(m, &st);
+		struct model_site st;
+		uint32_t site;
+
+		memset(&st, 0, sizeof(st)); /* sites are compared bytewise, padding too */
+		st.fn = strtab_intern(m->fns, printable(m, names[i]));
+		st.offset = MODEL_NO_OFFSET;
+		st.loc = MODEL_NO_LOC;
+		st.atype = MODEL_NONE;
+		site = site_id(m, &st);
 
 		if (same && i < m->nlast && m->last[i].site == site) {
 			a.node = m->last[i].node;

@@ -92,6 +92,23 @@ static uint64_t getuvar(struct cur *c)
 {
 	uint64_t v = 0;
 
+	/* Far from the end (most are): no byte to check on the way. */
+	if (c->left >= 10 && !c->bad) {
+		const unsigned char *b = c->p;
+		for (int i = 0; i < 10; i++) {
+			if (i == 9 && b[i] > 1)
+				break;
+			v |= (uint64_t)(b[i] & 0x7f) << (7 * i);
+			if (!(b[i] & 0x80)) {
+				c->p += i + 1;
+				c->left -= (size_t)i + 1;
+				return v;
+			}
+		}
+		seterr(c->err, c->errlen, "corrupt %s section: bad variable-length number", c->what);
+		c->bad = 1;
+		return 0;
+	}
 	for (int i = 0; i < 10; i++) {
 		if (!need(c, 1))
 			return 0;

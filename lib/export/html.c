@@ -73,27 +73,31 @@ static void out_u64(struct out *o, uint64_t v)
 				  "25262728293031323334353637383940414243444546474849"
 				  "50515253545556575859606162636465666768697071727374"
 				  "75767778798081828384858687888990919293949596979899";
-	char d[20], *e = d + sizeof d, *q = e;
+	size_t len = 1;
+	uint64_t t = v;
+	char *q;
 
-	/* Two digits a division: most numbers here are node ids. */
+	for (; t >= 10000; t /= 10000)
+		len += 4;
+	len += t >= 1000 ? 3 : t >= 100 ? 2 : t >= 10;
+	if (o->n + len > sizeof o->b)
+		out_flush(o);
+	/* Written in place from the last digit, two a division (a copy
+	 * would be a call to memcpy: most of the numbers are node ids). */
+	q = o->b + o->n + len;
+	o->n += len;
 	while (v >= 100) {
 		unsigned r = (unsigned)(v % 100);
 		v /= 100;
-		q -= 2;
-		q[0] = two[2 * r];
-		q[1] = two[2 * r + 1];
+		*--q = two[2 * r + 1];
+		*--q = two[2 * r];
 	}
 	if (v >= 10) {
-		q -= 2;
-		q[0] = two[2 * v];
-		q[1] = two[2 * v + 1];
+		*--q = two[2 * v + 1];
+		*--q = two[2 * v];
 	} else {
 		*--q = (char)('0' + v);
 	}
-	if (o->n + sizeof d > sizeof o->b)
-		out_flush(o);
-	while (q < e) /* a few bytes: no call to memcpy */
-		o->b[o->n++] = *q++;
 }
 
 /* A JSON string that is safe inside a <script> element: '<', '>' and '&'

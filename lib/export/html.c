@@ -158,7 +158,7 @@ int export_html(const struct export_data *d, const struct export_html_info *info
 	const char *mark = strstr(export_report_html, MARKER);
 	size_t nf = strtab_count(m->fns), nn, none = 0;
 	uint32_t *leaf = xcalloc(m->nstacks + 1, sizeof(uint32_t));
-	uint64_t *v = xcalloc(m->nstacks + 1, sizeof(uint64_t)), total[EXPORT_MAX_COUNTERS] = { 0 };
+	uint64_t *v = xcalloc(m->nstacks + 1, sizeof(uint64_t)), total[EXPORT_MAX_COUNTERS];
 	uint64_t c[FORMAT_MAX_COUNTERS];
 	struct out *o = xcalloc(1, sizeof(*o));
 	struct nodes w = { o, 0 };
@@ -172,11 +172,10 @@ int export_html(const struct export_data *d, const struct export_html_info *info
 		return -1;
 	}
 	o->f = f;
-	for (size_t i = 0; i < m->nstacks; i++) {
-		export_counts(d, i, c);
-		for (size_t k = 0; k < d->n; k++)
-			total[k] += export_value(d, c, k);
-	}
+	/* A counter is a sum of the stacks' counters, times a scale: its
+	 * total is that of the model's totals. */
+	for (size_t k = 0; k < d->n; k++)
+		total[k] = export_value(d, m->tot, k);
 	out_mem(o, export_report_html, (size_t)(mark - export_report_html));
 	out_str(o, "{\"kind\":\"");
 	out_str(o, kind_name(d));

@@ -125,6 +125,34 @@ static uint64_t getuvar(struct cur *c)
 	return 0;
 }
 
+/* n LEB128 values checked as getuvar checks them, and passed: the
+ * counters, copied as they are coded. */
+static void skip_uvars(struct cur *c, size_t n)
+{
+	const unsigned char *b = c->p;
+
+	if (c->bad || c->left / 10 < n) { /* near the end: one at a time */
+		for (size_t k = 0; k < n && !c->bad; k++)
+			getuvar(c);
+		return;
+	}
+	for (size_t k = 0; k < n; k++) {
+		size_t i = 0;
+
+		while ((b[i] & 0x80) && i < 9)
+			i++;
+		if (i == 9 && b[9] > 1) {
+			c->left -= (size_t)(b - c->p);
+			c->p = b;
+			getuvar(c); /* says why */
+			return;
+		}
+		b += i + 1;
+	}
+	c->left -= (size_t)(b - c->p);
+	c->p = b;
+}
+
 /* A u32-length byte string, copied and NUL-terminated. */
 static char *getblob(struct cur *c, uint32_t *lenp)
 {
@@ -563,8 +591,7 @@ static void read_stacks_packed(struct cur *c, struct profile *p, uint64_t n)
 		s->outer = prev;
 		s->own_len = (uint32_t)(c->p - s->own);
 		from = c->p;
-		for (size_t k = 0; k < p->ncounters && !c->bad; k++)
-			getuvar(c);
+		skip_uvars(c, p->ncounters);
 		if (c->bad || !(to = slab_room(c, &cs, (size_t)(c->p - from))))
 			break;
 		memcpy(to, from, (size_t)(c->p - from));

@@ -164,6 +164,24 @@ static void put_badshare(struct format_writer *w)
 	format_put_stack(w, 5, 0, 1, 4, frames4k, &c, 1);
 }
 
+/* A counter of eleven bytes (or of ten, its last holding more than the
+ * 64th bit), far from the section's end and near it. */
+static int badvar_len, badvar_last;
+static void put_badvar(struct format_writer *w)
+{
+	uint64_t c = 1;
+	unsigned char b[16] = { 1, 0, 0, 2 }; /* depth 1, flags 0, ref 0, frame 1 */
+
+	format_put_u64(w, 3);
+	format_put_stack(w, 1, 0, 0, 0, frames4k, &c, 1);
+	memset(b + 4, 0xff, (size_t)badvar_len - 1);
+	b[4 + badvar_len - 1] = (unsigned char)(badvar_len == 10 ? 0x02 : 0x01);
+	format_put_bytes(w, b, 4 + (size_t)badvar_len);
+	if (!badvar_last)
+		for (int i = 0; i < 4; i++)
+			format_put_stack(w, 1, 0, 0, 0, frames4k, &c, 1);
+}
+
 /* A bomb: 40000 stacks of 4096 frames, each all shared with the one before,
  * 4-5 bytes each: 160M values from 190 KB. */
 static void put_bomb(struct format_writer *w)
@@ -370,6 +388,16 @@ int main(void)
 	   "references resolved through chains of %d stacks: %s", CHAIN, err[0] ? err : "frames right");
 	reader_release(&p);
 	free(buf);
+	for (int last = 0; last < 2; last++)
+		for (badvar_len = 10; badvar_len <= 11; badvar_len++) {
+			badvar_last = last;
+			len = encode_stacks(&buf, put_badvar);
+			err[0] = 0;
+			ok(reader_parse(buf, len, &p, err, sizeof(err)) < 0 &&
+				   strstr(err, "bad variable-length number"),
+			   "a counter of %d bytes%s: %s", badvar_len, last ? ", at the end" : "", err);
+			free(buf);
+		}
 	len = encode_stacks(&buf, put_bomb);
 	ok(reader_parse(buf, len, &p, err, sizeof(err)) < 0 && strstr(err, "would hold more"),
 	   "%zu bytes that would decode to 160M values: %s", len, err);

@@ -271,13 +271,14 @@ static void ac_grow(struct addrcache *a)
 
 /* The site ids of addr, innermost first: *n of them at the returned pointer
  * (valid until the next call); NULL past a->max distinct addresses. */
+static const uint32_t *expand_new(struct model *m, struct addrcache *a, struct symbols *sy,
+				  uint64_t addr, int ret, uint32_t *n, size_t j, uint64_t k);
+
 static const uint32_t *expand(struct model *m, struct addrcache *a, struct symbols *sy, uint64_t addr,
 			      int ret, uint32_t *n)
 {
 	uint64_t k = (addr << 1 | (uint64_t)ret) + 1;
-	struct sym_frame sf[32];
 	size_t j;
-	int cnt;
 
 	if (2 * (a->n + 1) > a->nslots)
 		ac_grow(a);
@@ -287,6 +288,20 @@ static const uint32_t *expand(struct model *m, struct addrcache *a, struct symbo
 			*n = a->count[j];
 			return a->pool + a->start[j];
 		}
+	return expand_new(m, a, sy, addr, ret, n, j, k);
+}
+
+/* An address met for the first time (slot j of the cache is its key k's):
+ * symbolized, apart from the look-up above, which every frame makes and
+ * which needs none of the room symbolizing does. */
+static __attribute__((noinline)) const uint32_t *expand_new(struct model *m, struct addrcache *a,
+							    struct symbols *sy, uint64_t addr,
+							    int ret, uint32_t *n, size_t j,
+							    uint64_t k)
+{
+	struct sym_frame sf[32];
+	int cnt;
+
 	if (a->n >= a->max)
 		return NULL;
 	if (m->lisp) {

@@ -56,7 +56,10 @@ struct trie {
 static size_t thash(uint32_t parent, uint32_t fn, size_t mask)
 {
 	uint64_t k = ((uint64_t)parent << 32 | fn) * 0x9e3779b97f4a7c15ull;
-	return (size_t)(k >> 20) & mask;
+
+	/* The high half: a, in the key's high half, reaches only bits 32 and
+	 * up of the product (bits 20 on took 4 bits of it). */
+	return (size_t)(k >> 32) & mask;
 }
 
 static uint32_t trie_child(struct trie *tr, uint32_t parent, uint32_t fn)

@@ -234,7 +234,9 @@ void model_add(struct model *m, const char *const *names, uint32_t n, const uint
 }
 
 /* Cache: address (and whether it is a return address) -> its site ids,
- * innermost first, in a pool. */
+ * innermost first, in a pool; their count, AC_MARKED if one is main or a
+ * top-level form. */
+#define AC_MARKED 0x80000000u
 struct addrcache {
 	uint64_t *key; /* addr << 1 | is_ret, + 1 so 0 is empty */
 	uint32_t *start, *count;
@@ -269,8 +271,9 @@ static void ac_grow(struct addrcache *a)
 	free(count);
 }
 
-/* The site ids of addr, innermost first: *n of them at the returned pointer
- * (valid until the next call); NULL past a->max distinct addresses. */
+/* The site ids of addr, innermost first: *n of them (with AC_MARKED) at
+ * the returned pointer (valid until the next call); NULL past a->max
+ * distinct addresses. */
 static const uint32_t *expand_new(struct model *m, struct addrcache *a, struct symbols *sy,
 				  uint64_t addr, int ret, uint32_t *n, size_t j, uint64_t k);
 
@@ -362,9 +365,16 @@ cached:
 	a->key[j] = k;
 	a->start[j] = (uint32_t)a->npool;
 	a->count[j] = (uint32_t)cnt;
+	/* Whether a site of it is main or a top-level form, which own_frames
+	 * looks at: most addresses hold neither. */
+	for (int i = 0; i < cnt; i++) {
+		uint32_t fn = m->sites[a->pool[a->npool + (size_t)i]].fn;
+		if (fn == m->main_fn || fn == m->toplevel_fn)
+			a->count[j] |= AC_MARKED;
+	}
 	a->n++;
 	a->npool += (size_t)cnt;
-	*n = (uint32_t)cnt;
+	*n = a->count[j];
 	return a->pool + a->start[j];
 }
 
@@ -395,7 +405,13 @@ static int own_frames(struct model *m, struct addrcache *ac, struct symbols *sy,
 	for (uint32_t d = nown; d-- > 0;) {
 		const uint32_t *e = ac->pool + at[d];
 
-		k = cnt[d];
+		k = cnt[d] & ~AC_MARKED;
+		if (!(cnt[d] & AC_MARKED)) {
+			while (k-- > 0)
+				if (node_new(m, a, e[k]) < 0)
+					return -1;
+			k = 0;
+		}
 		while (k-- > 0) {
 			if (a->main == MODEL_NONE && m->sites[e[k]].fn == m->main_fn)
 				a->main = a->n;

@@ -33,7 +33,7 @@ struct prof_module {
  * Frames and counters stay coded as the file codes them (LEB128; frames
  * as zigzag deltas, innermost first, the first from 0), decoded when a
  * view asks (reader_own, reader_counts): a profile of 1M stacks holds 19M
- * frames and 16M counters, 280 MB as 64-bit numbers and 25 MB of
+ * frames and 16M counters, 280 MB as 64-bit numbers and 19 MB of
  * counters coded.  The own frames are read where they are in the file,
  * which reader_load maps rather than copies, so they cost memory while a
  * view reads them (reader_forget gives them back); the counters are

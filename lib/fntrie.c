@@ -257,11 +257,12 @@ size_t fntrie_build(const struct model *m, uint32_t *leaf, fntrie_emit_fn *emit,
 		memset(many, 0, id - lo + 1);
 		for (size_t i = 0; i < cur.n; i++) {
 			size_t j = cur.v[i].tp == FNTRIE_ROOT ? 0 : cur.v[i].tp - lo;
-			if (many[j] < 2)
-				many[j]++;
+			if (many[j] == 1) /* the first item of this parent, and this one */
+				popular += 2;
+			else if (many[j] == 2)
+				popular++;
+			many[j] += many[j] < 2;
 		}
-		for (size_t i = 0; i < cur.n; i++)
-			popular += many[cur.v[i].tp == FNTRIE_ROOT ? 0 : cur.v[i].tp - lo] > 1;
 		table_reset(&t, popular);
 		next.n = hung.n = 0;
 		for (size_t i = 0; i < cur.n; i++) {

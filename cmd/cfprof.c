@@ -394,8 +394,11 @@ int main(int argc, char **argv)
 	v.w = xcalloc(v.m.nstacks + 1, sizeof(uint64_t));
 	v.calls = xcalloc(v.m.nstacks + 1, sizeof(uint64_t));
 	for (size_t i = 0; i < v.m.nstacks; i++) {
-		v.w[i] = v.m.stacks[i].c[col];
-		v.calls[i] = v.m.stacks[i].c[calls_col];
+		uint64_t c[FORMAT_MAX_COUNTERS];
+
+		model_counts(&v.m, &v.m.stacks[i], c);
+		v.w[i] = c[col];
+		v.calls[i] = c[calls_col];
 	}
 	v.in.nstacks = v.m.nstacks;
 	v.in.weight = v.w;

@@ -112,13 +112,15 @@ static void make_resources(struct session *s)
 		n = &s->res[s->nres - 2];
 		k = &s->res[s->nres - 1];
 		for (size_t i = 0; i < m->nstacks; i++) {
-			const uint64_t *c = m->stacks[i].c;
+			uint64_t ctr[FORMAT_MAX_COUNTERS];
+			const uint64_t *c = model_counts(m, &m->stacks[i], ctr);
 			b->w[i] = model_bytes(c);
 			n->w[i] = model_allocs(c);
 			k->w[i] = model_bytes(c) - model_freed(c);
 		}
 	} else {
 		for (size_t k = 0; k < m->nc; k++) {
+			uint64_t ctr[FORMAT_MAX_COUNTERS];
 			char key[300];
 			const char *iv;
 			struct resource *r;
@@ -128,7 +130,7 @@ static void make_resources(struct session *s)
 			if (s->p.kind == FORMAT_KIND_CFPROF && !strcmp(s->p.counter_names[k], "calls")) {
 				s->calls = xcalloc(m->nstacks + 1, sizeof(uint64_t));
 				for (size_t i = 0; i < m->nstacks; i++)
-					s->calls[i] = m->stacks[i].c[k];
+					s->calls[i] = model_counts(m, &m->stacks[i], ctr)[k];
 				continue;
 			}
 
@@ -136,7 +138,7 @@ static void make_resources(struct session *s)
 			iv = reader_info(&s->p, key);
 			r = add_res(s, s->p.counter_names[k], iv ? strtoull(iv, NULL, 10) : 1);
 			for (size_t i = 0; i < m->nstacks; i++)
-				r->w[i] = m->stacks[i].c[k];
+				r->w[i] = model_counts(m, &m->stacks[i], ctr)[k];
 		}
 	}
 	for (size_t k = 0; k < s->nres; k++)

@@ -85,6 +85,7 @@ static int cmd_dump(int argc, char **argv)
 {
 	const char *path = NULL;
 	static uint64_t frames[FORMAT_MAX_DEPTH];
+	static uint64_t counts[FORMAT_MAX_COUNTERS];
 	struct profile p;
 	int shared = 0;
 
@@ -138,14 +139,15 @@ static int cmd_dump(int argc, char **argv)
 	}
 	for (size_t i = 0; i < p.nstacks; i++) {
 		const struct prof_stack *s = &p.stacks[i];
-		uint32_t n = shared ? s->depth - s->shared : reader_frames(&p, i, frames);
-		const uint64_t *f = shared ? s->frames : frames;
+		uint32_t n = shared ? reader_own(&p, i, 0, frames) : reader_frames(&p, i, frames);
+
 		printf("stack %u %u", s->depth, s->flags);
+		reader_counts(&p, i, counts);
 		for (size_t k = 0; k < p.ncounters; k++)
-			printf(" %" PRIu64, s->counts[k]);
+			printf(" %" PRIu64, counts[k]);
 		printf(" :");
 		for (uint32_t d = 0; d < n; d++)
-			printf(" 0x%" PRIx64, f[d]);
+			printf(" 0x%" PRIx64, frames[d]);
 		if (shared && s->shared)
 			printf(" ^%u:%u", s->ref, s->shared);
 		printf("\n");

@@ -109,6 +109,7 @@ int merge_files(const char *const *paths, int n, const char *out, char *err, siz
 	size_t nmods = 0, cap = 0, nstacks = 0;
 	uint64_t *f = xcalloc(FORMAT_MAX_DEPTH + 1, sizeof(uint64_t));
 	uint64_t *prev = xcalloc(FORMAT_MAX_DEPTH + 1, sizeof(uint64_t));
+	uint64_t ctr[FORMAT_MAX_COUNTERS];
 	uint64_t bins[FORMAT_NBINS][4];
 	uint64_t counter_sum = 0, bin_sum = 0;
 	int loaded = 0, rc = -1, threads = 1, fd = -1;
@@ -224,8 +225,8 @@ int merge_files(const char *const *paths, int n, const char *out, char *err, siz
 				 * the collectors share them. */
 				if (pd)
 					shared = format_common_outer(f, d, prev, pd);
-				format_put_stack(&w, d, ps->flags, shared ? 1 : 0, shared, f, ps->counts,
-						 (uint32_t)p[i].ncounters);
+				format_put_stack(&w, d, ps->flags, shared ? 1 : 0, shared, f,
+						 reader_counts(&p[i], s, ctr), (uint32_t)p[i].ncounters);
 				memcpy(prev, f, d * sizeof(uint64_t));
 				pd = d;
 			}

@@ -130,9 +130,11 @@ static int node_new(struct model *m, struct at *a, uint32_t site)
 	return 0;
 }
 
-/* Append a stack ending at a (no frame: a.node is MODEL_NONE); frames
- * outer to main are dropped unless keep_all. */
-static void push(struct model *m, struct at a, int keep_all, uint32_t cut, const uint64_t *c)
+/* Append a stack ending at a (no frame: a.node is MODEL_NONE), its
+ * counters c, coded at cv; frames outer to main are dropped unless
+ * keep_all. */
+static void push(struct model *m, struct at a, int keep_all, uint32_t cut, const uint64_t *c,
+		 const unsigned char *cv)
 {
 	struct model_stack *s;
 
@@ -146,7 +148,7 @@ static void push(struct model *m, struct at a, int keep_all, uint32_t cut, const
 	if (s->n > m->maxn)
 		m->maxn = s->n;
 	s->cut = cut;
-	s->c = c;
+	s->cv = cv;
 	for (size_t k = 0; k < m->nc; k++)
 		m->tot[k] += c[k];
 }
@@ -176,14 +178,27 @@ uint32_t model_path(const struct model *m, const struct model_stack *s, uint32_t
 	return s->n;
 }
 
-static const uint64_t *own(struct model *m, const uint64_t *c)
-{
-	uint64_t *copy = xmalloc(m->nc * sizeof(uint64_t));
+#define OWN_CHUNK 65536 /* > the 2560 bytes FORMAT_MAX_COUNTERS code in */
 
-	memcpy(copy, c, m->nc * sizeof(uint64_t));
-	util_grow(&m->owned, &m->owned_cap, m->nowned + 1, sizeof(uint64_t *));
-	m->owned[m->nowned++] = copy;
-	return copy;
+/* c coded in storage of the model's own: chunks that never move. */
+static const unsigned char *own(struct model *m, const uint64_t *c)
+{
+	unsigned char *at;
+
+	if (!m->nowned || m->owned_fill + 10 * m->nc > OWN_CHUNK) {
+		util_grow(&m->owned, &m->owned_cap, m->nowned + 1, sizeof(*m->owned));
+		m->owned[m->nowned++] = xmalloc(OWN_CHUNK);
+		m->owned_fill = 0;
+	}
+	at = m->owned[m->nowned - 1] + m->owned_fill;
+	m->owned_fill += reader_pack(at, c, m->nc, 0);
+	return at;
+}
+
+const uint64_t *model_counts(const struct model *m, const struct model_stack *s, uint64_t *buf)
+{
+	reader_unpack(s->cv, buf, m->nc);
+	return buf;
 }
 
 void model_add(struct model *m, const char *const *names, uint32_t n, const uint64_t *c)
@@ -193,9 +208,15 @@ void model_add(struct model *m, const char *const *names, uint32_t n, const uint
 
 	util_grow(&m->last, &m->last_cap, (size_t)n + 1, sizeof(*m->last));
 	for (uint32_t i = 0; i < n; i++) {
-		struct model_site st = { strtab_intern(m->fns, printable(m, names[i])),
-					 MODEL_NO_OFFSET, MODEL_NO_LOC, 0, MODEL_NONE, 0 };
-		uint32_t site = site_id(m, &st);
+		struct model_site st;
+		uint32_t site;
+
+		memset(&st, 0, sizeof(st)); /* sites are compared bytewise, padding too */
+		st.fn = strtab_intern(m->fns, printable(m, names[i]));
+		st.offset = MODEL_NO_OFFSET;
+		st.loc = MODEL_NO_LOC;
+		st.atype = MODEL_NONE;
+		site = site_id(m, &st);
 
 		if (same && i < m->nlast && m->last[i].site == site) {
 			a.node = m->last[i].node;
@@ -209,11 +230,13 @@ void model_add(struct model *m, const char *const *names, uint32_t n, const uint
 		m->last[i] = (struct model_frame){ site, a.node, a.run };
 	}
 	m->nlast = a.n;
-	push(m, a, 1, 0, own(m, c));
+	push(m, a, 1, 0, c, own(m, c));
 }
 
 /* Cache: address (and whether it is a return address) -> its site ids,
- * innermost first, in a pool. */
+ * innermost first, in a pool; their count, AC_MARKED if one is main or a
+ * top-level form. */
+#define AC_MARKED 0x80000000u
 struct addrcache {
 	uint64_t *key; /* addr << 1 | is_ret, + 1 so 0 is empty */
 	uint32_t *start, *count;
@@ -248,15 +271,17 @@ static void ac_grow(struct addrcache *a)
 	free(count);
 }
 
-/* The site ids of addr, innermost first: *n of them at the returned pointer
- * (valid until the next call); NULL past a->max distinct addresses. */
+/* The site ids of addr, innermost first: *n of them (with AC_MARKED) at
+ * the returned pointer (valid until the next call); NULL past a->max
+ * distinct addresses. */
+static const uint32_t *expand_new(struct model *m, struct addrcache *a, struct symbols *sy,
+				  uint64_t addr, int ret, uint32_t *n, size_t j, uint64_t k);
+
 static const uint32_t *expand(struct model *m, struct addrcache *a, struct symbols *sy, uint64_t addr,
 			      int ret, uint32_t *n)
 {
 	uint64_t k = (addr << 1 | (uint64_t)ret) + 1;
-	struct sym_frame sf[32];
 	size_t j;
-	int cnt;
 
 	if (2 * (a->n + 1) > a->nslots)
 		ac_grow(a);
@@ -266,6 +291,20 @@ static const uint32_t *expand(struct model *m, struct addrcache *a, struct symbo
 			*n = a->count[j];
 			return a->pool + a->start[j];
 		}
+	return expand_new(m, a, sy, addr, ret, n, j, k);
+}
+
+/* An address met for the first time (slot j of the cache is its key k's):
+ * symbolized, apart from the look-up above, which every frame makes and
+ * which needs none of the room symbolizing does. */
+static __attribute__((noinline)) const uint32_t *expand_new(struct model *m, struct addrcache *a,
+							    struct symbols *sy, uint64_t addr,
+							    int ret, uint32_t *n, size_t j,
+							    uint64_t k)
+{
+	struct sym_frame sf[32];
+	int cnt;
+
 	if (a->n >= a->max)
 		return NULL;
 	if (m->lisp) {
@@ -326,30 +365,39 @@ cached:
 	a->key[j] = k;
 	a->start[j] = (uint32_t)a->npool;
 	a->count[j] = (uint32_t)cnt;
+	/* Whether a site of it is main or a top-level form, which own_frames
+	 * looks at: most addresses hold neither. */
+	for (int i = 0; i < cnt; i++) {
+		uint32_t fn = m->sites[a->pool[a->npool + (size_t)i]].fn;
+		if (fn == m->main_fn || fn == m->toplevel_fn)
+			a->count[j] |= AC_MARKED;
+	}
 	a->n++;
 	a->npool += (size_t)cnt;
-	*n = (uint32_t)cnt;
+	*n = a->count[j];
 	return a->pool + a->start[j];
 }
 
 /*
- * Extend the path ending at *a by stack ps's own frames, outermost first,
- * each address expanded into its sites.  keep (if not NULL) gets where
- * each own frame ends, keep[d] for frame d.  -1 past 2^32 nodes, -2 past
- * the distinct addresses the file may have.
+ * Extend the path ending at *a by a stack's own frames (nown of them,
+ * innermost first, the stack's flags), outermost first, each address
+ * expanded into its sites.  keep (if not NULL) gets where each own frame
+ * ends, keep[d] for frame d.  -1 past 2^32 nodes, -2 past the distinct
+ * addresses the file may have.
  */
 static int own_frames(struct model *m, struct addrcache *ac, struct symbols *sy,
-		      const struct prof_stack *ps, struct at *a, struct at *keep)
+		      const uint64_t *frames, uint32_t nown, uint32_t flags, struct at *a,
+		      struct at *keep)
 {
 	static uint32_t at[FORMAT_MAX_DEPTH], cnt[FORMAT_MAX_DEPTH]; /* in ac->pool */
-	uint32_t k, nown = ps->depth - ps->shared;
+	uint32_t k;
 
 	/* Symbolized innermost first, as stacks are read: function and site
 	 * ids, which order ties in every view, come in that order. */
 	for (uint32_t d = 0; d < nown; d++) {
-		int ret = !((d == 0 && (ps->flags & FORMAT_STACK_PC_FIRST)) ||
-			    (ps->flags & FORMAT_STACK_ENTRY));
-		const uint32_t *e = expand(m, ac, sy, ps->frames[d], ret, &cnt[d]);
+		int ret = !((d == 0 && (flags & FORMAT_STACK_PC_FIRST)) ||
+			    (flags & FORMAT_STACK_ENTRY));
+		const uint32_t *e = expand(m, ac, sy, frames[d], ret, &cnt[d]);
 		if (!e)
 			return -2;
 		at[d] = (uint32_t)(e - ac->pool);
@@ -357,7 +405,13 @@ static int own_frames(struct model *m, struct addrcache *ac, struct symbols *sy,
 	for (uint32_t d = nown; d-- > 0;) {
 		const uint32_t *e = ac->pool + at[d];
 
-		k = cnt[d];
+		k = cnt[d] & ~AC_MARKED;
+		if (!(cnt[d] & AC_MARKED)) {
+			while (k-- > 0)
+				if (node_new(m, a, e[k]) < 0)
+					return -1;
+			k = 0;
+		}
 		while (k-- > 0) {
 			if (a->main == MODEL_NONE && m->sites[e[k]].fn == m->main_fn)
 				a->main = a->n;
@@ -422,6 +476,7 @@ int model_from_profile(struct model *m, const struct profile *p, struct symbols 
 	struct at *keep, *hang;
 	uint32_t *first;
 	size_t nkeep = 0;
+	static uint64_t frames[FORMAT_MAX_DEPTH];
 
 	if (p->kind != FORMAT_KIND_MPROF) {
 		m->nc = p->ncounters;
@@ -477,15 +532,22 @@ int model_from_profile(struct model *m, const struct profile *p, struct symbols 
 	hang = xcalloc(p->nstacks + 1, sizeof(*hang));
 	for (size_t i = 0; i < p->nstacks && rc == 0; i++) {
 		const struct prof_stack *ps = &p->stacks[i];
-		const uint64_t *c = ps->counts;
+		const unsigned char *cv = ps->cv;
+		uint64_t c[FORMAT_MAX_COUNTERS];
 		struct at a = { MODEL_NONE, MODEL_NONE, 0, MODEL_NONE };
 
+		reader_counts(p, i, c);
 		if (p->kind == FORMAT_KIND_MPROF && !identity) {
 			uint64_t v[MPROF_NCOUNTERS_SCAN];
 			for (size_t k = 0; k < m->nc; k++)
-				v[k] = ps->counts[idx[k]];
-			c = own(m, v);
+				v[k] = c[idx[k]];
+			memcpy(c, v, m->nc * sizeof(uint64_t));
+			cv = own(m, c);
 		}
+		/* Stacks are read once, in order: what the file held of those
+		 * before goes back (and reads back if a reference needs it). */
+		if (!(i & 1023))
+			reader_forget(p, i);
 		if (ps->shared) {
 			/* The shared frames are r's from j out, held by r's own
 			 * frames (the reader resolved the reference so).  The
@@ -502,23 +564,24 @@ int model_from_profile(struct model *m, const struct profile *p, struct symbols 
 			if (pc_here == pc_there) {
 				a = keep[first[ps->ref] + j];
 			} else {
-				struct prof_stack one = { .depth = 1,
-							  .flags = pc_here ? FORMAT_STACK_PC_FIRST : 0,
-							  .frames = r->frames + j };
 				a = j + 1 < nown_r ? keep[first[ps->ref] + j + 1] : hang[ps->ref];
-				rc = own_frames(m, &ac, sy, &one, &a, NULL);
+				reader_own(p, ps->ref, j, frames);
+				rc = own_frames(m, &ac, sy, frames, 1,
+						pc_here ? FORMAT_STACK_PC_FIRST : 0, &a, NULL);
 			}
 		}
 		hang[i] = a;
-		if (rc == 0)
-			rc = own_frames(m, &ac, sy, ps, &a,
+		if (rc == 0) {
+			uint32_t nown = reader_own(p, i, 0, frames);
+			rc = own_frames(m, &ac, sy, frames, nown, ps->flags, &a,
 					first[i] == MODEL_NONE ? NULL : keep + first[i]);
+		}
 		if (rc == 0 && FORMAT_STACK_CATEGORY(ps->flags))
 			rc = category_frame(m, p, FORMAT_STACK_CATEGORY(ps->flags), &a);
 		if (rc == 0 && m->lisp && a.n == 0)
 			rc = lisp_none_frame(m, &a);
 		push(m, a, (flags & MODEL_KEEP_ABOVE_MAIN) != 0,
-		     (ps->flags & FORMAT_STACK_TRUNCATED) != 0, c);
+		     (ps->flags & FORMAT_STACK_TRUNCATED) != 0, c, cv);
 	}
 	if (rc == -1)
 		snprintf(err, errlen, "its stacks symbolize into more than 2^32 frames");

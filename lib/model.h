@@ -50,7 +50,8 @@ struct model_stack {
 			      * stop short of the root) */
 	uint32_t cut;        /* outer callers were dropped (truncated) */
 	uint32_t run;        /* the run (below) leaf is in */
-	const uint64_t *c;   /* model.nc counters */
+	const unsigned char *cv; /* model.nc counters, coded as the reader
+				  * codes them (model_counts decodes) */
 };
 
 struct model {
@@ -95,8 +96,8 @@ struct model {
 	int has_scan;         /* and the leak classes' (MPROF_LEAKS=scan) */
 	uint64_t tot[FORMAT_MAX_COUNTERS]; /* sums over all stacks */
 	/* storage */
-	uint64_t **owned;     /* counter vectors the model copied */
-	size_t nowned, owned_cap;
+	unsigned char **owned; /* counter vectors the model coded, in chunks */
+	size_t nowned, owned_cap, owned_fill;
 	void *sitemap;        /* site dedup table */
 	/* model_add's last stack, a frame per depth: the next stack shares
 	 * the frames it has in common with it */
@@ -118,7 +119,8 @@ void model_init(struct model *m);
  * if it has those too (has_scan); for other kinds they are the file's, in
  * its order.
  * Frames outer to main are dropped unless MODEL_KEEP_ABOVE_MAIN.  The model
- * may point into p's counters: p must outlive it.  Returns 0, or -1 with a
+ * points into p's counters: p must outlive it.  The stacks are read once,
+ * in order, and given back as they are (reader_forget).  Returns 0, or -1 with a
  * reason in err when the profile lacks mprof's counters.
  */
 int model_from_profile(struct model *m, const struct profile *p, struct symbols *s,
@@ -147,6 +149,9 @@ void model_inner(const struct model *m, const struct model_stack *s, uint32_t k,
  * every instantiation among full ones.  Returns how many were marked.
  */
 size_t model_find_fns(const struct model *m, const char *name, uint8_t *set);
+
+/* The counters of stack s into buf (room for m->nc); returns buf. */
+const uint64_t *model_counts(const struct model *m, const struct model_stack *s, uint64_t *buf);
 
 /* Convenience over the counter vector. */
 uint64_t model_allocs(const uint64_t *c);

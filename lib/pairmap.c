@@ -11,7 +11,10 @@
 static size_t hash(uint32_t a, uint32_t b, size_t mask)
 {
 	uint64_t k = ((uint64_t)a << 32 | b) * 0x9e3779b97f4a7c15ull;
-	return (size_t)(k >> 20) & mask;
+
+	/* The high half: a, in the key's high half, reaches only bits 32 and
+	 * up of the product (bits 20 on took 4 bits of it). */
+	return (size_t)(k >> 32) & mask;
 }
 
 uint32_t pairmap_get(struct pairmap *m, uint32_t a, uint32_t b, size_t max, int *made)

@@ -2,13 +2,17 @@
  * reader.c - decode a profile data file into a struct profile, checking
  * everything (doc/format.md).  The counterpart of the encoder in format.c.
  *
- * The whole file is read into memory first: files are small (they grow with
- * distinct stacks, not run length), and checking a buffer is simpler and
- * safer than checking a stream.  A cursor never reads past its end; every
+ * The whole file is in memory first, mapped (or copied): files are small
+ * (they grow with distinct stacks, not run length), and checking a buffer
+ * is simpler and safer than checking a stream.  Frames are decoded from
+ * the file's bytes when asked for; the pages each pass is done with go
+ * back to the kernel, so a large file costs its stacks' index and their
+ * counters, not its size.  A cursor never reads past its end; every
  * count is checked against the bytes left before anything is allocated for
  * it, so a corrupt count cannot make us allocate gigabytes.
  */
 #include "reader.h"
+#include "reader_int.h"
 #include "escape.h"
 #include "format.h"
 #include "util.h"
@@ -18,8 +22,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
 
 struct cur {
 	const unsigned char *p;
@@ -85,6 +91,23 @@ static uint64_t getuvar(struct cur *c)
 {
 	uint64_t v = 0;
 
+	/* Far from the end (most are): no byte to check on the way. */
+	if (c->left >= 10 && !c->bad) {
+		const unsigned char *b = c->p;
+		for (int i = 0; i < 10; i++) {
+			if (i == 9 && b[i] > 1)
+				break;
+			v |= (uint64_t)(b[i] & 0x7f) << (7 * i);
+			if (!(b[i] & 0x80)) {
+				c->p += i + 1;
+				c->left -= (size_t)i + 1;
+				return v;
+			}
+		}
+		seterr(c->err, c->errlen, "corrupt %s section: bad variable-length number", c->what);
+		c->bad = 1;
+		return 0;
+	}
 	for (int i = 0; i < 10; i++) {
 		if (!need(c, 1))
 			return 0;
@@ -99,6 +122,34 @@ static uint64_t getuvar(struct cur *c)
 	seterr(c->err, c->errlen, "corrupt %s section: bad variable-length number", c->what);
 	c->bad = 1;
 	return 0;
+}
+
+/* n LEB128 values checked as getuvar checks them, and passed: the
+ * counters, copied as they are coded. */
+static void skip_uvars(struct cur *c, size_t n)
+{
+	const unsigned char *b = c->p;
+
+	if (c->bad || c->left / 10 < n) { /* near the end: one at a time */
+		for (size_t k = 0; k < n && !c->bad; k++)
+			getuvar(c);
+		return;
+	}
+	for (size_t k = 0; k < n; k++) {
+		size_t i = 0;
+
+		while ((b[i] & 0x80) && i < 9)
+			i++;
+		if (i == 9 && b[9] > 1) {
+			c->left -= (size_t)(b - c->p);
+			c->p = b;
+			getuvar(c); /* says why */
+			return;
+		}
+		b += i + 1;
+	}
+	c->left -= (size_t)(b - c->p);
+	c->p = b;
 }
 
 /* A u32-length byte string, copied and NUL-terminated. */
@@ -286,17 +337,57 @@ static int within_cap(struct cur *c, const struct cur *start, uint64_t total)
 	return 0;
 }
 
-/* Version 1: u32 depth, u32 flags, u64 frames[depth], u64 counters[]. */
+/* A slab that grows as coded values are appended; offsets into it stay
+ * valid (pointers are made once it is whole). */
+struct slab {
+	unsigned char *b;
+	size_t n, cap;
+};
+
+static unsigned char *slab_room(struct cur *c, struct slab *sl, size_t n)
+{
+	if (sl->n + n > sl->cap) {
+		size_t cap = sl->cap ? sl->cap : 4096;
+		unsigned char *b;
+		while (cap < sl->n + n)
+			cap *= 2;
+		b = realloc(sl->b, cap);
+		if (!b) {
+			seterr(c->err, c->errlen, "out of memory");
+			c->bad = 1;
+			return NULL;
+		}
+		sl->b = b;
+		sl->cap = cap;
+	}
+	return sl->b + sl->n;
+}
+
+/* The slab whole: its offsets, kept in own and cv, become pointers. */
+static void slab_done(struct slab *sl, unsigned char **to)
+{
+	if (sl->b && sl->n < sl->cap) {
+		unsigned char *b = realloc(sl->b, sl->n ? sl->n : 1);
+		if (b)
+			sl->b = b;
+	}
+	*to = sl->b;
+}
+
+#define AT(off) ((const unsigned char *)(uintptr_t)(off))
+#define OFF(ptr) ((size_t)(uintptr_t)(ptr))
+
+/* Version 1: u32 depth, u32 flags, u64 frames[depth], u64 counters[]:
+ * coded as version 2 codes them, in slabs of the profile's own. */
 static void read_stacks_flat(struct cur *c, struct profile *p, uint64_t n)
 {
-	uint64_t *next;
+	struct slab fs = { 0 }, cs = { 0 };
+	uint64_t v[FORMAT_MAX_COUNTERS > FORMAT_MAX_DEPTH ? FORMAT_MAX_COUNTERS : FORMAT_MAX_DEPTH];
+	unsigned char *to;
 
 	if (!count_fits(c, n, 8 + 8 * p->ncounters))
 		return;
 	p->stacks = cur_calloc(c, (size_t)n, sizeof(*p->stacks));
-	/* The frames and counters of all stacks fit in the section's size. */
-	p->slab = cur_calloc(c, c->left / 8 + 1, sizeof(uint64_t));
-	next = p->slab;
 	for (uint64_t i = 0; i < n && !c->bad; i++) {
 		struct prof_stack *s = &p->stacks[i];
 		s->depth = get32(c);
@@ -311,15 +402,28 @@ static void read_stacks_flat(struct cur *c, struct profile *p, uint64_t n)
 		}
 		if (!need(c, 8 * ((size_t)s->depth + p->ncounters)))
 			break;
-		s->frames = next;
-		s->counts = next + s->depth;
-		next += s->depth + p->ncounters;
 		p->nstacks = i + 1;
 		p->nvalues += s->depth + p->ncounters;
-		for (uint32_t d = 0; d < s->depth && !c->bad; d++)
-			s->frames[d] = get64(c);
-		for (size_t k = 0; k < p->ncounters && !c->bad; k++)
-			s->counts[k] = get64(c);
+		for (uint32_t d = 0; d < s->depth; d++)
+			v[d] = get64(c);
+		s->outer = s->depth ? v[s->depth - 1] : 0;
+		if (!(to = slab_room(c, &fs, 10 * (size_t)s->depth)))
+			break;
+		s->own = AT(fs.n);
+		s->own_len = (uint32_t)reader_pack(to, v, s->depth, 1);
+		fs.n += s->own_len;
+		for (size_t k = 0; k < p->ncounters; k++)
+			v[k] = get64(c);
+		if (!(to = slab_room(c, &cs, 10 * p->ncounters)))
+			break;
+		s->cv = AT(cs.n);
+		cs.n += reader_pack(to, v, p->ncounters, 0);
+	}
+	slab_done(&fs, &p->fslab);
+	slab_done(&cs, &p->cslab);
+	for (size_t i = 0; i < p->nstacks; i++) {
+		p->stacks[i].own = p->fslab + OFF(p->stacks[i].own);
+		p->stacks[i].cv = p->cslab + OFF(p->stacks[i].cv);
 	}
 }
 
@@ -385,16 +489,17 @@ static void resolve_ref(struct profile *p, uint32_t i, uint32_t q, uint32_t sh, 
 
 /*
  * Version 2 (format.h): varints, outer frames shared with an earlier stack.
- * Two passes: the first checks every entry, resolves its reference and
- * counts its own frames, the second fills them in.  Shared frames are never
- * copied: see struct prof_stack.
+ * One pass checks every entry and resolves its reference; the own frames
+ * stay where they are in the file (checked, and their outermost value
+ * kept), the counters are copied, coded, into the counter slab.  Shared
+ * frames are never copied: see struct prof_stack.
  */
 static void read_stacks_packed(struct cur *c, struct profile *p, uint64_t n)
 {
 	struct cur start;
-	uint64_t own = 0, ref, i;
+	struct slab cs = { 0 };
+	uint64_t ref, i;
 	uint32_t shared, *hops, *jump;
-	uint64_t *next;
 
 	/* Each entry is at least 3 + ncounters bytes; refs are 32 bits. */
 	if (!count_fits(c, n, 3 + p->ncounters))
@@ -409,66 +514,42 @@ static void read_stacks_packed(struct cur *c, struct profile *p, uint64_t n)
 	jump = cur_calloc(c, (size_t)n, sizeof(uint32_t));
 	start = *c;
 	for (i = 0; i < n && !c->bad; i++) {
+		struct prof_stack *s = &p->stacks[i];
+		const unsigned char *from;
+		unsigned char *to;
+		uint64_t prev = 0;
+
 		if (packed_head(c, p, i, &ref, &shared) < 0)
 			break;
 		resolve_ref(p, (uint32_t)i, (uint32_t)(i - ref), shared, hops, jump);
-		for (uint32_t d = shared; d < p->stacks[i].depth && !c->bad; d++)
-			getuvar(c);
-		for (size_t k = 0; k < p->ncounters && !c->bad; k++)
-			getuvar(c);
-		own += p->stacks[i].depth - shared + p->ncounters;
+		s->own = c->p;
+		for (uint32_t d = shared; d < s->depth && !c->bad; d++) {
+			uint64_t z = getuvar(c);
+			prev += (z >> 1) ^ (0 - (z & 1)); /* zigzag: the delta's two's complement */
+		}
+		s->outer = prev;
+		s->own_len = (uint32_t)(c->p - s->own);
+		from = c->p;
+		skip_uvars(c, p->ncounters);
+		if (c->bad || !(to = slab_room(c, &cs, (size_t)(c->p - from))))
+			break;
+		memcpy(to, from, (size_t)(c->p - from));
+		s->cv = AT(cs.n);
+		cs.n += (size_t)(c->p - from);
+		p->nstacks = i + 1;
 		p->nvalues += p->stacks[i].depth + p->ncounters;
 		if (!within_cap(c, &start, p->nvalues))
 			break;
+		if (!(i & 4095))
+			reader_forget_before(p, c->p);
 	}
 	free(hops);
 	free(jump);
+	slab_done(&cs, &p->cslab);
+	for (i = 0; i < p->nstacks; i++)
+		p->stacks[i].cv = p->cslab + OFF(p->stacks[i].cv);
 	if (c->bad)
-		return;
-	/* Own frames take a byte of the file at least, counters too. */
-	p->slab = cur_calloc(c, (size_t)own + 1, sizeof(uint64_t));
-	if (c->bad)
-		return;
-	*c = start;
-	next = p->slab;
-	for (i = 0; i < n && !c->bad; i++) {
-		struct prof_stack *s = &p->stacks[i];
-		uint64_t prev = 0;
-		uint32_t nown = s->depth - s->shared;
-
-		/* The head, checked in the first pass: depth, flags, ref, and
-		 * shared when ref is not 0. */
-		getuvar(c);
-		getuvar(c);
-		if (getuvar(c))
-			getuvar(c);
-		s->frames = next;
-		s->counts = next + nown;
-		next += nown + p->ncounters;
-		p->nstacks = i + 1;
-		for (uint32_t d = 0; d < nown && !c->bad; d++) {
-			uint64_t z = getuvar(c);
-			prev += (z >> 1) ^ (0 - (z & 1)); /* zigzag: the delta's two's complement */
-			s->frames[d] = prev;
-		}
-		for (size_t k = 0; k < p->ncounters && !c->bad; k++)
-			s->counts[k] = getuvar(c);
-	}
-}
-
-uint32_t reader_frames(const struct profile *p, size_t i, uint64_t *out)
-{
-	const struct prof_stack *s = &p->stacks[i];
-	uint32_t n = 0, from = 0;
-
-	for (;;) {
-		for (uint32_t k = from; k < s->depth - s->shared; k++)
-			out[n++] = s->frames[k];
-		if (!s->shared)
-			return n;
-		from = p->stacks[s->ref].depth - s->shared;
-		s = &p->stacks[s->ref];
-	}
+		p->nstacks = 0; /* nothing half made for reader_release to trust */
 }
 
 static void read_stacks(struct cur *c, struct profile *p, int have_counters)
@@ -540,25 +621,43 @@ static const char *section_name(uint32_t type)
 	return "unknown";
 }
 
-int reader_parse(const unsigned char *buf, size_t len, struct profile *p, char *err, size_t errlen)
+/* A section's CRC: of its type, then of its payload, a few MB at a time,
+ * each given back once summed. */
+static uint32_t section_crc(const struct profile *p, const unsigned char *at, size_t len)
 {
+	uint32_t crc = format_crc32(0, at - FORMAT_SECTION_HEADER_LEN, 4);
+
+	while (len) {
+		size_t k = len < FORGET_STEP ? len : FORGET_STEP;
+		crc = format_crc32(crc, at, k);
+		at += k;
+		len -= k;
+		reader_forget_before(p, at);
+	}
+	return crc;
+}
+
+/* Parse p->bytes, the file's bytes, which p owns. */
+static int parse(struct profile *p, char *err, size_t errlen)
+{
+	const unsigned char *buf = p->bytes;
+	size_t len = p->nbytes;
 	struct cur h = { buf, len, 0, "header", err, errlen };
 	uint32_t nsections, reserved;
 	uint64_t total;
 	unsigned seen = 0;
 
-	memset(p, 0, sizeof(*p));
 	if (len == 0) {
 		seterr(err, errlen, "empty file");
-		return -1;
+		goto bad;
 	}
 	if (len < FORMAT_MAGIC_LEN || memcmp(buf, FORMAT_MAGIC, FORMAT_MAGIC_LEN) != 0) {
 		seterr(err, errlen, "not a profile data file (bad magic)");
-		return -1;
+		goto bad;
 	}
 	if (len < FORMAT_HEADER_LEN) {
 		seterr(err, errlen, "truncated: %zu bytes, the header alone is %d", len, FORMAT_HEADER_LEN);
-		return -1;
+		goto bad;
 	}
 	h.p += FORMAT_MAGIC_LEN;
 	h.left -= FORMAT_MAGIC_LEN;
@@ -570,25 +669,25 @@ int reader_parse(const unsigned char *buf, size_t len, struct profile *p, char *
 	if (p->version < FORMAT_VERSION_MIN || p->version > FORMAT_VERSION) {
 		seterr(err, errlen, "format version %u, this tool reads versions %d to %d",
 		       p->version, FORMAT_VERSION_MIN, FORMAT_VERSION);
-		return -1;
+		goto bad;
 	}
 	if (p->kind != FORMAT_KIND_MPROF && p->kind != FORMAT_KIND_CPPROF &&
 	    p->kind != FORMAT_KIND_CFPROF) {
 		seterr(err, errlen, "unknown kind of profile (%u)", p->kind);
-		return -1;
+		goto bad;
 	}
 	if (reserved != 0) {
 		seterr(err, errlen, "corrupt header: reserved field is %u", reserved);
-		return -1;
+		goto bad;
 	}
 	if (total == 0 && nsections == 0) {
 		seterr(err, errlen, "incomplete: the writer did not finish this file");
-		return -1;
+		goto bad;
 	}
 	if (total != len) {
 		seterr(err, errlen, "%s: header says %llu bytes, file has %zu",
 		       total > len ? "truncated" : "corrupt", (unsigned long long)total, len);
-		return -1;
+		goto bad;
 	}
 	for (uint32_t i = 0; i < nsections; i++) {
 		struct cur s = { 0 };
@@ -614,10 +713,12 @@ int reader_parse(const unsigned char *buf, size_t len, struct profile *p, char *
 			       section_name(type), (unsigned long long)slen, h.left);
 			goto bad;
 		}
-		if (format_crc32(format_crc32(0, h.p - FORMAT_SECTION_HEADER_LEN, 4), h.p, (size_t)slen) != crc) {
+		if (section_crc(p, h.p, (size_t)slen) != crc) {
 			seterr(err, errlen, "corrupt: %s section fails its checksum", section_name(type));
 			goto bad;
 		}
+		/* Read again now: given back again as it is (forget_before). */
+		p->forgotten = (size_t)(h.p - buf) & ~(size_t)(FORGET_STEP - 1);
 		s.p = h.p;
 		s.left = (size_t)slen;
 		s.what = section_name(type);
@@ -664,18 +765,36 @@ int reader_parse(const unsigned char *buf, size_t len, struct profile *p, char *
 	if (reader_check(p, err, errlen) < 0)
 		goto bad;
 	p->size = len;
+	/* The next pass over the frames (the model's) gives them back anew. */
+	p->forgotten = p->nstacks ? (size_t)(p->stacks[0].own - p->bytes) & ~(size_t)(FORGET_STEP - 1)
+				  : 0;
 	return 0;
 bad:
 	reader_release(p);
 	return -1;
 }
 
+int reader_parse(const unsigned char *buf, size_t len, struct profile *p, char *err, size_t errlen)
+{
+	unsigned char *copy = malloc(len ? len : 1);
+
+	memset(p, 0, sizeof(*p));
+	if (!copy) {
+		seterr(err, errlen, "out of memory reading %zu bytes", len);
+		return -1;
+	}
+	if (len)
+		memcpy(copy, buf, len);
+	p->bytes = copy;
+	p->nbytes = len;
+	return parse(p, err, errlen);
+}
+
 int reader_load(const char *path, struct profile *p, char *err, size_t errlen)
 {
 	struct stat st;
-	unsigned char *buf;
 	const char *why;
-	size_t got = 0;
+	void *map;
 	int fd, rc;
 
 	memset(p, 0, sizeof(*p));
@@ -689,23 +808,25 @@ int reader_load(const char *path, struct profile *p, char *err, size_t errlen)
 		close(fd);
 		return -1;
 	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		seterr(err, errlen, "out of memory reading %lld bytes", (long long)st.st_size);
+	if (st.st_size == 0) {
 		close(fd);
+		seterr(err, errlen, "empty file");
 		return -1;
 	}
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
+	/* Mapped, not read: the frames are decoded where they are, and the
+	 * pages a pass is done with go back to the kernel (reader_forget).
+	 * A file cut short by another process while it is mapped ends this
+	 * one with SIGBUS, as it would git or perf. */
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
-	rc = reader_parse(buf, got, p, err, errlen);
-	free(buf);
+	if (map == MAP_FAILED) {
+		seterr(err, errlen, "cannot map %lld bytes: %s", (long long)st.st_size, strerror(errno));
+		return -1;
+	}
+	p->bytes = map;
+	p->nbytes = (size_t)st.st_size;
+	p->mapped = 1;
+	rc = parse(p, err, errlen);
 	if (rc == 0)
 		p->path = strdup(path);
 	return rc;
@@ -729,10 +850,15 @@ void reader_release(struct profile *p)
 	}
 	free(p->counter_names);
 	free(p->counter_units);
-	free(p->slab);
+	free(p->cslab);
+	free(p->fslab);
 	free(p->stacks);
 	free(p->bins);
 	free(p->path);
+	if (p->mapped)
+		munmap((void *)p->bytes, p->nbytes);
+	else
+		free((void *)p->bytes);
 	memset(p, 0, sizeof(*p));
 }
 

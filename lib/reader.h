@@ -29,17 +29,29 @@ struct prof_module {
  * The reader resolves references so that stacks[ref] holds the first of
  * them among its own frames: walking a stack (reader_frames) gets at least
  * one frame per stack it visits.
+ *
+ * Frames and counters stay coded as the file codes them (LEB128; frames
+ * as zigzag deltas, innermost first, the first from 0), decoded when a
+ * view asks (reader_own, reader_counts): a profile of 1M stacks holds 19M
+ * frames and 16M counters, 280 MB as 64-bit numbers and 19 MB of
+ * counters coded.  The own frames are read where they are in the file,
+ * which reader_load maps rather than copies, so they cost memory while a
+ * view reads them (reader_forget gives them back); the counters are
+ * copied, together, into one slab.
  */
 struct prof_stack {
 	uint32_t depth;    /* frames in all */
 	uint32_t flags;    /* FORMAT_STACK_* */
-	uint64_t *frames;  /* its own depth - shared frames, innermost first */
-	uint64_t *counts;  /* profile.ncounters values */
 	uint32_t shared;   /* outermost frames held by stacks[ref] */
 	uint32_t ref;      /* with shared > 0: an earlier stack whose own frames
 			    * hold frame depth - shared (its stacks[ref].depth -
 			    * shared'th), with stacks[ref].shared < shared */
 	uint32_t tid;      /* the sampled thread (THREADS section), else 0 */
+	uint32_t own_len;  /* bytes at own */
+	const unsigned char *own; /* its depth - shared own frames, coded */
+	const unsigned char *cv;  /* its profile.ncounters counters, coded */
+	uint64_t outer;    /* its outermost own frame (0 if none): own frames
+			    * decode from either end */
 };
 
 struct prof_bin {
@@ -63,7 +75,13 @@ struct profile {
 	char **counter_names, **counter_units;
 	size_t nstacks;
 	struct prof_stack *stacks;
-	uint64_t *slab; /* every stack's own frames and counts, one allocation */
+	const unsigned char *bytes; /* the file: mapped (reader_load) or a copy */
+	size_t nbytes;
+	int mapped;
+	size_t forgotten; /* bytes of the mapping given back (reader_forget) */
+	unsigned char *cslab; /* every stack's counters, coded */
+	unsigned char *fslab; /* own frames coded here when the file does not
+			       * code them so (version 1) */
 	uint64_t nvalues; /* frames and counters of every stack, references
 			   * followed: what views may walk (bounded) */
 	size_t nbins;
@@ -107,5 +125,32 @@ int reader_counter(const struct profile *p, const char *name);
 /* The frames of stack i, innermost first, into out (room for its depth,
  * at most FORMAT_MAX_DEPTH); returns the depth.  O(depth). */
 uint32_t reader_frames(const struct profile *p, size_t i, uint64_t *out);
+/* Own frames from..depth - shared of stack i (from <= that), innermost
+ * first, into out; returns how many.  O(own frames - from). */
+uint32_t reader_own(const struct profile *p, size_t i, uint32_t from, uint64_t *out);
+/* The counters of stack i into out (room for ncounters); returns out. */
+const uint64_t *reader_counts(const struct profile *p, size_t i, uint64_t *out);
+/*
+ * The stacks before i will not be read again soon: the pages of the
+ * mapped file that hold only their frames leave this process's memory
+ * (read back from the page cache if a view does read them).  A hint for
+ * views that walk the stacks once, in order; nothing for a copy.
+ */
+void reader_forget(const struct profile *p, size_t i);
+/*
+ * The stacks themselves are no longer needed (a view made its model,
+ * which keeps their counters, not them): their index goes, and the file
+ * with it.  stacks becomes NULL, nstacks 0; the counters stay.
+ */
+void reader_drop_stacks(struct profile *p);
+
+/*
+ * The coding, for stacks made by hand (tests): n values as LEB128 into
+ * out (room for 10 n bytes), as zigzag deltas from the one before (the
+ * first from 0) if deltas; returns the bytes used.  reader_unpack
+ * decodes n plain values, returning the byte after them.
+ */
+size_t reader_pack(unsigned char *out, const uint64_t *v, size_t n, int deltas);
+const unsigned char *reader_unpack(const unsigned char *b, uint64_t *out, size_t n);
 
 #endif

@@ -18,6 +18,7 @@
  * numbers must be decimal numbers in their range; "-5", "12x" or a pid
  * of 2^40 is a corrupt file.
  */
+#include "format.h"
 #include "reader.h"
 
 #include <errno.h>
@@ -101,16 +102,20 @@ static int add(uint64_t *sum, uint64_t v)
 
 static int check_sums(struct profile *p, char *err, size_t errlen)
 {
+	uint64_t c[FORMAT_MAX_COUNTERS];
+
 	p->counter_sum = 0;
-	for (size_t i = 0; i < p->nstacks; i++)
+	for (size_t i = 0; i < p->nstacks; i++) {
+		reader_counts(p, i, c);
 		for (size_t k = 0; k < p->ncounters; k++)
-			if (add(&p->counter_sum, p->stacks[i].counts[k]) < 0) {
+			if (add(&p->counter_sum, c[k]) < 0) {
 				snprintf(err, errlen,
 					 "corrupt stacks section: its counters add up to 2^63 or more "
 					 "(at stack %zu, counter %s)",
 					 i, p->counter_names[k]);
 				return -1;
 			}
+	}
 	p->bin_sum = 0;
 	for (size_t i = 0; i < p->nbins; i++) {
 		const struct prof_bin *b = &p->bins[i];

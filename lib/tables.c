@@ -174,6 +174,7 @@ static void frame_types(const struct model *m, const struct profile *p, int full
 	uint64_t bin_allocs[FORMAT_NBINS] = { 0 };
 	uint8_t *plumbing = xcalloc(strtab_count(m->fns) + 1, 1); /* 0 unknown, 1 yes, 2 no */
 	uint32_t path[TYPE_FRAMES];
+	uint64_t ctr[FORMAT_MAX_COUNTERS];
 	size_t n = 0;
 
 	for (size_t i = 0; i < p->nbins; i++)
@@ -196,8 +197,9 @@ static void frame_types(const struct model *m, const struct profile *p, int full
 		if (at == MODEL_NONE || at >= m->atype_cap)
 			continue;
 		tsize = m->atype_size[at];
+		model_counts(m, st, ctr);
 		for (int c = 0; c < SIZE_NCLASSES; c++) {
-			uint64_t a = st->c[MPROF_C_ALLOCS + c], b = st->c[MPROF_C_BYTES + c], z;
+			uint64_t a = ctr[MPROF_C_ALLOCS + c], b = ctr[MPROF_C_BYTES + c], z;
 			if (!a || b % a)
 				continue;
 			z = b / a;
@@ -425,6 +427,7 @@ static size_t collect(const struct model *m, int depth, int offsets, enum chains
 		      struct tables_chain **out)
 {
 	struct tables_chain *lk = NULL;
+	uint64_t ctr[FORMAT_MAX_COUNTERS];
 	uint32_t *f, *g, *slot;
 	size_t nl = 0, cap = 0, nslots = 64;
 
@@ -440,10 +443,11 @@ static size_t collect(const struct model *m, int depth, int offsets, enum chains
 		uint64_t h = (uint64_t)cut;
 		size_t j;
 		struct tables_chain *l = NULL;
+		const uint64_t *v = model_counts(m, s, ctr);
 
-		if (of == CHAINS_KEPT ? model_allocs(s->c) == model_frees(s->c) &&
-						model_bytes(s->c) == model_freed(s->c)
-				      : !model_peak(m, s->c) && !model_peak_objects(m, s->c))
+		if (of == CHAINS_KEPT ? model_allocs(v) == model_frees(v) &&
+						model_bytes(v) == model_freed(v)
+				      : !model_peak(m, v) && !model_peak_objects(m, v))
 			continue;
 		chain(m, (uint32_t)i, n, f);
 		for (uint32_t k = 0; k < n; k++) {
@@ -473,15 +477,15 @@ static size_t collect(const struct model *m, int depth, int offsets, enum chains
 			l->cut = cut;
 			slot[j] = (uint32_t)nl;
 		}
-		l->allocs += model_allocs(s->c);
-		l->bytes += model_bytes(s->c);
-		l->frees += model_frees(s->c);
-		l->freed += model_freed(s->c);
-		l->peak += model_peak(m, s->c);
-		l->peak_n += model_peak_objects(m, s->c);
+		l->allocs += model_allocs(v);
+		l->bytes += model_bytes(v);
+		l->frees += model_frees(v);
+		l->freed += model_freed(v);
+		l->peak += model_peak(m, v);
+		l->peak_n += model_peak_objects(m, v);
 		for (int k = 0; k < MPROF_NCLASSES; k++) {
-			l->cls[2 * k] += model_class_bytes(m, s->c, k);
-			l->cls[2 * k + 1] += model_class_objects(m, s->c, k);
+			l->cls[2 * k] += model_class_bytes(m, v, k);
+			l->cls[2 * k + 1] += model_class_objects(m, v, k);
 		}
 	}
 	free(slot);

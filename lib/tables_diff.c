@@ -56,7 +56,10 @@ struct trie {
 static size_t thash(uint32_t parent, uint32_t fn, size_t mask)
 {
 	uint64_t k = ((uint64_t)parent << 32 | fn) * 0x9e3779b97f4a7c15ull;
-	return (size_t)(k >> 20) & mask;
+
+	/* The high half: a, in the key's high half, reaches only bits 32 and
+	 * up of the product (bits 20 on took 4 bits of it). */
+	return (size_t)(k >> 32) & mask;
 }
 
 static uint32_t trie_child(struct trie *tr, uint32_t parent, uint32_t fn)
@@ -99,7 +102,7 @@ static void trie_side(struct trie *tr, struct model *d, const struct model *m, i
 	for (size_t i = 0; i < m->nstacks; i++) {
 		const struct model_stack *s = &m->stacks[i];
 		uint32_t n = model_path(m, s, path), v = 0, cut = s->cut ? 1 : 0;
-		uint64_t *c;
+		uint64_t *c, sc[FORMAT_MAX_COUNTERS];
 
 		for (uint32_t j = 0; j < n; j++)
 			v = trie_child(tr, v, map[m->sites[path[j]].fn]);
@@ -110,8 +113,9 @@ static void trie_side(struct trie *tr, struct model *d, const struct model *m, i
 		}
 		c = tr->c[tr->t[v].end[cut] - 1];
 		/* Modulo 2^64: a shrink is stored as its two's complement. */
+		model_counts(m, s, sc);
 		for (size_t k = 0; k < MPROF_NCOUNTERS; k++)
-			c[k] = sub ? c[k] - s->c[k] : c[k] + s->c[k];
+			c[k] = sub ? c[k] - sc[k] : c[k] + sc[k];
 	}
 	free(map);
 	free(path);

@@ -78,7 +78,9 @@ static int profile(struct side *s, size_t k, const char *root)
 
 	s->w = xcalloc(s->m.nstacks + 1, sizeof(uint64_t));
 	for (size_t i = 0; i < s->m.nstacks; i++) {
-		s->w[i] = export_value(&s->d, i, k);
+		uint64_t c[FORMAT_MAX_COUNTERS];
+
+		s->w[i] = export_value(&s->d, export_counts(&s->d, i, c), k);
 		s->total += s->w[i];
 	}
 	in.nstacks = s->m.nstacks;

@@ -112,10 +112,13 @@ int export_prepare(struct export_data *d, const struct profile *p, const struct 
 	return 0;
 }
 
-uint64_t export_value(const struct export_data *d, size_t i, size_t k)
+const uint64_t *export_counts(const struct export_data *d, size_t i, uint64_t *buf)
 {
-	const uint64_t *c = d->m->stacks[i].c;
+	return model_counts(d->m, &d->m->stacks[i], buf);
+}
 
+uint64_t export_value(const struct export_data *d, const uint64_t *c, size_t k)
+{
 	if (d->c[k].col >= 0)
 		return c[d->c[k].col] * d->c[k].scale;
 	switch (k) {
@@ -263,6 +266,10 @@ int export_main(int argc, char **argv, const char *default_data)
 	if (model_from_profile(&m, &p, sy, 0, err, sizeof(err)) < 0 ||
 	    export_prepare(&d, &p, &m, err, sizeof(err)) < 0)
 		die("%s: %s", data, err);
+	/* Only pprof reads the file's frames again: the other formats keep
+	 * the model, not the stacks it was made from. */
+	if (strcmp(format, "pprof"))
+		reader_drop_stacks(&p);
 	d.sy = sy;
 	d.full_names = full;
 	k = counter ? export_find(&d, counter) : (int)d.dflt;

@@ -42,8 +42,11 @@ struct export_data {
 /* The counters of p (modelled in m).  0, or -1 with a reason in err. */
 int export_prepare(struct export_data *d, const struct profile *p, const struct model *m,
 		   char *err, size_t errlen);
-/* Counter k's value for model stack i. */
-uint64_t export_value(const struct export_data *d, size_t i, size_t k);
+/* Model stack i's counters into buf (room for FORMAT_MAX_COUNTERS);
+ * returns buf, for export_value. */
+const uint64_t *export_counts(const struct export_data *d, size_t i, uint64_t *buf);
+/* Counter k's value for a stack of counters c (export_counts). */
+uint64_t export_value(const struct export_data *d, const uint64_t *c, size_t k);
 /* The index of a counter by name, or -1. */
 int export_find(const struct export_data *d, const char *name);
 

@@ -44,7 +44,7 @@ int export_folded(const struct export_data *d, size_t k, FILE *out)
 	size_t upcap = 0;
 
 	for (size_t i = 0; i < m->nstacks; i++) {
-		uint64_t v = export_value(d, i, k);
+		uint64_t c[FORMAT_MAX_COUNTERS], v = export_value(d, export_counts(d, i, c), k);
 		uint32_t n, node = PAIRMAP_NONE;
 
 		if (!v)

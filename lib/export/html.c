@@ -6,17 +6,20 @@
  * for mprof data it shows the four tables too, as mprof prints them.
  *
  * The JSON (doc/format.md, "The HTML report"): the stacks as a trie of
- * function ids (a pairmap), nodes as (parent, function) pairs, and per
- * counter the (node, value) pairs of the stacks ending there: the page
- * spells each path from its parents, as folded.c does.
+ * function ids (fntrie.h, numbered breadth-first), nodes as (parent,
+ * function) pairs, and per counter the (node, value) pairs of the stacks
+ * ending there: the page spells each path from its parents, as folded.c
+ * does.  The trie is written as it is made and the values a counter at a
+ * time, so the page costs a few bytes a stack beyond the model, however
+ * many nodes it has (a profile of 1M stacks: 12M nodes, a 170 MB page).
  */
 #include "export/export.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "fntrie.h"
 #include "model.h"
-#include "pairmap.h"
 #include "reader.h"
 #include "util.h"
 
@@ -24,21 +27,99 @@ extern const char export_report_html[];
 
 #define MARKER "@@PROFILE_DATA@@"
 
+/* The page is written through a buffer of its own: stdio's formatting of
+ * a number was most of the time it took. */
+struct out {
+	FILE *f;
+	size_t n;
+	char b[1 << 16];
+};
+
+static void out_flush(struct out *o)
+{
+	if (o->n)
+		fwrite(o->b, 1, o->n, o->f);
+	o->n = 0;
+}
+
+static void out_mem(struct out *o, const char *s, size_t n)
+{
+	if (o->n + n > sizeof o->b) {
+		out_flush(o);
+		if (n > sizeof o->b) {
+			fwrite(s, 1, n, o->f);
+			return;
+		}
+	}
+	memcpy(o->b + o->n, s, n);
+	o->n += n;
+}
+
+static void out_str(struct out *o, const char *s)
+{
+	out_mem(o, s, strlen(s));
+}
+
+static void out_c(struct out *o, char c)
+{
+	if (o->n == sizeof o->b)
+		out_flush(o);
+	o->b[o->n++] = c;
+}
+
+static void out_u64(struct out *o, uint64_t v)
+{
+	static const char two[] = "00010203040506070809101112131415161718192021222324"
+				  "25262728293031323334353637383940414243444546474849"
+				  "50515253545556575859606162636465666768697071727374"
+				  "75767778798081828384858687888990919293949596979899";
+	size_t len = 1;
+	uint64_t t = v;
+	char *q;
+
+	for (; t >= 10000; t /= 10000)
+		len += 4;
+	len += t >= 1000 ? 3 : t >= 100 ? 2 : t >= 10;
+	if (o->n + len > sizeof o->b)
+		out_flush(o);
+	/* Written in place from the last digit, two a division (a copy
+	 * would be a call to memcpy: most of the numbers are node ids). */
+	q = o->b + o->n + len;
+	o->n += len;
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+		v /= 100;
+		*--q = two[2 * r + 1];
+		*--q = two[2 * r];
+	}
+	if (v >= 10) {
+		*--q = two[2 * v + 1];
+		*--q = two[2 * v];
+	} else {
+		*--q = (char)('0' + v);
+	}
+}
+
 /* A JSON string that is safe inside a <script> element: '<', '>' and '&'
  * escaped (no "</script>" can end it early), control characters too. */
-static void json_str(const char *s, FILE *out)
+static void json_str(struct out *o, const char *s)
 {
-	fputc('"', out);
+	static const char hex[] = "0123456789abcdef";
+
+	out_c(o, '"');
 	for (; s && *s; s++) {
 		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20 || c == '<' || c == '>' || c == '&' || c == 0x7f)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
+		if (c == '"' || c == '\\') {
+			out_c(o, '\\');
+			out_c(o, (char)c);
+		} else if (c < 0x20 || c == '<' || c == '>' || c == '&' || c == 0x7f) {
+			char u[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
+			out_mem(o, u, sizeof u);
+		} else {
+			out_c(o, (char)c);
+		}
 	}
-	fputc('"', out);
+	out_c(o, '"');
 }
 
 static const char *kind_name(const struct export_data *d)
@@ -51,82 +132,127 @@ static const char *kind_name(const struct export_data *d)
 	return k;
 }
 
-int export_html(const struct export_data *d, const struct export_html_info *info, FILE *out)
+/* The trie's nodes as they are made: "parent,function" pairs. */
+struct nodes {
+	struct out *o;
+	size_t n;
+};
+
+static void put_node(void *ctx, uint32_t parent, uint32_t fn)
+{
+	struct nodes *w = ctx;
+
+	if (w->n++)
+		out_c(w->o, ',');
+	if (parent == FNTRIE_ROOT)
+		out_str(w->o, "-1");
+	else
+		out_u64(w->o, parent);
+	out_c(w->o, ',');
+	out_u64(w->o, fn);
+}
+
+int export_html(const struct export_data *d, const struct export_html_info *info, FILE *f)
 {
 	const struct model *m = d->m;
 	const char *mark = strstr(export_report_html, MARKER);
-	struct pairmap t = { 0 };
-	uint32_t *node = xcalloc(m->nstacks + 1, sizeof(uint32_t));
-	uint32_t *path = xcalloc((size_t)m->maxn + 1, sizeof(uint32_t));
-	uint64_t *self;
-	size_t nf = strtab_count(m->fns);
+	size_t nf = strtab_count(m->fns), nn, none = 0;
+	uint32_t *leaf = xcalloc(m->nstacks + 1, sizeof(uint32_t));
+	uint64_t *v = xcalloc(m->nstacks + 1, sizeof(uint64_t)), total[EXPORT_MAX_COUNTERS];
+	uint64_t c[FORMAT_MAX_COUNTERS];
+	struct out *o = xcalloc(1, sizeof(*o));
+	struct nodes w = { o, 0 };
+	uint32_t *order;
+	int rc;
 
-	if (!mark) /* the build embedded a page without its marker */
+	if (!mark) { /* the build embedded a page without its marker */
+		free(leaf);
+		free(v);
+		free(o);
 		return -1;
-	for (size_t i = 0; i < m->nstacks; i++) {
-		uint32_t n = model_path(m, &m->stacks[i], path), x = PAIRMAP_NONE;
-
-		for (uint32_t j = 0; j < n; j++)
-			x = pairmap_get(&t, x, m->sites[path[j]].fn, 0, NULL);
-		node[i] = x == PAIRMAP_NONE ? pairmap_get(&t, PAIRMAP_NONE, PAIRMAP_NONE, 0, NULL) : x;
 	}
-	self = xcalloc(t.n + 1, sizeof(uint64_t));
-
-	fwrite(export_report_html, 1, (size_t)(mark - export_report_html), out);
-	fprintf(out, "{\"kind\":\"%s\",\"title\":", kind_name(d));
-	json_str(info->title, out);
-	fputs(",\"facts\":", out);
-	json_str(info->facts, out);
-	fprintf(out, ",\"dflt\":%zu,\"counters\":[", info->dflt);
+	o->f = f;
+	/* A counter is a sum of the stacks' counters, times a scale: its
+	 * total is that of the model's totals. */
+	for (size_t k = 0; k < d->n; k++)
+		total[k] = export_value(d, m->tot, k);
+	out_mem(o, export_report_html, (size_t)(mark - export_report_html));
+	out_str(o, "{\"kind\":\"");
+	out_str(o, kind_name(d));
+	out_str(o, "\",\"title\":");
+	json_str(o, info->title);
+	out_str(o, ",\"facts\":");
+	json_str(o, info->facts);
+	out_str(o, ",\"dflt\":");
+	out_u64(o, info->dflt);
+	out_str(o, ",\"counters\":[");
 	for (size_t k = 0; k < d->n; k++) {
-		uint64_t total = 0;
-		for (size_t i = 0; i < m->nstacks; i++)
-			total += export_value(d, i, k);
-		fprintf(out, "%s{\"name\":", k ? "," : "");
-		json_str(d->c[k].name, out);
-		fputs(",\"unit\":", out);
-		json_str(d->c[k].unit, out);
-		fprintf(out, ",\"total\":%llu}", (unsigned long long)total);
+		out_str(o, k ? ",{\"name\":" : "{\"name\":");
+		json_str(o, d->c[k].name);
+		out_str(o, ",\"unit\":");
+		json_str(o, d->c[k].unit);
+		out_str(o, ",\"total\":");
+		out_u64(o, total[k]);
+		out_c(o, '}');
 	}
-	fputs("],\n\"names\":[", out);
-	for (size_t f = 0; f < nf; f++) {
-		if (f)
-			fputc(',', out);
-		json_str(strtab_get(m->fns, (uint32_t)f), out);
+	out_str(o, "],\n\"names\":[");
+	for (size_t fn = 0; fn < nf; fn++) {
+		if (fn)
+			out_c(o, ',');
+		json_str(o, strtab_get(m->fns, (uint32_t)fn));
 	}
 	/* The empty stack's name: no function was running. */
-	fputs(nf ? ",\"(no stack)\"" : "\"(no stack)\"", out);
-	fputs("],\n\"nodes\":[", out);
-	for (size_t x = 0; x < t.n; x++)
-		fprintf(out, "%s%d,%d", x ? "," : "",
-			pairmap_a(&t, (uint32_t)x) == PAIRMAP_NONE ? -1 : (int)pairmap_a(&t, (uint32_t)x),
-			pairmap_b(&t, (uint32_t)x) == PAIRMAP_NONE ? (int)nf : (int)pairmap_b(&t, (uint32_t)x));
-	fputs("],\n\"self\":[", out);
+	out_str(o, nf ? ",\"(no stack)\"" : "\"(no stack)\"");
+	out_str(o, "],\n\"nodes\":[");
+	nn = fntrie_build(m, leaf, put_node, &w);
+	/* The empty stacks' node, last: named "(no stack)". */
+	for (size_t i = 0; i < m->nstacks; i++)
+		if (leaf[i] == FNTRIE_ROOT) {
+			leaf[i] = (uint32_t)nn;
+			none = 1;
+		}
+	if (none)
+		put_node(&w, FNTRIE_ROOT, (uint32_t)nf);
+
+	/* Per counter, each node's stacks summed: the stacks by node. */
+	order = xcalloc(m->nstacks + 1, sizeof(uint32_t));
+	fntrie_order(leaf, m->nstacks, order);
+	out_str(o, "],\n\"self\":[");
 	for (size_t k = 0; k < d->n; k++) {
 		int first = 1;
 
-		memset(self, 0, (t.n + 1) * sizeof(uint64_t));
 		for (size_t i = 0; i < m->nstacks; i++)
-			self[node[i]] += export_value(d, i, k);
-		fputs(k ? ",\n[" : "[", out);
-		for (size_t x = 0; x < t.n; x++) {
-			if (!self[x])
+			v[i] = export_value(d, export_counts(d, i, c), k);
+		out_str(o, k ? ",\n[" : "[");
+		for (size_t i = 0, j; i < m->nstacks; i = j) {
+			uint32_t x = leaf[order[i]];
+			uint64_t sum = 0;
+
+			for (j = i; j < m->nstacks && leaf[order[j]] == x; j++)
+				sum += v[order[j]];
+			if (!sum)
 				continue;
-			fprintf(out, "%s%zu,%llu", first ? "" : ",", x, (unsigned long long)self[x]);
+			if (!first)
+				out_c(o, ',');
+			out_u64(o, x);
+			out_c(o, ',');
+			out_u64(o, sum);
 			first = 0;
 		}
-		fputc(']', out);
+		out_c(o, ']');
 	}
-	fputs("],\n\"tables\":", out);
+	out_str(o, "],\n\"tables\":");
 	if (info->tables)
-		json_str(info->tables, out);
+		json_str(o, info->tables);
 	else
-		fputs("null", out);
-	fputc('}', out);
-	fputs(mark + strlen(MARKER), out);
-	free(self);
-	free(path);
-	free(node);
-	pairmap_release(&t);
-	return ferror(out) ? -1 : 0;
+		out_str(o, "null");
+	out_c(o, '}');
+	out_str(o, mark + strlen(MARKER));
+	out_flush(o);
+	rc = ferror(f) ? -1 : 0;
+	free(order);
+	free(leaf);
+	free(v);
+	free(o);
+	return rc;
 }

@@ -321,10 +321,12 @@ int export_pprof(const struct export_data *d, size_t dflt, const struct export_d
 		if (side)
 			merge_deltas(p, q, delta);
 		for (size_t i = 0; i < e->m->nstacks && i < q->nstacks; i++) {
+			uint64_t c[FORMAT_MAX_COUNTERS];
 			int any = 0;
 
+			export_counts(e, i, c);
 			for (size_t k = 0; k < e->n; k++)
-				any |= export_value(e, i, k) != 0;
+				any |= export_value(e, c, k) != 0;
 			if (!any)
 				continue;
 			x.n = y.n = 0;
@@ -335,7 +337,7 @@ int export_pprof(const struct export_data *d, size_t dflt, const struct export_d
 			pb_bytes(&x, 1, y.b, y.n);
 			y.n = 0;
 			for (size_t k = 0; k < e->n; k++) {
-				uint64_t v = export_value(e, i, k);
+				uint64_t v = export_value(e, c, k);
 				pb_varint(&y, side ? (uint64_t)-(int64_t)v : v); /* int64 */
 			}
 			pb_bytes(&x, 2, y.b, y.n);

@@ -116,10 +116,12 @@ static void views(const struct profile *p, const struct model *m)
 	if (cf)
 		calls = calloc(m->nstacks + 1, sizeof(uint64_t));
 	for (size_t i = 0; i < m->nstacks; i++) {
-		w[i] = p->kind == FORMAT_KIND_MPROF ? model_bytes(m->stacks[i].c)
-			: cf ? m->stacks[i].c[1] : m->nc ? m->stacks[i].c[0] : 0;
+		uint64_t c[FORMAT_MAX_COUNTERS];
+
+		model_counts(m, &m->stacks[i], c);
+		w[i] = p->kind == FORMAT_KIND_MPROF ? model_bytes(c) : cf ? c[1] : m->nc ? c[0] : 0;
 		if (cf)
-			calls[i] = m->stacks[i].c[0];
+			calls[i] = c[0];
 	}
 	in.calls = calls;
 	in.nstacks = m->nstacks;
@@ -201,13 +203,18 @@ static void oracle(const struct profile *p, const struct model *m, struct symbol
 	if (total > (1u << 16))
 		return;
 	q.stacks = calloc(p->nstacks + 1, sizeof(*q.stacks));
-	uint64_t *frames = calloc(total + 1, sizeof(uint64_t)), *f = frames;
+	uint64_t *f = calloc(FORMAT_MAX_DEPTH + 1, sizeof(uint64_t));
+	unsigned char *frames = calloc(10 * total + 1, 1), *b = frames;
 	for (size_t i = 0; i < p->nstacks; i++) {
+		uint32_t n = reader_frames(p, i, f);
 		q.stacks[i] = p->stacks[i];
-		q.stacks[i].frames = f;
 		q.stacks[i].shared = q.stacks[i].ref = 0;
-		f += reader_frames(p, i, f);
+		q.stacks[i].own = b;
+		q.stacks[i].own_len = (uint32_t)reader_pack(b, f, n, 1);
+		q.stacks[i].outer = n ? f[n - 1] : 0;
+		b += q.stacks[i].own_len;
 	}
+	free(f);
 	model_init(&m2);
 	if (model_from_profile(&m2, &q, sy, 0, err, sizeof(err)) == 0) {
 		if (m2.nstacks != m->nstacks)

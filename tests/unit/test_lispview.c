@@ -17,6 +17,7 @@
 static struct prof_kv kv[16];
 static struct prof_stack stacks[NSTACKS];
 static uint64_t frames[NSTACKS][4], counts[NSTACKS][MPROF_NCOUNTERS];
+static unsigned char coded[NSTACKS][2][10 * MPROF_NCOUNTERS];
 
 /* A Lisp profile whose INFO has n entries of kv (set by the caller). */
 static void profile(struct profile *p, size_t n)
@@ -30,6 +31,15 @@ static void profile(struct profile *p, size_t n)
 	p->counter_names = (char **)format_mprof_counter_names;
 	p->stacks = stacks;
 	p->nstacks = NSTACKS;
+	/* Coded as the reader keeps a file's stacks. */
+	for (size_t i = 0; i < NSTACKS; i++) {
+		struct prof_stack *s = &stacks[i];
+		s->own = coded[i][0];
+		s->own_len = (uint32_t)reader_pack(coded[i][0], frames[i], s->depth, 1);
+		s->outer = s->depth ? frames[i][s->depth - 1] : 0;
+		s->cv = coded[i][1];
+		reader_pack(coded[i][1], counts[i], MPROF_NCOUNTERS, 0);
+	}
 }
 
 static void set(size_t i, const char *k, const char *v)
@@ -58,6 +68,7 @@ int main(void)
 	struct profile p;
 	struct model m;
 	char err[128];
+	uint64_t c[MPROF_NCOUNTERS];
 
 	set(0, "lisp", "ecl");
 	set(1, "classes", "c f s o");
@@ -75,16 +86,16 @@ int main(void)
 	frames[0][1] = FORMAT_LISP_FRAME(2);
 	frames[0][2] = FORMAT_LISP_FRAME(1);
 	frames[0][3] = FORMAT_LISP_FRAME(1);
-	stacks[0] = (struct prof_stack){ .depth = 4, .frames = frames[0], .counts = counts[0] };
+	stacks[0] = (struct prof_stack){ .depth = 4 };
 	counts[0][MPROF_C_ALLOCS + 2] = 1000;
 	counts[0][MPROF_C_BYTES + 2] = 80000;
 	/* no frame at all: ECL's boot */
-	stacks[1] = (struct prof_stack){ .depth = 0, .frames = frames[1], .counts = counts[1] };
+	stacks[1] = (struct prof_stack){ .depth = 0 };
 	counts[1][MPROF_C_ALLOCS] = 5;
 	counts[1][MPROF_C_BYTES] = 80;
 	/* an id the file does not name */
 	frames[2][0] = FORMAT_LISP_FRAME(9);
-	stacks[2] = (struct prof_stack){ .depth = 1, .frames = frames[2], .counts = counts[2] };
+	stacks[2] = (struct prof_stack){ .depth = 1 };
 	counts[2][MPROF_C_ALLOCS + 1] = 1;
 
 	profile(&p, 2);
@@ -100,7 +111,8 @@ int main(void)
 	is_int(m.nstacks, 3, "three stacks");
 	is_str(names(&m, 0), "(top-level)>make-points>make-point",
 	       "pseudo-frames named from INFO, outermost first, nested top-level forms one");
-	is_int(m.stacks[0].c[MPROF_C_ALLOCS + 2], 1000, "its 1000 objects in class s (the third)");
+	is_int(model_counts(&m, &m.stacks[0], c)[MPROF_C_ALLOCS + 2], 1000,
+	       "its 1000 objects in class s (the third)");
 	is_str(names(&m, 1), LISP_NONE, "a stack with no Lisp function");
 	is_str(names(&m, 2), "(lisp function 9)", "an id the file does not name");
 	ok(strtab_find(m.fns, "never an id") < 0 && strtab_find(m.fns, "beyond any file's ids") < 0,

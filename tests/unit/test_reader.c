@@ -7,6 +7,7 @@
 #include "tap.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -161,6 +162,24 @@ static void put_badshare(struct format_writer *w)
 	format_put_u64(w, 2);
 	format_put_stack(w, 3, 0, 0, 0, frames4k, &c, 1);
 	format_put_stack(w, 5, 0, 1, 4, frames4k, &c, 1);
+}
+
+/* A counter of eleven bytes (or of ten, its last holding more than the
+ * 64th bit), far from the section's end and near it. */
+static int badvar_len, badvar_last;
+static void put_badvar(struct format_writer *w)
+{
+	uint64_t c = 1;
+	unsigned char b[16] = { 1, 0, 0, 2 }; /* depth 1, flags 0, ref 0, frame 1 */
+
+	format_put_u64(w, 3);
+	format_put_stack(w, 1, 0, 0, 0, frames4k, &c, 1);
+	memset(b + 4, 0xff, (size_t)badvar_len - 1);
+	b[4 + badvar_len - 1] = (unsigned char)(badvar_len == 10 ? 0x02 : 0x01);
+	format_put_bytes(w, b, 4 + (size_t)badvar_len);
+	if (!badvar_last)
+		for (int i = 0; i < 4; i++)
+			format_put_stack(w, 1, 0, 0, 0, frames4k, &c, 1);
 }
 
 /* A bomb: 40000 stacks of 4096 frames, each all shared with the one before,
@@ -369,7 +388,7 @@ static void test_put_stack(uint32_t ncounts)
 int main(void)
 {
 	unsigned char *buf = NULL, *copy;
-	uint64_t f[FORMAT_MAX_DEPTH];
+	uint64_t f[FORMAT_MAX_DEPTH], c[FORMAT_MAX_COUNTERS];
 	size_t len = encode(&buf);
 	struct profile p;
 	char err[256];
@@ -386,20 +405,50 @@ int main(void)
 	is_int(p.ncounters, MPROF_NCOUNTERS, "counters");
 	is_int(reader_counter(&p, "freed.x"), MPROF_C_FREED + SIZE_X, "counter lookup");
 	is_int(p.nstacks, 3, "three stacks");
-	is_int(p.stacks[1].frames[2], 0x1100 + 32 + 1, "frame value");
-	is_int(p.stacks[1].counts[5], 105, "counter value");
+	reader_own(&p, 1, 0, f);
+	is_int(f[2], 0x1100 + 32 + 1, "frame value");
+	is_int(reader_counts(&p, 1, c)[5], 105, "counter value");
+	ok(reader_own(&p, 1, 2, f) == p.stacks[1].depth - 2 && f[0] == 0x1100 + 32 + 1,
+	   "own frames from the outer end");
 	is_int(p.stacks[1].flags, FORMAT_STACK_TRUNCATED, "stack flags");
 	ok(reader_frames(&p, 2, f) == 4 && f[0] == 0x1300 && f[1] == 0x1200 && f[2] == 0x1110 &&
 		   f[3] == 0x1120,
 	   "a stack's outer frames shared with an earlier one");
 	ok(p.stacks[2].shared == 2 && p.stacks[2].ref == 0 && p.nvalues == 3 + 3 + 4 + 3 * MPROF_NCOUNTERS,
 	   "kept by reference, not copied");
-	ok(p.stacks[2].counts[0] == 7 && p.stacks[2].counts[1] == 1ull << 40 &&
-		   p.stacks[2].counts[2] == 0,
-	   "its counters");
+	reader_counts(&p, 2, c);
+	ok(c[0] == 7 && c[1] == 1ull << 40 && c[2] == 0, "its counters");
 	is_int(p.nbins, 1, "one bin");
 	is_int(p.bins[0].freed, 816, "bin bytes freed");
 	reader_release(&p);
+
+	/* From a file, mapped: the same stacks, before and after a view
+	 * gives the pages back. */
+	{
+		char path[] = "/tmp/test_reader.XXXXXX";
+		int fd = mkstemp(path);
+		uint64_t g[FORMAT_MAX_DEPTH];
+
+		err[0] = 0;
+		ok(fd >= 0 && write(fd, buf, len) == (ssize_t)len && close(fd) == 0 &&
+			   reader_load(path, &p, err, sizeof(err)) == 0 && p.mapped,
+		   "a file is mapped: %s", err[0] ? err : "read");
+		unlink(path);
+		reader_forget(&p, 2);
+		ok(reader_frames(&p, 2, g) == 4 && g[0] == 0x1300 && g[3] == 0x1120 &&
+			   reader_counts(&p, 2, c)[0] == 7,
+		   "its stacks read after reader_forget");
+		reader_release(&p);
+	}
+	{
+		/* The coding round trips, deltas negative and values past 2^63. */
+		uint64_t v[4] = { 5, 1ull << 63, 3, UINT64_MAX }, w[4];
+		unsigned char b[40];
+		size_t n = reader_pack(b, v, 4, 0);
+		ok(reader_unpack(b, w, 4) == b + n && !memcmp(v, w, sizeof v), "reader_pack plain");
+		n = reader_pack(b, v, 4, 1);
+		ok(n > 4 && n <= 40, "reader_pack deltas: %zu bytes", n);
+	}
 
 	/* Every truncation is rejected with a message. */
 	for (size_t n = 0; n < len; n++) {
@@ -457,8 +506,8 @@ int main(void)
 	/* Version 1 (flat stacks) still reads. */
 	len = encode_v(&buf, 2, 1);
 	ok(reader_parse(buf, len, &p, err, sizeof(err)) == 0 && p.version == 1 &&
-		   p.nstacks == 2 && p.stacks[1].frames[2] == 0x1100 + 32 + 1 &&
-		   p.stacks[1].counts[5] == 105 && p.stacks[1].tid == 1001,
+		   p.nstacks == 2 && reader_own(&p, 1, 0, f) == 3 && f[2] == 0x1100 + 32 + 1 &&
+		   reader_counts(&p, 1, c)[5] == 105 && p.stacks[1].tid == 1001,
 	   "version 1 file: %s", err[0] ? err : "read");
 	reader_release(&p);
 	free(buf);
@@ -477,6 +526,16 @@ int main(void)
 	   "references resolved through chains of %d stacks: %s", CHAIN, err[0] ? err : "frames right");
 	reader_release(&p);
 	free(buf);
+	for (int last = 0; last < 2; last++)
+		for (badvar_len = 10; badvar_len <= 11; badvar_len++) {
+			badvar_last = last;
+			len = encode_stacks(&buf, put_badvar);
+			err[0] = 0;
+			ok(reader_parse(buf, len, &p, err, sizeof(err)) < 0 &&
+				   strstr(err, "bad variable-length number"),
+			   "a counter of %d bytes%s: %s", badvar_len, last ? ", at the end" : "", err);
+			free(buf);
+		}
 	len = encode_stacks(&buf, put_bomb);
 	ok(reader_parse(buf, len, &p, err, sizeof(err)) < 0 && strstr(err, "would hold more"),
 	   "%zu bytes that would decode to 160M values: %s", len, err);

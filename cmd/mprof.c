@@ -38,6 +38,8 @@ static void usage(FILE *f)
 		"                                               in every BYTES (512k)\n"
 		"       mprof snapshot [-o FILE] PID            the profile of running process PID\n"
 		"       mprof dump [--shared] [mprof.data]      print the data file raw\n"
+		"       mprof timeline [--csv] [a.out] [mprof.data]\n"
+		"                                               the heap over time: a chart, or CSV\n"
 		"       mprof export --format folded|pprof|html [--counter NAME] [--full-names] [-o OUT]\n"
 		"                    [a.out] [mprof.data]      the profile for other tools\n"
 		"       mprof merge FILES... -o OUT             many profiles of one program as one\n"
@@ -155,6 +157,23 @@ static int cmd_dump(int argc, char **argv)
 	for (size_t i = 0; i < p.nbins; i++)
 		printf("bin %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", p.bins[i].size,
 		       p.bins[i].allocs, p.bins[i].frees, p.bins[i].bytes, p.bins[i].freed);
+	if (p.timeline) {
+		const struct prof_timeline *t = p.timeline;
+
+		printf("timeline %u", t->flags);
+		for (uint32_t k = 0; k < t->ntrack; k++)
+			printf(" %" PRIu64, t->track[k]);
+		printf("\n");
+		for (uint32_t i = 0; i < t->npoints; i++) {
+			const struct prof_tl_point *q = &t->points[i];
+
+			printf("point %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %u", q->ns, q->live,
+			       q->objects, q->allocated, q->flags);
+			for (uint32_t k = 0; k < q->ntop; k++)
+				printf(" %u:%" PRIu64, q->top[k].slot, q->top[k].bytes);
+			printf("\n");
+		}
+	}
 	reader_release(&p);
 	return 0;
 }
@@ -416,6 +435,69 @@ static int cmd_show(int argc, char **argv)
 	return 0;
 }
 
+#define TIMELINE_USAGE "usage: mprof timeline [--csv] [a.out] [mprof.data]"
+
+static int cmd_timeline(int argc, char **argv)
+{
+	const char *args[2] = { NULL, NULL }, *exe = NULL, *data = DEFAULT_DATA;
+	int nargs = 0, as_csv = 0;
+	struct profile p;
+	struct symbols *sy = NULL;
+	struct model m;
+	char err[256], exebuf[PATH_MAX];
+	const char *why;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--csv") == 0 || strcmp(argv[i], "-csv") == 0) {
+			as_csv = 1;
+		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			printf(TIMELINE_USAGE "\n"
+			       "The heap over time (live bytes against seconds, the peak marked #,\n"
+			       "the largest stacks in letters A-H with a key), or with --csv a header\n"
+			       "time_s,live_bytes,live_objects,allocated_bytes,mark,stack_N...\n"
+			       "and one row a point (mark: peak, end; stack_N: the live bytes of\n"
+			       "stack N of the file, where the point gives them).\n");
+			return 0;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			die("timeline: unknown option '%s' (" TIMELINE_USAGE ")", argv[i]);
+		} else if (nargs == 2) {
+			die("timeline: too many arguments (" TIMELINE_USAGE ")");
+		} else {
+			args[nargs++] = argv[i];
+		}
+	}
+	launch_operands(args, nargs, &exe, &data);
+	load(data, &p);
+	if (p.kind != FORMAT_KIND_MPROF)
+		die("%s: not mprof allocation data", data);
+	if (!p.timeline || !p.timeline->npoints)
+		die("%s: has no timeline (written by a monitor from before the timeline, or salvaged "
+		    "before its first point)",
+		    data);
+	model_init(&m);
+	if (!as_csv) {
+		if (exe) {
+			if (launch_find_exe(exe, reader_info(&p, "exe"), exebuf, sizeof(exebuf), &why) <
+			    0)
+				die("%s: %s", exe, why);
+			exe = exebuf;
+		}
+		sy = symbols_open(&p, exe);
+		if (!sy)
+			die("out of memory opening symbols");
+		if (model_from_profile(&m, &p, sy, 0, err, sizeof(err)) < 0)
+			die("%s: %s", data, err);
+	}
+	tables_timeline(stdout, &p, as_csv ? NULL : &m, as_csv);
+	model_release(&m);
+	if (sy)
+		symbols_free(sy);
+	reader_release(&p);
+	if (fflush(stdout) != 0 || ferror(stdout))
+		die("write error on standard output: %s", strerror(errno));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	util_progname = "mprof";
@@ -423,6 +505,8 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "dump") == 0)
 		return cmd_dump(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "timeline") == 0)
+		return cmd_timeline(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "snapshot") == 0)
 		return cmd_snapshot(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "export") == 0)

@@ -17,7 +17,7 @@ const char *const format_mprof_counter_names[MPROF_NCOUNTERS_SCAN] = {
 	"bytes.s",  "bytes.m",  "bytes.l",  "bytes.x",
 	"frees.s",  "frees.m",  "frees.l",  "frees.x",
 	"freed.s",  "freed.m",  "freed.l",  "freed.x",
-	"peak_bytes", "peak_objects",
+	"peak_bytes", "peak_objects", "temp_objects", "temp_bytes",
 	"lost_bytes", "lost_objects", "indirect_bytes", "indirect_objects",
 	"possible_bytes", "possible_objects", "reachable_bytes", "reachable_objects",
 };
@@ -25,7 +25,7 @@ const char *const format_mprof_counter_names[MPROF_NCOUNTERS_SCAN] = {
 const char *const format_mprof_counter_units[MPROF_NCOUNTERS_SCAN] = {
 	"count", "count", "count", "count", "bytes", "bytes", "bytes", "bytes",
 	"count", "count", "count", "count", "bytes", "bytes", "bytes", "bytes",
-	"bytes", "count",
+	"bytes", "count", "count", "bytes",
 	"bytes", "count", "bytes", "count", "bytes", "count", "bytes", "count",
 };
 
@@ -517,6 +517,22 @@ put_stack(struct format_writer *w, uint32_t depth, uint32_t flags, uint64_t ref,
 	w->len += (size_t)(p - start);
 	if (w->in_section)
 		w->sec_len += (size_t)(p - start); /* checksummed at flush or section end */
+}
+
+void format_put_tl_point(struct format_writer *w, uint64_t ns, int64_t live, int64_t objects,
+			 uint64_t allocated, uint32_t flags, uint32_t ntop,
+			 const struct format_tl_top *top)
+{
+	format_put_u64(w, ns);
+	format_put_u64(w, live > 0 ? (uint64_t)live : 0);
+	format_put_u64(w, objects > 0 ? (uint64_t)objects : 0);
+	format_put_u64(w, allocated);
+	format_put_u32(w, flags);
+	format_put_u32(w, ntop);
+	for (uint32_t k = 0; k < ntop; k++) {
+		format_put_u32(w, top[k].slot);
+		format_put_u64(w, top[k].bytes > 0 ? (uint64_t)top[k].bytes : 0);
+	}
 }
 
 void format_put_stack(struct format_writer *w, uint32_t depth, uint32_t flags, uint64_t ref,

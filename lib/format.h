@@ -72,6 +72,15 @@ enum format_kind {
  * THREADS:  u64 n (= the number of stacks), then u32 tid per stack, in
  *           STACKS order: the thread each sampled stack was seen in
  *           (cpprof).  Optional; after STACKS.
+ * TIMELINE: the heap over time (mprof, issue 24; optional, after STACKS):
+ *           u32 flags (FORMAT_TL_ESTIMATES), u32 ntrack, then ntrack u64
+ *           stack numbers (in STACKS order: the stacks whose live bytes
+ *           points give), u32 npoints, then per point, in time order:
+ *           u64 ns (since INFO start_ns), u64 live bytes, u64 live
+ *           objects, u64 bytes allocated so far, u32 flags
+ *           (FORMAT_TL_PEAK, FORMAT_TL_END), u32 ntop (at most
+ *           FORMAT_TL_TOP), then ntop pairs (u32 index into the tracked
+ *           stacks, u64 that stack's live bytes then).
  */
 enum format_section {
 	FORMAT_SEC_INFO = 1,
@@ -80,6 +89,20 @@ enum format_section {
 	FORMAT_SEC_STACKS = 4,
 	FORMAT_SEC_BINS = 5,
 	FORMAT_SEC_THREADS = 6,
+	FORMAT_SEC_TIMELINE = 7,
+};
+
+/* TIMELINE (doc/format.md). */
+#define FORMAT_TL_ESTIMATES 1u /* section flag: a sampled run's estimates */
+#define FORMAT_TL_PEAK 1u      /* point flag: the heap's peak */
+#define FORMAT_TL_END 2u       /* point flag: the heap when the file was written */
+#define FORMAT_TL_TOP 8        /* tracked stacks' values a point holds at most */
+#define FORMAT_TL_TRACK 64     /* stacks a timeline tracks at most */
+#define FORMAT_TL_POINTS 4096  /* points a reader accepts at most */
+/* A point's value of one tracked stack. */
+struct format_tl_top {
+	uint32_t slot, pad;
+	int64_t bytes;
 };
 
 /* Stack flags. */
@@ -132,6 +155,9 @@ static inline uint32_t format_bin_index(uint64_t size)
  * MPROF_NCOUNTERS.  Then the live bytes and objects the stack held when
  * the heap was at its peak (runtime/mprof/peak.h): the monitor writes them
  * since issue 15; a file from before has none, and readers do without.
+ * Then the stack's temporary allocations, objects and bytes (freed by the
+ * thread that made them with no other allocation of that thread between:
+ * heaptrack's definition), since issue 24; optional in the same way.
  * Then, only from a run whose objects were classified at exit
  * (MPROF_LEAKS=scan, runtime/mprof/leakscan.h), the bytes and objects the
  * stack kept that were definitely lost, indirectly lost, possibly lost and
@@ -145,6 +171,8 @@ enum {
 	MPROF_NCOUNTERS = 4 * SIZE_NCLASSES,
 	MPROF_C_PEAK_BYTES = MPROF_NCOUNTERS,
 	MPROF_C_PEAK_OBJECTS,
+	MPROF_C_TEMP_OBJECTS,
+	MPROF_C_TEMP_BYTES,
 	MPROF_NCOUNTERS_ALL, /* what the monitor always writes */
 	MPROF_C_LOST_BYTES = MPROF_NCOUNTERS_ALL,
 	MPROF_C_LOST_OBJECTS,
@@ -193,6 +221,10 @@ void format_put_bytes(struct format_writer *w, const void *p, size_t n);
  * its outermost `shared` frames are those of the stack written `ref`
  * entries before (ref 0: none, and shared must be 0).
  */
+/* One TIMELINE point (negative values are written as 0). */
+void format_put_tl_point(struct format_writer *w, uint64_t ns, int64_t live, int64_t objects,
+			 uint64_t allocated, uint32_t flags, uint32_t ntop,
+			 const struct format_tl_top *top);
 void format_put_stack(struct format_writer *w, uint32_t depth, uint32_t flags, uint64_t ref,
 		      uint32_t shared, const uint64_t *own, const uint64_t *counts,
 		      uint32_t ncounts);

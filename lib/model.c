@@ -493,6 +493,10 @@ int model_from_profile(struct model *m, const struct profile *p, struct symbols 
 		/* The peak's counters are optional: older files lack them. */
 		m->has_peak = idx[MPROF_C_PEAK_BYTES] >= 0 && idx[MPROF_C_PEAK_OBJECTS] >= 0;
 		m->nc = m->has_peak ? MPROF_NCOUNTERS_ALL : MPROF_NCOUNTERS;
+		/* The temporaries' too (issue 24): zeros where absent, with
+		 * the peak's. */
+		m->has_temp = m->has_peak && idx[MPROF_C_TEMP_OBJECTS] >= 0 &&
+			      idx[MPROF_C_TEMP_BYTES] >= 0;
 		/* So are the leak classes' (a run without MPROF_LEAKS=scan):
 		 * all eight, after the peak's. */
 		m->has_scan = m->has_peak;
@@ -540,7 +544,7 @@ int model_from_profile(struct model *m, const struct profile *p, struct symbols 
 		if (p->kind == FORMAT_KIND_MPROF && !identity) {
 			uint64_t v[MPROF_NCOUNTERS_SCAN];
 			for (size_t k = 0; k < m->nc; k++)
-				v[k] = c[idx[k]];
+				v[k] = idx[k] >= 0 ? c[idx[k]] : 0; /* temp_*: optional */
 			memcpy(c, v, m->nc * sizeof(uint64_t));
 			cv = own(m, c);
 		}

@@ -94,6 +94,8 @@ struct model {
 	int has_peak;         /* allocation data with the peak's counters
 			       * (files from before issue 15 have none) */
 	int has_scan;         /* and the leak classes' (MPROF_LEAKS=scan) */
+	int has_temp;         /* the temporaries' counters (issue 24; zeros
+			       * in the model for a file without them) */
 	uint64_t tot[FORMAT_MAX_COUNTERS]; /* sums over all stacks */
 	/* storage */
 	unsigned char **owned; /* counter vectors the model coded, in chunks */

@@ -617,6 +617,7 @@ static const char *section_name(uint32_t type)
 	case FORMAT_SEC_STACKS: return "stacks";
 	case FORMAT_SEC_BINS: return "bins";
 	case FORMAT_SEC_THREADS: return "threads";
+	case FORMAT_SEC_TIMELINE: return "timeline";
 	}
 	return "unknown";
 }
@@ -743,6 +744,15 @@ static int parse(struct profile *p, char *err, size_t errlen)
 			read_threads(&s, p, (seen >> FORMAT_SEC_STACKS) & 1);
 			p->has_threads = !s.bad;
 			break;
+		case FORMAT_SEC_TIMELINE:
+			if (!((seen >> FORMAT_SEC_STACKS) & 1)) {
+				seterr(err, errlen, "timeline section comes before the stacks section");
+				goto bad;
+			}
+			if (reader_timeline(p, s.p, s.left, err, errlen) < 0)
+				goto bad;
+			s.left = 0;
+			break;
 		default: s.left = 0; break; /* a newer writer's section */
 		}
 		if (s.bad)
@@ -834,6 +844,9 @@ int reader_load(const char *path, struct profile *p, char *err, size_t errlen)
 
 void reader_release(struct profile *p)
 {
+	if (p->timeline)
+		free(p->timeline->points);
+	free(p->timeline);
 	for (size_t i = 0; i < p->ninfo; i++) {
 		free(p->info[i].key);
 		free(p->info[i].value);

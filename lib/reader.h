@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "format.h"
+
 struct prof_module {
 	uint64_t start, end; /* absolute address range */
 	uint64_t bias;       /* load address minus link-time address */
@@ -63,6 +65,25 @@ struct prof_kv {
 	char *key, *value;
 };
 
+/* TIMELINE (format.h; issue 24): the heap over time. */
+struct prof_tl_top {
+	uint32_t slot;  /* into prof_timeline's track */
+	uint64_t bytes; /* that stack's live bytes at the point */
+};
+struct prof_tl_point {
+	uint64_t ns; /* since INFO start_ns */
+	uint64_t live, objects, allocated;
+	uint32_t flags, ntop; /* FORMAT_TL_PEAK, FORMAT_TL_END */
+	struct prof_tl_top top[FORMAT_TL_TOP];
+};
+struct prof_timeline {
+	uint32_t flags;  /* FORMAT_TL_ESTIMATES */
+	uint32_t ntrack; /* stacks whose live bytes points give */
+	uint64_t track[FORMAT_TL_TRACK]; /* their indices in stacks[] */
+	uint32_t npoints;
+	struct prof_tl_point *points; /* in time order */
+};
+
 struct profile {
 	char *path; /* the file it was read from */
 	size_t size; /* its length in bytes: what views may spend is bounded by it */
@@ -87,6 +108,7 @@ struct profile {
 	size_t nbins;
 	struct prof_bin *bins;
 	int has_threads; /* the file had a THREADS section: stacks[].tid */
+	struct prof_timeline *timeline; /* the file's TIMELINE, or NULL */
 	/* Every counter of every stack, and every figure of every bin,
 	 * added up: each below 2^63 (reader_check), so that any sum of
 	 * them a view makes is exact in 64 bits. */

@@ -26,6 +26,7 @@
 #include "mkeep.h"
 #include "peak.h"
 #include "stacks.h"
+#include "timeline.h"
 #include "util.h"
 
 /* Blocks at most: one a thread alive at once (they are reused). */
@@ -131,6 +132,69 @@ static const struct stacks_rec *record(struct ms *m, uint32_t idx)
 	}
 }
 
+/*
+ * The TIMELINE section from the monitor's table (timeline.h), if it is
+ * there and of this profile: its points as they were, up to the first
+ * that does not read right, and the peak's point among them (the peak,
+ * with peak_objects, the stacks' shares: timed by the time stamp counter
+ * the peak's publish left, on the scale of the last point).  file[]:
+ * each stack's number in the file (or UINT32_MAX: left out); a tracked
+ * stack left out drops what the points say of the tracked ones.
+ */
+static void put_timeline(struct ms *m, const uint32_t *file, uint32_t first, uint32_t n,
+			 int64_t peak_objects)
+{
+	const struct tl_table *t;
+	uint32_t np, ntrack, k, i;
+	uint64_t pns = 0, last = 0;
+	int with_peak;
+
+	if (!m->mk->timeline || !(t = keeper_at(m->s->k, m->mk->timeline, sizeof *t)) ||
+	    t->epoch != m->mk->epoch)
+		return;
+	np = t->n < TL_CAP ? t->n : TL_CAP;
+	for (i = 0; i < np; i++) {
+		if (t->p[i].ns < last || t->p[i].ntop > FORMAT_TL_TOP)
+			break;
+		last = t->p[i].ns;
+	}
+	np = i;
+	ntrack = t->ntrack <= FORMAT_TL_TRACK ? t->ntrack : 0;
+	for (k = 0; k < ntrack; k++)
+		if (t->track[k] < first || t->track[k] >= n || file[t->track[k] - first] == UINT32_MAX)
+			ntrack = 0;
+	with_peak = m->peak && t->peak_tsc > t->tsc0 && t->last_tsc > t->tsc0 && np;
+	if (with_peak)
+		pns = (uint64_t)((unsigned __int128)(t->peak_tsc - t->tsc0) * t->last_ns /
+				 (t->last_tsc - t->tsc0));
+	format_begin_section(m->s->w, FORMAT_SEC_TIMELINE);
+	format_put_u32(m->s->w, m->mk->sample ? FORMAT_TL_ESTIMATES : 0);
+	format_put_u32(m->s->w, ntrack);
+	for (k = 0; k < ntrack; k++)
+		format_put_u64(m->s->w, file[t->track[k] - first]);
+	format_put_u32(m->s->w, np + (uint32_t)with_peak);
+	for (i = 0; i < np; i++) {
+		const struct tl_point *q = &t->p[i];
+		uint32_t ntop = ntrack ? q->ntop : 0;
+
+		for (k = 0; k < ntop; k++)
+			if (q->top[k].slot >= ntrack)
+				ntop = 0;
+		if (with_peak && q->ns > pns) {
+			format_put_tl_point(m->s->w, pns, (int64_t)m->peak, peak_objects,
+					    i ? t->p[i - 1].allocated : q->allocated, FORMAT_TL_PEAK, 0,
+					    NULL);
+			with_peak = 0;
+		}
+		format_put_tl_point(m->s->w, q->ns, q->live, q->objects, q->allocated, 0,
+				    ntop, q->top);
+	}
+	if (with_peak)
+		format_put_tl_point(m->s->w, pns, (int64_t)m->peak, peak_objects,
+				    t->p[np - 1].allocated, FORMAT_TL_PEAK, 0, NULL);
+	format_end_section(m->s->w);
+}
+
 /* Stack idx's counters summed over the blocks (blocks.c's
  * blocks_read_counters, with its peak shares). */
 static void counters(const struct ms *m, uint32_t idx, uint64_t *out)
@@ -153,6 +217,8 @@ static void counters(const struct ms *m, uint32_t idx, uint64_t *out)
 			continue;
 		for (int k = 0; k < MPROF_NCOUNTERS; k++)
 			out[k] += bc->c[BLOCKS_CTR(k / SIZE_NCLASSES * SIZE_NCLASSES, k % SIZE_NCLASSES)];
+		out[MPROF_C_TEMP_OBJECTS] += bc->temp[0];
+		out[MPROF_C_TEMP_BYTES] += bc->temp[1];
 		for (int sc = 0; sc < SIZE_NCLASSES; sc++) {
 			lb += (int64_t)(bc->c[BLOCKS_CTR(MPROF_C_BYTES, sc)] -
 					bc->c[BLOCKS_CTR(MPROF_C_FREED, sc)]);
@@ -176,6 +242,8 @@ int salvage_mprof(struct salvage *s)
 	uint64_t (*bin)[4] = xcalloc(FORMAT_NBINS, sizeof *bin), tot[4] = { 0 }, unknown = 0;
 	uint64_t pe, nstacks = 0, lost_stacks = 0, ctr[MPROF_NCOUNTERS_ALL];
 	uint64_t *prev = xmalloc(STACKS_MAX_DEPTH * sizeof *prev);
+	uint32_t *file = NULL, nfile = 0;
+	int64_t peak_objects = 0;
 	uint32_t first, n, prev_depth = 0, nbins = 0;
 	unsigned char *ok;
 	char num[7][24], lost[48];
@@ -227,6 +295,7 @@ int salvage_mprof(struct salvage *s)
 		tot[2] = b;
 	}
 	ok = xcalloc(n - first + 1, 1);
+	file = xcalloc(n - first + 1, sizeof *file);
 	for (uint32_t i = first; i < n; i++) {
 		if (record(&m, i)) {
 			ok[i - first] = 1;
@@ -257,9 +326,12 @@ int salvage_mprof(struct salvage *s)
 		const struct stacks_rec *r;
 		uint32_t shared;
 
+		file[i - first] = UINT32_MAX;
 		if (!ok[i - first] || !(r = record(&m, i)))
 			continue;
+		file[i - first] = nfile++;
 		counters(&m, i, ctr);
+		peak_objects += (int64_t)ctr[MPROF_C_PEAK_OBJECTS];
 		/* Outer frames in common with the stack before go by reference. */
 		shared = prev_depth ? format_common_outer(m.frames, r->depth, prev, prev_depth) : 0;
 		format_put_stack(s->w, r->depth, r->flags, shared ? 1 : 0, shared, m.frames, ctr,
@@ -278,7 +350,9 @@ int salvage_mprof(struct salvage *s)
 			format_put_u64(s->w, bin[i][k]);
 	}
 	format_end_section(s->w);
+	put_timeline(&m, file, first, n, peak_objects);
 	free(ok);
+	free(file);
 	rc = 0;
 out:
 	free(prev);

@@ -39,6 +39,12 @@ void tables_print(FILE *out, const struct model *m, const struct callgraph *g,
  * ones written short unless full (tables_print adds the types allocating
  * frames name, which a model of differences does not have). */
 void tables_print_types(FILE *out, struct symbols *s, uint32_t size, int full);
+/*
+ * `mprof timeline`: p's TIMELINE as a text chart with a key of the largest
+ * stacks (named by m, which may be NULL), or with as_csv one CSV row a
+ * point.  -1 (nothing printed) when p has no timeline.
+ */
+int tables_timeline(FILE *out, const struct profile *p, const struct model *m, int as_csv);
 
 /*
  * A partial call chain of table 2: the innermost n frames of model stack

@@ -65,6 +65,12 @@ int export_prepare(struct export_data *d, const struct profile *p, const struct 
 			add(d, "peak_objects", "count", MPROF_C_PEAK_OBJECTS, 1);
 			add(d, "peak_space", "bytes", MPROF_C_PEAK_BYTES, 1);
 		}
+		/* Temporary allocations (freed by their thread with no other
+		 * allocation between: heaptrack's), since issue 24. */
+		if (m->has_temp) {
+			add(d, "temp_objects", "count", MPROF_C_TEMP_OBJECTS, 1);
+			add(d, "temp_space", "bytes", MPROF_C_TEMP_BYTES, 1);
+		}
 		/* What is kept, by the leak scan's classes (MPROF_LEAKS=scan),
 		 * lost first: inuse_space split four ways. */
 		if (m->has_scan) {

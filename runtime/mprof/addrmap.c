@@ -34,6 +34,7 @@
 #include "addrmap.h"
 #include "arena.h"
 #include "lock.h"
+#include "monitor.h"
 
 static struct lock addrmap_leaf_lock = LOCK_INIT; /* adding a directory page or a leaf */
 uint32_t **addrmap_top[1u << ADDRMAP_TOP_BITS];
@@ -72,6 +73,7 @@ static uint32_t *leaf_add(uint32_t **dir[], uint64_t k, uint64_t nslots)
 
 uint32_t *addrmap_leaf_add(uint64_t k)
 {
+	MON_KEEP_ERRNO;
 	return leaf_add(addrmap_top, k, addrmap_leaf_slots());
 }
 
@@ -79,6 +81,7 @@ uint32_t *addrmap_leaf_add(uint64_t k)
 
 uint32_t *addrmap_odd_slot(uintptr_t p, int create)
 {
+	MON_KEEP_ERRNO;
 	uint64_t k = (uint64_t)p >> ADDRMAP_LEAF_SHIFT;
 	uint32_t **mid = __atomic_load_n(&addrmap_odd[k >> ADDRMAP_MID_BITS], __ATOMIC_ACQUIRE);
 	uint32_t *leaf = NULL;

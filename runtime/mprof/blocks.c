@@ -15,6 +15,8 @@
 #include "keep.h"
 #include "lock.h"
 #include "mkeep.h"
+#include "timeline.h"
+#include "monitor.h"
 #include "writer.h"
 
 #define BLOCK_BYTES ((sizeof(struct blocks_thread) + 4095) & ~(size_t)4095)
@@ -110,6 +112,7 @@ void blocks_init(void)
 
 struct blocks_thread *blocks_attach(void)
 {
+	MON_KEEP_ERRNO;
 	struct blocks_thread *t;
 
 	if (blocks_dead)
@@ -127,6 +130,7 @@ struct blocks_thread *blocks_attach(void)
 
 void blocks_reset(struct blocks_thread *t, uint64_t e)
 {
+	MON_KEEP_ERRNO;
 	uint32_t i;
 
 	if (t->epoch) {
@@ -137,9 +141,13 @@ void blocks_reset(struct blocks_thread *t, uint64_t e)
 		t->nchunks = 0;
 		memset(t->t, 0, sizeof t->t);
 		t->s_allocs = t->s_bytes = 0;
+		if (!mon.sample)
+			t->s_left = 0; /* the timeline's countdown: a tick first */
+		t->tl_set = t->tl_alloc = 0;
 		memset(&t->peak, 0, sizeof t->peak);
 		memset(t->cache, 0, sizeof t->cache);
 		t->last = NULL;
+		t->last_p = 0;
 		memset(t->bins, 0, sizeof t->bins);
 		memset(t->big, 0, sizeof t->big);
 	}
@@ -149,6 +157,7 @@ void blocks_reset(struct blocks_thread *t, uint64_t e)
 __attribute__((noinline)) struct blocks_counters *blocks_chunk(struct blocks_thread *t,
 								uint32_t idx)
 {
+	MON_KEEP_ERRNO;
 	struct blocks_counters *c = keep_map(CHUNK_BYTES);
 
 	if (!c)
@@ -169,6 +178,7 @@ __attribute__((noinline)) void blocks_turn(struct blocks_thread *t, uint64_t *c)
 __attribute__((noinline)) void blocks_publish(struct blocks_thread *t)
 {
 	peak_publish(&t->peak, t->epoch);
+	timeline_moved(__atomic_load_n(&peak_g.g, __ATOMIC_RELAXED));
 }
 
 /*
@@ -373,7 +383,8 @@ static inline int64_t add_halves(__m128i x)
 _Static_assert(BLOCKS_CTR(MPROF_C_BYTES, 0) == 1 && BLOCKS_CTR(MPROF_C_FREES, 0) == 2 &&
 		       BLOCKS_CTR(MPROF_C_FREED, 0) == 3 && BLOCKS_CTR(MPROF_C_ALLOCS, 1) == 4 &&
 		       MPROF_NCOUNTERS == 16 && MPROF_C_PEAK_BYTES == 16 &&
-		       MPROF_C_PEAK_OBJECTS == 17,
+		       MPROF_C_PEAK_OBJECTS == 17 && MPROF_C_TEMP_OBJECTS == 18 &&
+		       MPROF_C_TEMP_BYTES == 19 && MPROF_NCOUNTERS_ALL == 20,
 	       "read_stack's transposition: allocs, bytes, frees, freed of each class; the peak");
 
 #define ACC(o, k, x) \
@@ -438,10 +449,11 @@ static inline __attribute__((always_inline)) void read_stack(const struct blocks
 	}
 	out[MPROF_C_PEAK_BYTES] = (uint64_t)sb;
 	out[MPROF_C_PEAK_OBJECTS] = (uint64_t)sn;
+	ACC(o, MPROF_C_TEMP_OBJECTS / 2, _mm_loadu_si128((const __m128i *)c->temp));
 }
 
-/* A row's counters and peak to zero, before blocks are added to it (one
- * store at a time: memset is a rep stos of 18, slower). */
+/* A row's counters, peak and temporaries to zero, before blocks are added
+ * to it (one store at a time: memset is a rep stos of 20, slower). */
 static inline void zero_row(uint64_t *out)
 {
 	__m128i *o = (__m128i *)out, z = _mm_setzero_si128();
@@ -455,6 +467,7 @@ static inline void zero_row(uint64_t *out)
 	_mm_storeu_si128(o + 6, z);
 	_mm_storeu_si128(o + 7, z);
 	_mm_storeu_si128(o + 8, z);
+	_mm_storeu_si128(o + 9, z);
 }
 
 /* Negative only in a snapshot taken while threads run. */
@@ -510,4 +523,71 @@ void blocks_read_counters(uint64_t e, uint32_t idx, uint32_t n,
 		for (k = 0; k < span; k++)
 			peak_floor0(out[j + k]);
 	}
+}
+
+void blocks_read_now(uint64_t e, int sampled, int64_t *delta, int64_t *objects,
+		     uint64_t *allocated)
+{
+	const struct blocks_thread *t;
+	int64_t d = 0, o = 0;
+	uint64_t a = 0;
+
+	for (t = __atomic_load_n(&blocks_all, __ATOMIC_ACQUIRE); t; t = t->all) {
+		if (__atomic_load_n(&t->epoch, __ATOMIC_ACQUIRE) != e)
+			continue;
+		d += __atomic_load_n(&t->peak.delta, __ATOMIC_RELAXED);
+		/* Objects: allocations less frees, bin by bin (two lanes, four
+		 * bins a step). */
+		__m128i a0 = _mm_setzero_si128(), a1 = a0, a2 = a0, a3 = a0;
+		const __m128i *bp = (const __m128i *)t->bins;
+		uint32_t i;
+
+		for (i = 0; i + 4 <= FORMAT_NBINS; i += 4) {
+			a0 = _mm_add_epi64(a0, _mm_loadu_si128(bp + i));
+			a1 = _mm_add_epi64(a1, _mm_loadu_si128(bp + i + 1));
+			a2 = _mm_add_epi64(a2, _mm_loadu_si128(bp + i + 2));
+			a3 = _mm_add_epi64(a3, _mm_loadu_si128(bp + i + 3));
+		}
+		for (; i < FORMAT_NBINS; i++)
+			a0 = _mm_add_epi64(a0, _mm_loadu_si128(bp + i));
+		a0 = _mm_add_epi64(_mm_add_epi64(a0, a1), _mm_add_epi64(a2, a3));
+		o += (int64_t)_mm_cvtsi128_si64(a0) -
+		     (int64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(a0, a0));
+		if (sampled)
+			a += __atomic_load_n(&t->s_bytes, __ATOMIC_RELAXED);
+		else
+			a += __atomic_load_n(&t->tl_alloc, __ATOMIC_RELAXED) +
+			     __atomic_load_n(&t->tl_set, __ATOMIC_RELAXED) -
+			     (uint64_t)__atomic_load_n(&t->s_left, __ATOMIC_RELAXED);
+	}
+	*delta = d;
+	*objects = o;
+	*allocated = a;
+}
+
+int64_t blocks_stack_live(uint64_t e, uint32_t idx)
+{
+	const struct blocks_thread *t;
+	int64_t b = 0;
+
+	for (t = __atomic_load_n(&blocks_all, __ATOMIC_ACQUIRE); t; t = t->all) {
+		const struct blocks_counters *c;
+
+		if (__atomic_load_n(&t->epoch, __ATOMIC_ACQUIRE) != e)
+			continue;
+		c = __atomic_load_n(&t->dir[idx >> BLOCKS_CTR_SHIFT], __ATOMIC_ACQUIRE);
+		if (c)
+			b += live(c[idx & (BLOCKS_CTR_CHUNK - 1)].c).bytes;
+	}
+	return b;
+}
+
+uint32_t blocks_count(uint64_t e)
+{
+	const struct blocks_thread *t;
+	uint32_t n = 0;
+
+	for (t = __atomic_load_n(&blocks_all, __ATOMIC_ACQUIRE); t; t = t->all)
+		n += __atomic_load_n(&t->epoch, __ATOMIC_ACQUIRE) == e;
+	return n;
 }

@@ -38,12 +38,17 @@ struct writer_totals;
  * In memory a stack's counters go by size class, the four of a class side
  * by side (allocs, bytes, frees, freed): an allocation and its free touch
  * one cache line, not two.  The file's order (format.h) is by kind.  Its
- * part of the peak follows (peak.h), on a line of its own.
+ * part of the peak follows (peak.h), on a line of its own, and on that
+ * line its temporary allocations (issue 24: objects freed by the thread
+ * that allocated them with no other allocation of that thread between,
+ * heaptrack's definition), objects and bytes: a free reads the line
+ * anyway (peak_stale).
  */
 #define BLOCKS_CTR(kind, sc) ((sc) * 4 + (kind) / SIZE_NCLASSES)
 struct blocks_counters {
 	uint64_t c[MPROF_NCOUNTERS];
 	struct peak_stack peak;
+	uint64_t temp[2]; /* temporary objects, bytes */
 };
 _Static_assert(sizeof(struct blocks_counters) == MPROF_NCOUNTERS * 8 + 64,
 	       "a stack's counters, then its peak");
@@ -52,6 +57,12 @@ _Static_assert(sizeof(struct blocks_counters) == MPROF_NCOUNTERS * 8 + 64,
 static inline struct peak_stack *blocks_ctr_peak(uint64_t *c)
 {
 	return (struct peak_stack *)(c + MPROF_NCOUNTERS);
+}
+
+/* The temporaries of the counters c: objects, then bytes. */
+static inline uint64_t *blocks_ctr_temp(uint64_t *c)
+{
+	return c + MPROF_NCOUNTERS + sizeof(struct peak_stack) / 8;
 }
 
 /* Allocation and free totals are the sums of the bins: not kept twice. */
@@ -65,6 +76,10 @@ struct blocks_thread {
 	 * sample, and every allocation's count and bytes (exact totals). */
 	int64_t s_left;
 	uint64_t s_allocs, s_bytes, s_rng;
+	/* The exact monitor: s_left counts bytes down to the timeline's
+	 * next tick (timeline.h), from tl_set; tl_alloc: the bytes counted
+	 * down before (so the bytes allocated: tl_alloc + tl_set - s_left). */
+	uint64_t tl_set, tl_alloc;
 	int owned;
 	uint32_t nchunks; /* dir[0..nchunks-1] may be mapped */
 	uint64_t t[BLOCKS_T_N];
@@ -75,6 +90,8 @@ struct blocks_thread {
 		uint64_t idx;
 	} cache[BLOCKS_CACHE_N];
 	const struct stacks_rec *last; /* the stack of the last allocation */
+	uintptr_t last_p; /* the last allocation's address, 0 once freed */
+	uint64_t last_n;  /* sampled: s_allocs when last_p was allocated */
 	struct blocks_counters *dir[BLOCKS_CTR_DIR]; /* stack index -> this thread's counters */
 	/* Per size bin, allocations and frees; bytes are those times the
 	 * size, but for the last bin (larger sizes), whose bytes are big[]. */
@@ -115,7 +132,9 @@ __attribute__((noinline)) struct blocks_counters *blocks_chunk(struct blocks_thr
  */
 static inline void blocks_touch(uint64_t *c)
 {
-	__atomic_store_n(&blocks_ctr_peak(c)->pad[0], 0, __ATOMIC_RELAXED);
+	uint64_t *m = &blocks_ctr_peak(c)->m; /* only this thread writes it */
+
+	__atomic_store_n(m, __atomic_load_n(m, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
 }
 
 /* t's counters for stack idx, or NULL when memory cannot be mapped. */
@@ -166,5 +185,17 @@ void blocks_read_bins(uint64_t e, uint64_t (*bins)[4]);
 void blocks_read_peak(uint64_t e);
 void blocks_read_counters(uint64_t e, uint32_t idx, uint32_t n,
 			  uint64_t (*out)[MPROF_NCOUNTERS_SCAN]);
+
+/*
+ * For the timeline (timeline.c), a snapshot while threads run: the sum of
+ * the blocks' unpublished live bytes (peak.h's delta: the heap is the
+ * published total plus this), their live objects, and the bytes allocated
+ * (sampled: the exact count; else the timeline's countdowns).  Then one
+ * stack's live bytes, summed over the blocks, and the number of blocks.
+ */
+void blocks_read_now(uint64_t e, int sampled, int64_t *delta, int64_t *objects,
+		     uint64_t *allocated);
+int64_t blocks_stack_live(uint64_t e, uint32_t idx);
+uint32_t blocks_count(uint64_t e);
 
 #endif

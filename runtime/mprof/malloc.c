@@ -123,18 +123,22 @@ static inline __attribute__((always_inline)) int c_enter_on(int is_alloc)
 }
 
 /* Record p (n bytes) if it was allocated; errno stays the real call's.
- * hot: with the monitor's recording inlined (malloc_on's copy only). */
+ * hot: with the monitor's recording inlined (malloc_on's copy only),
+ * which keeps errno where it may change it (monitor.h's MON_KEEP_ERRNO):
+ * nothing to keep here. */
 static inline __attribute__((always_inline)) void note_alloc_in(void *p, size_t n,
 								const struct unwind_frame0 *f0,
 								const int hot)
 {
-	int *ep = err(), e = *ep;
-	if (p) {
-		if (hot)
+	if (hot) {
+		if (p)
 			mon_alloc_inline(p, n, f0);
-		else
-			mon_alloc(p, n, f0);
+		mon_leave();
+		return;
 	}
+	int *ep = err(), e = *ep;
+	if (p)
+		mon_alloc(p, n, f0);
 	mon_leave();
 	*ep = e;
 }
@@ -326,11 +330,10 @@ EXPORT void *calloc(size_t n, size_t m)
  * ON (c_enter_on: no second read of the state). */
 static __attribute__((noinline)) void free_on(void *p)
 {
+	/* errno: kept where the monitor may change it (MON_KEEP_ERRNO). */
 	if (p && c_enter_on(0)) {
-		int *ep = err(), e = *ep;
 		mon_free(p);
 		mon_leave();
-		*ep = e;
 	}
 	real_free(p);
 }

@@ -30,6 +30,7 @@
 #include "sample.h"
 #include "stackhash.h"
 #include "stacks.h"
+#include "timeline.h"
 #include "unwind.h"
 
 /* An object's slot in the address map holds its stack index + 1 in
@@ -71,6 +72,7 @@ static void say(const char *s)
 
 void mon_trouble(const char *what, const char *detail)
 {
+	MON_KEEP_ERRNO;
 	int st = __atomic_load_n(&mon.state, __ATOMIC_ACQUIRE);
 
 	for (;;) {
@@ -116,9 +118,14 @@ int mon_enter_slow(int is_alloc)
 /* ---- recording ---- */
 
 
-/* Charge a free to the stack that allocated it. */
+/*
+ * Charge a free to the stack that allocated it.  tmp: 1 if it is a
+ * temporary (the thread's last allocation, freed by the thread: blocks.h),
+ * 0 if not, TEMP_CHECK (a constant) to tell here, for object p.
+ */
+#define TEMP_CHECK 2
 static inline __attribute__((always_inline)) void credit_free(struct blocks_thread *t, uint32_t idx, uint64_t size,
-							     uint64_t w)
+							     uint64_t w, int tmp, uintptr_t p)
 {
 	uint64_t *c;
 	int sc;
@@ -137,6 +144,12 @@ static inline __attribute__((always_inline)) void credit_free(struct blocks_thre
 		blocks_turn(t, c);
 	blocks_bump(&c[BLOCKS_CTR(MPROF_C_FREES, sc)], w);
 	blocks_bump(&c[BLOCKS_CTR(MPROF_C_FREED, sc)], w * size);
+	if (tmp == TEMP_CHECK ? t->last_p == p : tmp) {
+		if (tmp == TEMP_CHECK)
+			t->last_p = 0; /* no longer the last */
+		blocks_bump(&blocks_ctr_temp(c)[0], w);
+		blocks_bump(&blocks_ctr_temp(c)[1], w * size);
+	}
 	blocks_bump(&t->bins[bin][1], w);
 	if (bin == FORMAT_NBINS - 1)
 		blocks_bump(&t->big[1], w * size);
@@ -148,11 +161,12 @@ static inline __attribute__((always_inline)) void credit_free(struct blocks_thre
  * which counts for the current profile (mon_self() and blocks_orphan_lock()
  * made it so); w: the allocations it stands for (1 but for a sample). */
 static inline __attribute__((always_inline)) void settle_into(struct blocks_thread *t, int found,
-							     uint32_t idx, uint64_t size, uint64_t w)
+							     uint32_t idx, uint64_t size, uint64_t w,
+							     int tmp, uintptr_t p)
 {
 	/* An index from before a restart belongs to the old profile. */
 	if (found && idx >= stacks_base() && idx < stacks_count())
-		credit_free(t, idx, size, w);
+		credit_free(t, idx, size, w, tmp, p);
 	else
 		blocks_bump(&t->t[BLOCKS_T_UNKNOWN], 1);
 }
@@ -161,23 +175,25 @@ static inline __attribute__((always_inline)) void settle_into(struct blocks_thre
 static __attribute__((noinline)) void settle_orphan(uint64_t e, int found, uint32_t idx,
 						    uint64_t size, uint64_t w)
 {
+	MON_KEEP_ERRNO;
 	struct blocks_thread *t = blocks_orphan_lock(e);
 
 	if (!t)
 		return;
-	settle_into(t, found, idx, size, w);
+	settle_into(t, found, idx, size, w, 0, 0);
 	blocks_orphan_flush(t);
 	blocks_orphan_unlock();
 }
 
 static inline __attribute__((always_inline)) void settle_free(struct blocks_thread *t, uint64_t e,
 							     int found, uint32_t idx,
-							     uint64_t size, uint64_t w)
+							     uint64_t size, uint64_t w, int tmp,
+							     uintptr_t p)
 {
 	if (__builtin_expect(!t, 0))
 		settle_orphan(e, found, idx, size, w);
 	else
-		settle_into(t, found, idx, size, w);
+		settle_into(t, found, idx, size, w, tmp, p);
 }
 
 static inline unsigned cache_slot(uint32_t hash)
@@ -257,7 +273,7 @@ counted:
 	/* Check mode fills every frame: a lookup by shared frames is verified. */
 	if (__builtin_expect(pos != NULL, 1) && unwind_checking())
 		unwind_check_shared(stacks_same(t->last, frames, (uint32_t)depth, flags));
-	mon_count(t, c, n, sc, w);
+	mon_count(t, c, n, sc, w, 0);
 	return idx;
 }
 
@@ -289,19 +305,31 @@ static const struct stacks_pos *shared_place(int depth, struct stacks_pos *pos)
 __attribute__((noinline)) void mon_alloc_walk(void *p, size_t n, const struct unwind_frame0 *f0,
 					    struct blocks_thread *t, uint64_t e, uint64_t w)
 {
+	MON_KEEP_ERRNO;
 	uint64_t orphan_frames[ORPHAN_DEPTH], *frames, known = 0;
 	struct stacks_pos pos;
 	uint32_t flags, hash;
-	int64_t idx;
-	int depth, fresh = 0;
+	int64_t idx, left = 0;
+	int depth, fresh = 0, tl;
 
+	if (t) {
+		/* The thread's last allocation (temporaries, blocks.h); a
+		 * sample's, with the count of allocations that made it last. */
+		t->last_p = (uintptr_t)p;
+		t->last_n = t->s_allocs;
+	}
+	/* The exact monitor's timeline countdown (timeline.h; the inlined
+	 * path's is mon_count's): down before the count, the tick after. */
+	tl = t && !mon.sample;
+	if (tl)
+		left = TIMELINE_DOWN(t, n);
 	frames = t ? t->frames : orphan_frames;
 	depth = unwind_capture(frames, t ? MON_MAX_DEPTH : ORPHAN_DEPTH, f0, &flags, e,
 			       t ? &known : NULL, &hash);
 	if (!mon_on(__atomic_load_n(&mon.state, __ATOMIC_RELAXED)))
 		return; /* stopped meanwhile */
 	if (t && known) {
-		idx = mon_count_known(t, known, n, w);
+		idx = mon_count_known(t, known, n, w, 0);
 		if (idx < 0)
 			return;
 	} else if (t) {
@@ -322,6 +350,8 @@ __attribute__((noinline)) void mon_alloc_walk(void *p, size_t n, const struct un
 		blocks_orphan_unlock();
 	}
 	mon_alloc_settle(p, n, e, idx);
+	if (tl)
+		TIMELINE_DUE(t, left);
 }
 
 
@@ -337,7 +367,7 @@ void mon_free(void *p)
 	uint32_t idx = 0;
 	int found = addrmap_take((uintptr_t)p, &idx, &size);
 
-	settle_free(t, e, found, idx, size, 1);
+	settle_free(t, e, found, idx, size, 1, TEMP_CHECK, (uintptr_t)p);
 }
 
 /*
@@ -356,6 +386,11 @@ void mon_alloc_custom(const void *p, size_t n, int category, const struct unwind
 	if ((uint64_t)n >> MON_SIZE_BITS || !custom_category_ok(category)) {
 		mon_drop();
 		return;
+	}
+	if (t) {
+		t->last_p = 0; /* an allocation since the last (temporaries) */
+		if (!mon.sample)
+			TIMELINE_COUNT(t, n);
 	}
 	frames = t ? t->frames : orphan_frames;
 	depth = unwind_capture(frames, t ? MON_MAX_DEPTH : ORPHAN_DEPTH, f0, &flags, e, NULL, &hash);
@@ -395,7 +430,7 @@ void mon_free_custom(const void *p)
 	uint32_t idx = 0;
 	int found = custom_take((uintptr_t)p, &idx, &size);
 
-	settle_free(t, e, found, idx, size, 1);
+	settle_free(t, e, found, idx, size, 1, 0, 0);
 }
 
 /*
@@ -459,7 +494,7 @@ void mon_realloc_freed(void *p, const struct mon_old *o)
 	uint64_t e;
 	struct blocks_thread *t = mon_self(&e);
 
-	settle_free(t, e, o->found, o->idx, o->size, 1);
+	settle_free(t, e, o->found, o->idx, o->size, 1, 0, 0);
 }
 
 /* ---- the sampled monitor (sample.h) ---- */
@@ -497,6 +532,7 @@ void mon_sample_alloc(void *p, size_t n, const struct unwind_frame0 *f0, int cou
 	 * allocation; a sample comes once in thousands, and recalling here
 	 * too would cost mon_alloc its inlined recall). */
 	mon_alloc_walk(p, n, f0, t, e, sample_count(n, mon.sample, (uintptr_t)p));
+	timeline_tick(t);
 out:
 	mon_guard = g;
 	errno = er;
@@ -510,7 +546,11 @@ void mon_sample_freed(void *p, uint32_t idx, uint64_t size)
 
 	mon_guard = 1;
 	t = mon_self(&e);
-	settle_free(t, e, 1, idx, size, sample_count(size, mon.sample, (uintptr_t)p));
+	/* A temporary: the thread's last sample, with no allocation since
+	 * (the exact totals count every one). */
+	settle_free(t, e, 1, idx, size, sample_count(size, mon.sample, (uintptr_t)p),
+		    t && t->last_p == (uintptr_t)p && t->last_n == t->s_allocs && (t->last_p = 0, 1),
+		    0);
 	mon_guard = g;
 	errno = er;
 }

@@ -25,6 +25,7 @@
 #ifndef MONITOR_H
 #define MONITOR_H
 
+#include <errno.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -60,6 +61,21 @@ struct mon {
 extern struct mon mon __attribute__((visibility("hidden")));
 /* Non-zero while this thread is inside the monitor: allocate for real. */
 extern __thread int mon_guard __attribute__((visibility("hidden")));
+
+/*
+ * errno across the monitor: the exact monitor's hot path (malloc_on,
+ * free_on: a remembered stack counted, the address map's slot) makes no
+ * system call and leaves errno alone, so it keeps nothing; every
+ * out-of-line path it may take that can change errno (a walk, a new
+ * block, chunk of counters or leaf of the address map, trouble, the
+ * orphan block's lock, an autosave) keeps it itself, with this first in
+ * its body: errno is put back on every return.
+ */
+static inline void mon_errno_back(const int *e)
+{
+	errno = *e;
+}
+#define MON_KEEP_ERRNO int mon_errno_kept_ __attribute__((cleanup(mon_errno_back))) = errno
 
 /* Enter the monitor for one call: 1 = record (the guard is now set; call
  * mon_leave), 0 = pass straight through, 2 = the sampled monitor is on

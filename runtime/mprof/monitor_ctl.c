@@ -30,6 +30,7 @@
 #include "real.h"
 #include "sample.h"
 #include "stacks.h"
+#include "timeline.h"
 #include "unwind.h"
 #include "writer.h"
 
@@ -249,6 +250,7 @@ void mon_init(void)
 	lock_on_timeout(lock_timeout);
 	mon.epoch = 1;
 	peak_restart(1);
+	timeline_restart(1);
 	mon.start_ns = mon_now_ns();
 	mon_keep->epoch = mon.epoch;
 	mon_keep->start_ns = mon.start_ns;
@@ -345,12 +347,14 @@ static int save(const char *reason, const char *ended)
 		.more_info_put = lname_info_put,
 		.fail = save_failed,
 		.ended = ended,
+		.put_timeline = timeline_put,
 	};
 	return writer_save(reason, &src);
 }
 
 void mon_autosave(void)
 {
+	MON_KEEP_ERRNO;
 	if (writer_trylock() != 0)
 		return; /* a save is under way: it will do */
 	if (!mon.nosave && mon_on(__atomic_load_n(&mon.state, __ATOMIC_ACQUIRE)))
@@ -449,6 +453,7 @@ void mon_restart(const char *filename)
 	/* Before the epoch: a thread that sees the new one finds the new
 	 * profile's peak word (an old one's publish, the old word). */
 	peak_restart(mon.epoch + 1);
+	timeline_restart(mon.epoch + 1);
 	__atomic_store_n(&mon.epoch, mon.epoch + 1, __ATOMIC_RELEASE);
 	mon.start_ns = mon_now_ns();
 	mon_keep->epoch = mon.epoch;
@@ -533,6 +538,7 @@ static void fork_child(void)
 	stacks_lock_reinit();
 	blocks_lock_reinit();
 	writer_lock_reinit();
+	timeline_lock_reinit();
 	mon_pid = getpid();
 	/* The tables in the keep are the parent's: the child's own copy
 	 * first, or no profile for the child. */

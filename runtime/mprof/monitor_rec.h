@@ -18,6 +18,7 @@
 #include "mkeep.h"
 #include "monitor.h"
 #include "peak.h"
+#include "timeline.h"
 #include "unwind.h"
 
 /* Frames kept per stack (the innermost); deeper stacks are truncated. */
@@ -55,11 +56,15 @@ static inline __attribute__((always_inline)) struct blocks_thread *mon_self(uint
 /* Count an allocation of n bytes into t, whose counters for its stack are
  * c, in class sc (its size class; a Lisp object's type class), w times (1
  * but for a sample of the sampled monitor: the allocations it stands for;
- * a constant in the exact monitor's inlined paths). */
+ * a constant in the exact monitor's inlined paths).  tl (a constant): the
+ * exact monitor's timeline countdown too (timeline.h), before the peak's
+ * test may publish (a point then has these bytes allocated and live),
+ * its tick after. */
 static inline __attribute__((always_inline)) void mon_count(struct blocks_thread *t, uint64_t *c, size_t n,
-							 int sc, uint64_t w)
+							 int sc, uint64_t w, const int tl)
 {
 	uint32_t bin = format_bin_index(n);
+	int64_t left = 0;
 
 	if (__builtin_expect(peak_stale(&t->peak, blocks_ctr_peak(c)), 0))
 		blocks_turn(t, c);
@@ -68,8 +73,12 @@ static inline __attribute__((always_inline)) void mon_count(struct blocks_thread
 	blocks_bump(&t->bins[bin][0], w);
 	if (bin == FORMAT_NBINS - 1)
 		blocks_bump(&t->big[0], w * n);
+	if (tl)
+		left = TIMELINE_DOWN(t, n);
 	if (peak_alloc_due(&t->peak, w * n))
 		blocks_publish(t);
+	if (tl)
+		TIMELINE_DUE(t, left);
 }
 
 /* The rest of an allocation counted on stack idx in profile epoch e. */
@@ -103,7 +112,8 @@ static inline __attribute__((always_inline)) void mon_alloc_settle(void *p, size
 
 /* A stack counted by its index (known - 1) in t. */
 static inline __attribute__((always_inline)) int64_t mon_count_known(struct blocks_thread *t,
-								  uint64_t known, size_t n, uint64_t w)
+								  uint64_t known, size_t n, uint64_t w,
+								  const int tl)
 {
 	uint64_t *c = blocks_ctr(t, (uint32_t)(known - 1));
 
@@ -111,7 +121,7 @@ static inline __attribute__((always_inline)) int64_t mon_count_known(struct bloc
 		mon_trouble("cannot map memory for counters", NULL);
 		return -1;
 	}
-	mon_count(t, c, n, format_size_class(n), w);
+	mon_count(t, c, n, format_size_class(n), w, tl);
 	return (int64_t)(known - 1);
 }
 
@@ -131,12 +141,13 @@ static inline __attribute__((always_inline)) void mon_alloc_inline(void *p, size
 	 * the caller's return address and stack pointer. */
 	if (__builtin_expect(t == NULL, 0) || unwind_recall(f0, e, MON_MAX_DEPTH, &known) < 0) {
 		mon_alloc_walk(p, n, f0, t, e, 1);
-		return;
+	} else {
+		if (!mon_on(__atomic_load_n(&mon.state, __ATOMIC_RELAXED)))
+			return; /* stopped meanwhile */
+		t->last_p = (uintptr_t)p; /* the thread's last allocation (temporaries) */
+		if ((idx = mon_count_known(t, known, n, 1, 1)) >= 0)
+			mon_alloc_settle(p, n, e, idx);
 	}
-	if (!mon_on(__atomic_load_n(&mon.state, __ATOMIC_RELAXED)))
-		return; /* stopped meanwhile */
-	if ((idx = mon_count_known(t, known, n, 1)) >= 0)
-		mon_alloc_settle(p, n, e, idx);
 }
 
 #endif

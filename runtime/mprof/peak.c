@@ -4,6 +4,8 @@
  * stack's share of the peak when it first changes after a publish, and
  * the saver's reading of the shares.  How and why: peak.h.
  */
+#include <x86intrin.h>
+
 #include "peak.h"
 
 struct peak_global peak_g;
@@ -11,6 +13,8 @@ struct peak_count peak_nblocks;
 int64_t peak_ceil = 4096, peak_floor = -4096;
 static uint64_t peak_pe_none;
 uint64_t *peak_pe_mirror = &peak_pe_none;
+static uint64_t peak_tsc_none;
+uint64_t *peak_tsc_mirror = &peak_tsc_none;
 
 void peak_set_slack(int64_t slack)
 {
@@ -100,8 +104,10 @@ void peak_publish(struct peak_block *b, uint64_t e)
 		if (cas16(&peak_g, &old, nw))
 			break;
 	}
-	if (np != p)
+	if (np != p) {
 		mirror(nw.pe);
+		__atomic_store_n(peak_tsc_mirror, __rdtsc(), __ATOMIC_RELAXED);
+	}
 	b->delta = 0;
 	b->rise = 0;
 	b->s++;

@@ -41,13 +41,13 @@
 
 #include <stdint.h>
 
-/* A stack's part of the peak, in one block: 64 bytes beside its counters. */
+/* A stack's part of the peak, in one block: 48 bytes beside its counters
+ * (blocks.h puts it on a line of its own, with the temporaries). */
 struct peak_stack {
 	uint64_t m;     /* the block's publish number at this stack's last change */
 	uint64_t tag;   /* the peak kb, kn are this stack's share of */
 	int64_t pb, pn; /* live bytes, objects at publish m (before the change) */
 	int64_t kb, kn; /* live bytes, objects at the peak tag */
-	uint64_t pad[2];
 };
 
 /* A block's side (zeroed with its counters when a profile begins). */
@@ -82,6 +82,9 @@ extern struct peak_count peak_nblocks __attribute__((visibility("hidden")));
 extern int64_t peak_ceil, peak_floor __attribute__((visibility("hidden")));
 /* Where the word's pe is mirrored at every change (mkeep.h's peak_pe). */
 extern uint64_t *peak_pe_mirror __attribute__((visibility("hidden")));
+/* Where the time stamp counter goes when a publish raises the peak (the
+ * timeline's peak_tsc: the peak's moment). */
+extern uint64_t *peak_tsc_mirror __attribute__((visibility("hidden")));
 /* peak_slack (default 4096, MPROF_PEAK_SLACK): the bounds are +-slack. */
 void peak_set_slack(int64_t slack);
 

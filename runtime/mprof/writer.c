@@ -1,6 +1,7 @@
 /*
  * writer.c - owns saving the profile (writer_*): the save lock, the data
- * file's sections (INFO, MODULES, COUNTERS, STACKS, BINS) through the
+ * file's sections (INFO, MODULES, COUNTERS, STACKS, BINS; TIMELINE is
+ * timeline.c's) through the
  * encoder of lib/format.h, and the atomic replace (a temporary made by
  * lib/newfile.h, renamed).
  *
@@ -145,6 +146,8 @@ static void put_counters(struct format_writer *w, unsigned n)
  * frames, as it is; another (its outer frames kept by a record of an
  * old profile) is laid out whole, alone.
  */
+static int64_t writer_peak_bytes, writer_peak_objects; /* put_stacks' sums */
+
 static void put_stacks(struct format_writer *w, const struct writer_source *src)
 {
 	static uint64_t frames[STACKS_MAX_DEPTH];
@@ -153,6 +156,7 @@ static void put_stacks(struct format_writer *w, const struct writer_source *src)
 	static struct format_stack batch[WRITER_BATCH];
 	uint32_t base = stacks_base(), n = stacks_count(), i, k, nb, m;
 
+	writer_peak_bytes = writer_peak_objects = 0;
 	format_begin_section(w, FORMAT_SEC_STACKS);
 	format_put_u64(w, n - base);
 	for (i = base; i < n; i += nb) {
@@ -162,6 +166,8 @@ static void put_stacks(struct format_writer *w, const struct writer_source *src)
 			const struct stacks_rec *r = stacks_get(i + k), *q = r->parent;
 			struct format_stack *s = &batch[m++];
 
+			writer_peak_bytes += (int64_t)ctrs[k][MPROF_C_PEAK_BYTES];
+			writer_peak_objects += (int64_t)ctrs[k][MPROF_C_PEAK_OBJECTS];
 			s->depth = r->depth;
 			s->flags = r->flags;
 			s->own = r->frames;
@@ -245,6 +251,9 @@ int writer_save(const char *reason, const struct writer_source *src)
 	put_counters(&w, src->ncounters);
 	put_stacks(&w, src);
 	put_bins(&w, src);
+	if (src->put_timeline)
+		src->put_timeline(&w, writer_peak_bytes > 0 ? (uint64_t)writer_peak_bytes : 0,
+				  writer_peak_objects, stacks_base());
 	rc = format_writer_finish(&w);
 	final = src->ended || !strcmp(reason, "stop");
 	if (rc == 0 && getpid() == src->root_pid)

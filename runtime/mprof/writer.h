@@ -67,6 +67,11 @@ struct writer_source {
 	/* How the program ended, INFO "ended" ("exit", "_exit(3)"); NULL
 	 * while it runs (an autosave, mprof_stop). */
 	const char *ended;
+	/* The TIMELINE section (timeline.h's timeline_put): given the peak's
+	 * bytes and objects (the stacks' shares summed) and the first stack's
+	 * index; NULL for none. */
+	void (*put_timeline)(struct format_writer *w, uint64_t peak, int64_t peak_objects,
+			     uint32_t base);
 };
 
 /*

@@ -53,7 +53,7 @@ like "$("$CFPROF" export --format folded --counter calls ./primes f.data)" \
 "$MPROF" export --format nosuch m.data > o 2> e
 is "$?/$(wc -l < e)/$(wc -c < o)" "2/1/0" "unknown format: exit 2, one line, nothing written"
 "$MPROF" export --format folded --counter nosuch m.data > o 2> e
-like "$?/$(cat e)" '^2/mprof: m.data: no counter .nosuch. \(it has alloc_objects, alloc_space, inuse_objects, inuse_space, peak_objects, peak_space\)$' \
+like "$?/$(cat e)" '^2/mprof: m.data: no counter .nosuch. \(it has alloc_objects, alloc_space, inuse_objects, inuse_space, peak_objects, peak_space, temp_objects, temp_space\)$' \
 	"unknown counter: exit 2, the counters named"
 head -c 100 m.data > cut.data
 "$MPROF" export --format folded cut.data > o 2> e

@@ -25,8 +25,8 @@ cc -g -O0 -o widgets "$TOP/examples/widgets.c" || exit 1
 "$MPROF" export --format pprof -o m.pb.gz ./widgets m.data
 ok $? "mprof: export --format pprof"
 is "$(od -An -tx1 -N2 m.pb.gz | tr -d ' ')" "1f8b" "mprof: the file is gzip'd"
-is "$(types m.pb.gz)" "alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes[dflt] peak_objects/count peak_space/bytes" \
-	"mprof: pprof's heap sample types, in its order, inuse_space the default; then the heap's peak"
+is "$(types m.pb.gz)" "alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes[dflt] peak_objects/count peak_space/bytes temp_objects/count temp_space/bytes" \
+	"mprof: pprof's heap sample types, in its order, inuse_space the default; then the heap's peak, the temporaries"
 is "$(col m.pb.gz 1)/$(col m.pb.gz 2)/$(col m.pb.gz 4)" "10000/2040000/1001028" \
 	"mprof: pprof reads 10000 allocations, 2040000 bytes, 1001028 kept"
 like "$("$PPROF" -top -sample_index=alloc_space m.pb.gz 2> /dev/null)" ' make_widget$' "mprof: pprof -top names make_widget"

@@ -86,13 +86,13 @@ like "$(chains y.data reachable_space)" 'main;keep;operator new 120 ' \
 # pprof (built by make check, as for tests/e2e/81) reads the classes.
 PPROF=$B/tools/pprof
 "$MPROF" export --format pprof -o c.pb.gz ./ls c.data
-is "$("$PPROF" -raw c.pb.gz 2> /dev/null | awk '/^Samples:/ { getline; print; exit }' | cut -d' ' -f7-)" \
+is "$("$PPROF" -raw c.pb.gz 2> /dev/null | awk '/^Samples:/ { getline; print; exit }' | cut -d' ' -f9-)" \
 	"lost_objects/count lost_space/bytes indirect_objects/count indirect_space/bytes possible_objects/count possible_space/bytes reachable_objects/count reachable_space/bytes" \
-	"pprof export: the classes' sample types after the peak's, lost first"
+	"pprof export: the classes' sample types after the peak's and the temporaries', lost first"
 is "$("$PPROF" -raw c.pb.gz 2> /dev/null | awk '
 	/^Samples:/ { s = 1; getline; next } /^Locations/ { s = 0 }
-	s && /:/ { split($0, a, ":"); split(a[1], v, " "); for (k = 8; k <= 14; k += 2) t[k] += v[k] }
-	END { printf "%d/%d/%d/%d\n", t[8], t[10], t[12], t[14] }')" "180/176/224/708" \
+	s && /:/ { split($0, a, ":"); split(a[1], v, " "); for (k = 10; k <= 16; k += 2) t[k] += v[k] }
+	END { printf "%d/%d/%d/%d\n", t[10], t[12], t[14], t[16] }')" "180/176/224/708" \
 	"pprof reads each class's bytes"
 
 # Not asked: nothing classified, the table as before.

@@ -11,10 +11,15 @@
 #   floor of a checked stack, bench/RESULTS.md); until they are, the
 #   budget is what it costs today, plus the margin, so that it only goes
 #   down:
-#     bench/loop.c, 200k pairs            today 399.1 a pair         407
-#     python3 json, 5k records            today 1.771 x bare         1.806
-#     bench/deep22.c, 1e5 allocations     today 2,135 an allocation  2,178
+#     bench/loop.c, 200k pairs            today 403.7 a pair         407
+#     python3 json, 5k records            today 1.777 x bare         1.806
+#     bench/deep22.c, 1e5 allocations     today 2,202 an allocation  2,246
 #       each from a distinct 22-deep stack (the save at exit included)
+#   Issue 24 raised two of these: the temporaries (a test at every free,
+#   two counters more a stack in the file: deep22's frees are all
+#   temporary, and its save writes 1e5 stacks; 2,135 -> 2,202) and the
+#   timeline (a countdown at every allocation; with errno no longer kept
+#   on the hot path, loop 399.1 -> 403.7, within its budget).
 #
 # python3 is Debian's /usr/bin/python3 (the bench's; a python3 earlier on
 # PATH, pyenv's, costs another number of instructions), with
@@ -60,7 +65,7 @@ within "$s" 40.8
 ok $? "sampled, loop: $s instructions a pair above bare (goal 40, budget 40.8)"
 e=$(pair "$exact")
 within "$e" 407
-ok $? "exact, loop: $e instructions a pair above bare (today's 399.1, budget 407; goal 200)"
+ok $? "exact, loop: $e instructions a pair above bare (today's 403.7, budget 407; goal 200)"
 
 if [ -x "$PY" ]; then
 	pbare=$(instr PYTHONHASHSEED=0 PYTHONMALLOC=malloc "$PY" pj.py)
@@ -76,13 +81,13 @@ within "$r" 1.071
 ok $? "sampled, python json: $r x bare (goal 1.05, budget 1.071)"
 r=$(ratio "$pexact")
 within "$r" 1.806
-ok $? "exact, python json: $r x bare (today's 1.771, budget 1.806; goal 1.30)"
+ok $? "exact, python json: $r x bare (today's 1.777, budget 1.806; goal 1.30)"
 cc -O2 -g -o deep22b "$TOP/bench/deep22.c" || exit 1
 dbare=$(instr ./deep22b 100000)
 dexact=$(instr LD_PRELOAD="$lib" ./deep22b 100000)
 d=$(awk -v a="$dexact" -v b="$dbare" 'BEGIN { printf "%.0f", (a - b) / 100000 }')
-within "$d" 2178
-ok $? "exact, 1e5 distinct 22-deep stacks: $d instructions an allocation above bare (today's 2,135, budget 2,178; goal 1,000)"
+within "$d" 2246
+ok $? "exact, 1e5 distinct 22-deep stacks: $d instructions an allocation above bare (today's 2,202, budget 2,246; goal 1,000)"
 
 # The sampled runs wrote profiles that read (a budget met by a monitor
 # that records nothing would be no budget).
@@ -99,7 +104,8 @@ is "$(info chk.data allocs)/$(info chk.data sample_bytes)" "200001/524288" \
 # stacks, callgrind counting only inside mon_fini (the exit destructor:
 # libc's buffers given back, then the save, with the same fixed work in
 # both runs), the difference over 40000 stacks is the save's cost of one.
-# Budget: today's 290 plus 5%, 304.
+# Budget: today's 323 plus 5%, 339 (290 before issue 24's two counters of
+# temporaries: deep22's are all temporary, a two-byte number each).
 cat > deep22.c <<'EOF'
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,8 +149,8 @@ fini() {
 f1=$(fini 20000)
 f2=$(fini 60000)
 per=$(awk -v a="$f1" -v b="$f2" 'BEGIN { printf "%.1f", (b - a) / 40000 }')
-within "$per" 304
-ok $? "exact, the save at exit: $per instructions a distinct 22-deep stack (today's 290, budget 304; 944 before)"
+within "$per" 339
+ok $? "exact, the save at exit: $per instructions a distinct 22-deep stack (today's 323, budget 339; 944 before)"
 is "$("$MPROF" dump d60000.data | grep -c '^stack')" 60001 \
 	"and the profile it wrote holds every stack (and printf's)"
 

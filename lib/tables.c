@@ -721,16 +721,43 @@ static int direct_cmp(const void *x, const void *y)
 	return strcmp(strtab_get(sort_m->fns, a), strtab_get(sort_m->fns, b));
 }
 
+/* temp: the row's temporary allocations, or -1 for a profile without
+ * them (no column). */
 static void direct_row(FILE *out, const uint64_t *b, const uint64_t *kept, uint64_t calls,
-		       uint64_t tb, uint64_t tk, const char *name)
+		       int64_t temp, uint64_t tb, uint64_t tk, const char *name)
 {
-	char pm[3], bm[16], bk[16];
+	char pm[3], bm[16], bk[16], tc[24] = "";
 
 	tables_pct2(pm, cg_sum(b), tb);
 	breakdown(bm, b, tb);
 	breakdown(bk, kept, tk);
-	fprintf(out, "     %s %12" PRIu64 "  %s %13" PRIu64 "  %s %11" PRIu64 "  %s\n", pm, cg_sum(b), bm,
-		cg_sum(kept), bk, calls, name);
+	if (temp >= 0)
+		snprintf(tc, sizeof tc, " %9" PRId64, temp);
+	fprintf(out, "     %s %12" PRIu64 "  %s %13" PRIu64 "  %s%s %11" PRIu64 "  %s\n", pm, cg_sum(b),
+		bm, cg_sum(kept), bk, tc, calls, name);
+}
+
+/* Each function's temporary allocations, as the innermost frame of a
+ * stack (the direct allocation table's self), indexed by function id. */
+static uint64_t *direct_temps(const struct model *m, const struct callgraph *g, uint64_t *total)
+{
+	uint64_t *t = xcalloc(g->nfns + 1, sizeof *t), buf[FORMAT_MAX_COUNTERS];
+
+	*total = 0;
+	for (size_t i = 0; i < m->nstacks; i++) {
+		const struct model_stack *s = &m->stacks[i];
+		uint64_t v;
+		uint32_t fn;
+
+		if (!s->n || s->leaf == MODEL_NONE)
+			continue;
+		v = model_counts(m, s, buf)[MPROF_C_TEMP_OBJECTS];
+		fn = m->sites[m->site[s->leaf]].fn;
+		if (fn < g->nfns)
+			t[fn] += v;
+		*total += v;
+	}
+	return t;
 }
 
 uint32_t *tables_direct_order(const struct model *m, const struct callgraph *g, size_t *n)
@@ -751,17 +778,22 @@ static void table_direct(FILE *out, const struct model *m, const struct callgrap
 {
 	size_t n;
 	uint32_t *ids = tables_direct_order(m, g, &n);
-	uint64_t tb = cg_sum(g->tot_b), tk = cg_sum(g->tot_kept);
+	uint64_t tb = cg_sum(g->tot_b), tk = cg_sum(g->tot_kept), ttot = 0;
+	/* Temporary allocations (issue 24), in a profile that has them. */
+	uint64_t *temps = m->has_temp ? direct_temps(m, g, &ttot) : NULL;
 
 	tables_rule(out, "DIRECT ALLOCATION");
-	fprintf(out, "  %% mem        bytes  %% mem(size)    bytes kept  %% all kept       calls  name\n");
+	fprintf(out, "  %% mem        bytes  %% mem(size)    bytes kept  %% all kept %s      calls  name\n",
+		temps ? "     temp" : "");
 	fprintf(out, "                      s  m  l  x                 s  m  l  x\n");
-	direct_row(out, g->tot_b, g->tot_kept, cg_sum(g->tot_n), tb, tk, "<TOTAL>");
+	direct_row(out, g->tot_b, g->tot_kept, cg_sum(g->tot_n), temps ? (int64_t)ttot : -1, tb, tk,
+		   "<TOTAL>");
 	for (size_t i = 0; i < n; i++) {
 		const struct cg_node *x = &g->fn.node[ids[i]];
-		direct_row(out, x->self_b, x->self_kept, cg_sum(x->self_n), tb, tk,
-			   strtab_get(m->fns, ids[i]));
+		direct_row(out, x->self_b, x->self_kept, cg_sum(x->self_n),
+			   temps ? (int64_t)temps[ids[i]] : -1, tb, tk, strtab_get(m->fns, ids[i]));
 	}
+	free(temps);
 	free(ids);
 }
 

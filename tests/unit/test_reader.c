@@ -385,6 +385,98 @@ static void test_put_stack(uint32_t ncounts)
 	free(b);
 }
 
+/*
+ * A file of one stack and a TIMELINE of three points, the second giving
+ * the stack's live bytes; bad picks one thing wrong in the section (0:
+ * none): 1 a tracked stack the file lacks, 2 a point back in time, 3 a
+ * point giving more stacks than a point may, 4 a byte left over, 5 a
+ * point cut short, 6 a point naming an untracked slot.
+ */
+static size_t encode_tl(unsigned char **out, int bad)
+{
+	struct format_writer w;
+	static unsigned char buf[4096];
+	int fd = memfd_create("t", 0);
+	uint64_t f[2] = { 0x1100, 0x1200 }, c[MPROF_NCOUNTERS] = { 1, 0, 0, 0, 24 };
+	struct format_tl_top top[FORMAT_TL_TOP + 1] = { { 0, 0, 24 } };
+	off_t len;
+
+	format_writer_init(&w, fd, buf, sizeof(buf), FORMAT_KIND_MPROF);
+	format_begin_section(&w, FORMAT_SEC_COUNTERS);
+	format_put_u32(&w, MPROF_NCOUNTERS);
+	for (int i = 0; i < MPROF_NCOUNTERS; i++) {
+		format_put_str(&w, format_mprof_counter_names[i]);
+		format_put_str(&w, format_mprof_counter_units[i]);
+	}
+	format_end_section(&w);
+	format_begin_section(&w, FORMAT_SEC_STACKS);
+	format_put_u64(&w, 1);
+	format_put_stack(&w, 2, 0, 0, 0, f, c, MPROF_NCOUNTERS);
+	format_end_section(&w);
+	format_begin_section(&w, FORMAT_SEC_TIMELINE);
+	format_put_u32(&w, 0);
+	format_put_u32(&w, 1);
+	format_put_u64(&w, bad == 1 ? 5 : 0);
+	format_put_u32(&w, 3);
+	format_put_tl_point(&w, 1000, 0, 0, 0, 0, 0, NULL);
+	if (bad == 6)
+		top[0].slot = 1;
+	format_put_tl_point(&w, bad == 2 ? 999 : 2000, 24, 1, 24, FORMAT_TL_PEAK,
+			    bad == 3 ? FORMAT_TL_TOP + 1 : 1, top);
+	if (bad == 5) {
+		format_put_u64(&w, 3000);
+	} else {
+		format_put_tl_point(&w, 3000, 0, 0, 24, FORMAT_TL_END, 0, NULL);
+		if (bad == 4)
+			format_put_u32(&w, 7);
+	}
+	format_end_section(&w);
+	if (format_writer_finish(&w) != 0)
+		return 0;
+	len = lseek(fd, 0, SEEK_END);
+	*out = malloc((size_t)len);
+	if (pread(fd, *out, (size_t)len, 0) != len)
+		return 0;
+	close(fd);
+	return (size_t)len;
+}
+
+static void test_timeline(void)
+{
+	static const char *const why[] = {
+		NULL,
+		"corrupt timeline section: tracks stack 5 of 1",
+		"corrupt timeline section: point 2 goes back in time",
+		"corrupt timeline section: point 2 gives 9 stacks (at most 8)",
+		"corrupt timeline section: 4 bytes left over",
+		"corrupt timeline section: 3 points in 100 bytes",
+		"corrupt timeline section: point 2 names tracked stack 1 of 1",
+	};
+	unsigned char *buf = NULL;
+	struct profile p;
+	char err[256];
+	size_t len = encode_tl(&buf, 0);
+
+	is_int(reader_parse(buf, len, &p, err, sizeof(err)), 0, "a timeline reads");
+	ok(p.timeline && p.timeline->npoints == 3 && p.timeline->ntrack == 1 &&
+		   p.timeline->track[0] == 0,
+	   "three points, one stack tracked");
+	ok(p.timeline && p.timeline->points[1].ns == 2000 && p.timeline->points[1].live == 24 &&
+		   p.timeline->points[1].flags == FORMAT_TL_PEAK && p.timeline->points[1].ntop == 1 &&
+		   p.timeline->points[1].top[0].bytes == 24 &&
+		   p.timeline->points[2].flags == FORMAT_TL_END,
+	   "the peak's point and its stack's bytes; the end's");
+	reader_release(&p);
+	free(buf);
+	for (int bad = 1; bad <= 6; bad++) {
+		len = encode_tl(&buf, bad);
+		err[0] = 0;
+		is_int(reader_parse(buf, len, &p, err, sizeof(err)), -1, "bad timeline %d refused", bad);
+		is_str(err, why[bad], "bad timeline %d: its reason", bad);
+		free(buf);
+	}
+}
+
 int main(void)
 {
 	unsigned char *buf = NULL, *copy;
@@ -545,5 +637,6 @@ int main(void)
 	test_put_stack(MPROF_NCOUNTERS_ALL);
 	test_put_stack(MPROF_NCOUNTERS_SCAN);
 	test_put_stack(5);
+	test_timeline();
 	return tap_done();
 }

@@ -1,0 +1,92 @@
+# Memory over time (issue 24, items 1-3): the monitor's timeline, `mprof
+# timeline` (a chart, --csv), and temporary allocations.
+#
+# tests/progs/phases.c holds 10 MiB, then 30 MiB, then 5 MiB, with 200 ms
+# of churn and sleep between: the timeline must have that shape, its peak
+# (a point of its own) exactly the HEAP PEAK's, and it must end at 5 MiB.
+# tests/progs/temps.c makes 1000 temporaries in loop and one in pairs
+# (heaptrack's definition): counted exactly, by the exact monitor and by
+# the sampled one sampling every allocation, in the direct allocation
+# table, folded --counter and pprof.  A program killed by SIGKILL has its
+# timeline salvaged.  The section's bad cases are the reader's unit test's
+# (tests/unit/test_reader.c).
+. "$(dirname "$0")/../lib.sh"
+plan 21
+cc_prog "$T/phases" phases.c || exit 1
+cc_prog "$T/temps" temps.c || exit 1
+cd "$T" || exit 1
+MiB=1048576
+
+"$MPROF" run -o ph.data ./phases
+ok $? "phases runs under mprof"
+"$MPROF" timeline --csv ph.data > ph.csv
+ok $? "mprof timeline --csv"
+is "$(head -n 1 ph.csv | cut -d, -f1-5)" "time_s,live_bytes,live_objects,allocated_bytes,mark" \
+	"the CSV header"
+# The shape: live bytes in MiB (rounded down) at each point, runs of
+# equal values squeezed: up to 10, up to 30, down to 5.
+shape=$(awk -F, -v M=$MiB 'NR > 1 { v = int($2 / M); if (v != last) printf "%s%d", n++ ? " " : "", v; last = v }' ph.csv)
+like "$shape" '^(0 )?1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 29 28 27 26 25 24 23 22 21 20 19 18 17 16 15 14 13 12 11 10 9 8 7 6 5$' \
+	"the curve: up to 10 MiB, up to 30, down to 5 (got: $shape)"
+# The plateaus last: 10 MiB from its first point to the first above it,
+# 30 from its first to the first below; 4 x 50 ms of sleep each.
+span() { awk -F, -v M=$MiB -v lo="$1" -v hi="$2" 'NR > 1 { v = $2 / M
+	if (!a && v >= lo) a = $1; if (a && !b && (v >= hi || v < lo)) b = $1 } END { printf "%d\n", (b - a) * 1000 }' ph.csv; }
+p10=$(span 10 11)
+p30=$(span 30 31)
+ok $([ "$p10" -ge 190 ] && [ "$p30" -ge 190 ]; echo $?) \
+	"the plateaus last: 10 MiB for $p10 ms, 30 MiB for $p30 ms (at least 190 each)"
+peak_hdr=$("$MPROF" ./phases ph.data | sed -n '1s/.*, peak \([0-9]*\) bytes live$/\1/p')
+is "$(awk -F, '$5 ~ /peak/ { print $2 }' ph.csv)/$peak_hdr" "31457380/31457380" \
+	"the peak is a point: 30 MiB and a churn block, as the header says"
+is "$(awk -F, '$5 ~ /peak/ { print $3 }' ph.csv)" "31" "the peak's point: 31 objects live"
+is "$(tail -n 1 ph.csv | cut -d, -f2,3,5)" "5242880,5,end" "the last point: 5 MiB in 5 objects, the end"
+is "$(tail -n 1 ph.csv | cut -d, -f4)" "$(info ph.data bytes)" "the last point: every byte allocated"
+n=$(awk 'END { print NR - 1 }' ph.csv)
+ok $([ "$n" -ge 50 ] && [ "$n" -le 514 ]; echo $?) "$n points: every MiB's move seen, bounded by the table (512, the peak and the end)"
+"$MPROF" timeline ./phases ph.data > chart
+like "$(sed -n 2p chart)" "points over 0\.[0-9]* s; peak 30MiB live at 0\.[0-9]* s \(#\)$" "the chart's heading: the peak"
+like "$(grep '^   A ' chart)" 'A +20MiB +20MiB +main > phase_two$' "the key: A is phase_two, 20 MiB at the peak"
+like "$(grep '^   B ' chart)" 'B +10MiB +10MiB +main > phase_one$' "B is phase_one, 10 MiB"
+# 18 rows; the bottom one is phase_one's (B) from the start to the end,
+# but where phase_two's (A) fills the chart's bottom.
+is "$(awk 'substr($0, 10, 1) ~ /[|^]/' chart | wc -l | tr -d ' ')" 18 "18 rows of chart"
+like "$(awk 'substr($0, 10, 1) ~ /[|^]/ { r = $0 } END { print substr(r, 11) }' chart)" '^B+A+B+$' \
+	"its bottom row: phase_one's, phase_two's, phase_one's again"
+
+# --- temporaries
+"$MPROF" run -o t.data ./temps
+is "$("$MPROF" export --format folded --counter temp_objects ./temps t.data | sort)" "main;loop 1000
+main;pairs;make 1" "temp_objects: loop's 1000, pairs' last (its first was not: another came between)"
+is "$("$MPROF" export --format folded --counter temp_space ./temps t.data | sort)" "main;loop 24000
+main;pairs;make 40" "temp_space: 24,000 and 40 bytes"
+is "$("$MPROF" ./temps t.data | awk '/^-+ DIRECT/ { d = 1 } d && $NF == "loop" { print $(NF - 2) "/" $(NF - 1) }')" \
+	"1000/1000" "the direct allocation table: loop's 1000 calls, all temporary"
+MPROF_SAMPLE=1 MPROF_OUT=s.data LD_PRELOAD=$LIBMPROF/libmprof.so ./temps
+is "$("$MPROF" export --format folded --counter temp_objects ./temps s.data | sort)" "main;loop 1000
+main;pairs;make 1" "sampled, every allocation a sample: the same 1001"
+
+# --- a program killed: its timeline salvaged from the keep
+cat > grow.c <<'C'
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+int main(void)
+{
+	for (int i = 0; i < 8; i++) {
+		void *p = malloc(1 << 20);
+		memset(p, 1, 1 << 20);
+		usleep(10000);
+	}
+	kill(getpid(), SIGKILL);
+	return 0;
+}
+C
+cc -O2 -g -o grow grow.c || exit 1
+"$MPROF" run -o g.data ./grow 2> /dev/null
+"$MPROF" timeline --csv g.data > g.csv
+ok $? "killed by SIGKILL: the salvaged profile has a timeline"
+is "$(awk -F, 'NR > 1 { if ($2 > m) m = $2 } END { print m }' g.csv)" "8388608" \
+	"the salvaged timeline reaches the 8 MiB the program held"
+done_testing

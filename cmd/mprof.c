@@ -174,6 +174,17 @@ static int cmd_dump(int argc, char **argv)
 			printf("\n");
 		}
 	}
+	for (size_t i = 0; i < p.nlifetimes; i++) {
+		const struct prof_lifetime *l = &p.lifetimes[i];
+
+		printf("lifetime %" PRIu64 " %" PRIu64 " :", l->stack, l->samples);
+		for (int k = 0; k < FORMAT_LT_BUCKETS; k++)
+			printf(" %" PRIu64, l->t[k]);
+		printf(" :");
+		for (int k = 0; k < FORMAT_LT_BUCKETS; k++)
+			printf(" %" PRIu64, l->b[k]);
+		printf(" : %" PRIu64 "\n", l->live);
+	}
 	reader_release(&p);
 	return 0;
 }

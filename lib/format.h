@@ -72,6 +72,11 @@ enum format_kind {
  * THREADS:  u64 n (= the number of stacks), then u32 tid per stack, in
  *           STACKS order: the thread each sampled stack was seen in
  *           (cpprof).  Optional; after STACKS.
+ * LIFETIMES: (mprof, issue 24; optional, after STACKS) u32 nbuckets
+ *           (FORMAT_LT_BUCKETS), u32 n, then n entries: u64 stack number
+ *           (STACKS order), u64 samples, nbuckets u64 by time, nbuckets u64
+ *           by bytes allocated meanwhile, u64 still live: the sampled
+ *           objects of that stack (each one allocated byte's object).
  * TIMELINE: the heap over time (mprof, issue 24; optional, after STACKS):
  *           u32 flags (FORMAT_TL_ESTIMATES), u32 ntrack, then ntrack u64
  *           stack numbers (in STACKS order: the stacks whose live bytes
@@ -90,7 +95,15 @@ enum format_section {
 	FORMAT_SEC_BINS = 5,
 	FORMAT_SEC_THREADS = 6,
 	FORMAT_SEC_TIMELINE = 7,
+	FORMAT_SEC_LIFETIMES = 8,
 };
+
+/* LIFETIMES (doc/format.md): a stack's sampled objects by how long they
+ * lived, in time (below 10 us, 1 ms, 100 ms, 10 s, and longer) and in
+ * bytes allocated meanwhile (below 4 KiB, 256 KiB, 16 MiB, 1 GiB, and
+ * more); then those still live. */
+#define FORMAT_LT_BUCKETS 5
+#define FORMAT_LT_MAX_STACKS (1u << 20)
 
 /* TIMELINE (doc/format.md). */
 #define FORMAT_TL_ESTIMATES 1u /* section flag: a sampled run's estimates */

@@ -618,6 +618,7 @@ static const char *section_name(uint32_t type)
 	case FORMAT_SEC_BINS: return "bins";
 	case FORMAT_SEC_THREADS: return "threads";
 	case FORMAT_SEC_TIMELINE: return "timeline";
+	case FORMAT_SEC_LIFETIMES: return "lifetimes";
 	}
 	return "unknown";
 }
@@ -753,6 +754,15 @@ static int parse(struct profile *p, char *err, size_t errlen)
 				goto bad;
 			s.left = 0;
 			break;
+		case FORMAT_SEC_LIFETIMES:
+			if (!((seen >> FORMAT_SEC_STACKS) & 1)) {
+				seterr(err, errlen, "lifetimes section comes before the stacks section");
+				goto bad;
+			}
+			if (reader_lifetimes(p, s.p, s.left, err, errlen) < 0)
+				goto bad;
+			s.left = 0;
+			break;
 		default: s.left = 0; break; /* a newer writer's section */
 		}
 		if (s.bad)
@@ -847,6 +857,7 @@ void reader_release(struct profile *p)
 	if (p->timeline)
 		free(p->timeline->points);
 	free(p->timeline);
+	free(p->lifetimes);
 	for (size_t i = 0; i < p->ninfo; i++) {
 		free(p->info[i].key);
 		free(p->info[i].value);

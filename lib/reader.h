@@ -76,6 +76,13 @@ struct prof_tl_point {
 	uint32_t flags, ntop; /* FORMAT_TL_PEAK, FORMAT_TL_END */
 	struct prof_tl_top top[FORMAT_TL_TOP];
 };
+/* LIFETIMES (format.h; issue 24): one stack's sampled objects by life. */
+struct prof_lifetime {
+	uint64_t stack;   /* its index in stacks[] */
+	uint64_t samples; /* objects sampled */
+	uint64_t t[FORMAT_LT_BUCKETS], b[FORMAT_LT_BUCKETS]; /* freed, by time, by bytes */
+	uint64_t live;    /* not freed when the file was written */
+};
 struct prof_timeline {
 	uint32_t flags;  /* FORMAT_TL_ESTIMATES */
 	uint32_t ntrack; /* stacks whose live bytes points give */
@@ -109,6 +116,8 @@ struct profile {
 	struct prof_bin *bins;
 	int has_threads; /* the file had a THREADS section: stacks[].tid */
 	struct prof_timeline *timeline; /* the file's TIMELINE, or NULL */
+	size_t nlifetimes;
+	struct prof_lifetime *lifetimes; /* the file's LIFETIMES, or NULL */
 	/* Every counter of every stack, and every figure of every bin,
 	 * added up: each below 2^63 (reader_check), so that any sum of
 	 * them a view makes is exact in 64 bits. */

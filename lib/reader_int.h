@@ -22,4 +22,8 @@ void reader_forget_before(const struct profile *p, const unsigned char *q);
 int reader_timeline(struct profile *p, const unsigned char *at, size_t len, char *err,
 		    size_t errlen);
 
+/* LIFETIMES' payload the same way, into p->lifetimes. */
+int reader_lifetimes(struct profile *p, const unsigned char *at, size_t len, char *err,
+		     size_t errlen);
+
 #endif

@@ -1,8 +1,10 @@
 /*
- * reader_timeline.c - owns reading a TIMELINE section (format.h,
- * doc/format.md): the heap over time, checked as it is read.  Every
- * count is bounded (FORMAT_TL_*), every tracked stack is one of the
- * file's, points come in time order, and no value reaches 2^63.
+ * reader_timeline.c - owns reading the sections of the heap over time
+ * (format.h, doc/format.md), checked as they are read: TIMELINE (every
+ * count bounded, FORMAT_TL_*, every tracked stack one of the file's,
+ * points in time order) and LIFETIMES (as many buckets as this reader
+ * knows, each stack one of the file's, the buckets adding up).  No value
+ * reaches 2^63.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,6 +15,7 @@
 #include "reader_int.h"
 
 struct tcur {
+	const char *what; /* the section's name */
 	const unsigned char *p;
 	size_t left;
 	char *err;
@@ -39,7 +42,7 @@ static uint64_t get(struct tcur *c, size_t n)
 	if (c->bad)
 		return 0;
 	if (c->left < n) {
-		bad(c, "truncated timeline section: %zu bytes left where %zu were due", c->left, n);
+		bad(c, "truncated %s section: %zu bytes left where %zu were due", c->what, c->left, n);
 		return 0;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -55,14 +58,14 @@ static uint64_t value(struct tcur *c, const char *what)
 	uint64_t v = get(c, 8);
 
 	if (v >> 63)
-		bad(c, "corrupt timeline section: %s of 2^63 or more", what);
+		bad(c, "corrupt %s section: %s of 2^63 or more", c->what, what);
 	return v;
 }
 
 int reader_timeline(struct profile *p, const unsigned char *at, size_t len, char *err,
 		    size_t errlen)
 {
-	struct tcur c = { at, len, err, errlen, 0 };
+	struct tcur c = { "timeline", at, len, err, errlen, 0 };
 	struct prof_timeline *t = calloc(1, sizeof *t);
 	uint64_t last = 0;
 
@@ -121,5 +124,47 @@ int reader_timeline(struct profile *p, const unsigned char *at, size_t len, char
 	}
 	if (!c.bad && c.left)
 		bad(&c, "corrupt timeline section: %zu bytes left over", c.left);
+	return c.bad ? -1 : 0;
+}
+
+int reader_lifetimes(struct profile *p, const unsigned char *at, size_t len, char *err,
+		     size_t errlen)
+{
+	struct tcur c = { "lifetimes", at, len, err, errlen, 0 };
+	uint32_t nb = (uint32_t)get(&c, 4), n = (uint32_t)get(&c, 4);
+	const size_t each = 8 * (3 + 2 * FORMAT_LT_BUCKETS);
+
+	if (!c.bad && nb != FORMAT_LT_BUCKETS)
+		bad(&c, "corrupt lifetimes section: %u buckets (this reader knows %d)", nb,
+		    FORMAT_LT_BUCKETS);
+	if (!c.bad && (n > p->nstacks || n > FORMAT_LT_MAX_STACKS || (uint64_t)n * each != c.left))
+		bad(&c, "corrupt lifetimes section: %u stacks in %zu bytes", n, c.left);
+	if (c.bad)
+		return -1;
+	if (!(p->lifetimes = calloc(n ? n : 1, sizeof *p->lifetimes))) {
+		snprintf(err, errlen, "out of memory reading the lifetimes");
+		return -1;
+	}
+	for (uint32_t i = 0; i < n && !c.bad; i++) {
+		struct prof_lifetime *l = &p->lifetimes[i];
+		uint64_t st = 0, sb = 0;
+
+		l->stack = get(&c, 8);
+		l->samples = value(&c, "a count of samples");
+		for (int k = 0; k < FORMAT_LT_BUCKETS; k++)
+			st += l->t[k] = value(&c, "a count of samples");
+		for (int k = 0; k < FORMAT_LT_BUCKETS; k++)
+			sb += l->b[k] = value(&c, "a count of samples");
+		l->live = value(&c, "a count of samples");
+		if (c.bad)
+			break;
+		if (l->stack >= p->nstacks)
+			bad(&c, "corrupt lifetimes section: stack %llu of %zu",
+			    (unsigned long long)l->stack, p->nstacks);
+		else if (st != sb || st + l->live != l->samples)
+			bad(&c, "corrupt lifetimes section: stack %llu's buckets do not add up",
+			    (unsigned long long)l->stack);
+		p->nlifetimes = i + 1;
+	}
 	return c.bad ? -1 : 0;
 }

@@ -116,6 +116,67 @@ static void put_stack(FILE *out, const struct model *m, const struct profile *p,
 		fputs("(no frames)", out);
 }
 
+/* "37%", " .": a share of den, or blank for none. */
+static const char *share(char *buf, size_t len, uint64_t v, uint64_t den)
+{
+	if (!v)
+		snprintf(buf, len, "%s", "");
+	else if (v * 100 < den)
+		snprintf(buf, len, "%s", ".");
+	else
+		snprintf(buf, len, "%" PRIu64 "%%", v * 100 / den);
+	return buf;
+}
+
+static const struct prof_lifetime *sort_lt;
+static int by_samples(const void *a, const void *b)
+{
+	const struct prof_lifetime *x = &sort_lt[*(const uint32_t *)a], *y = &sort_lt[*(const uint32_t *)b];
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/*
+ * How long objects lived, by stack (LIFETIMES): the stacks with the most
+ * samples, each sample one allocated byte's object, by time and by the
+ * bytes allocated meanwhile, and what is still live.
+ */
+static void lifetimes(FILE *out, const struct profile *p, const struct model *m)
+{
+	uint32_t *ord, n = (uint32_t)p->nlifetimes, shown = n < 10 ? n : 10;
+	char c[FORMAT_LT_BUCKETS * 2 + 1][8];
+
+	if (!n)
+		return;
+	ord = xcalloc(n, sizeof *ord);
+	for (uint32_t i = 0; i < n; i++)
+		ord[i] = i;
+	sort_lt = p->lifetimes;
+	qsort(ord, n, sizeof *ord, by_samples);
+	fputs("\nLIFETIMES: how long the objects of the stacks sampled most lived (each sample\n"
+	      "one allocated byte's object; bytes: allocated meanwhile)\n\n", out);
+	fputs("  samples  <10us  <1ms <100ms  <10s longer |  <4KiB <256KiB <16MiB <1GiB  more |  live  stack\n",
+	      out);
+	for (uint32_t r = 0; r < shown; r++) {
+		const struct prof_lifetime *l = &p->lifetimes[ord[r]];
+
+		for (int k = 0; k < FORMAT_LT_BUCKETS; k++) {
+			share(c[k], sizeof c[k], l->t[k], l->samples);
+			share(c[FORMAT_LT_BUCKETS + k], sizeof c[0], l->b[k], l->samples);
+		}
+		share(c[2 * FORMAT_LT_BUCKETS], sizeof c[0], l->live, l->samples);
+		fprintf(out, "  %7" PRIu64 " %6s %5s %6s %5s %6s | %6s %7s %6s %5s %5s | %5s  ", l->samples,
+			c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10]);
+		put_stack(out, m, p, l->stack);
+		fputc('\n', out);
+	}
+	if (n > shown)
+		fprintf(out, "  (%u more stacks sampled)\n", n - shown);
+	free(ord);
+}
+
 int tables_timeline(FILE *out, const struct profile *p, const struct model *m, int as_csv)
 {
 	const struct prof_timeline *t = p->timeline;
@@ -236,5 +297,6 @@ int tables_timeline(FILE *out, const struct profile *p, const struct model *m, i
 	} else {
 		fputs("  (no stack's live bytes recorded: the heap never grew enough to look)\n", out);
 	}
+	lifetimes(out, p, m);
 	return 0;
 }

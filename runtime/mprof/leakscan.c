@@ -30,6 +30,7 @@
  * the maps read at the start do not show readable whole.
  */
 #include "leakscan.h"
+#include "lifetime.h"
 
 #include <errno.h>
 #include <string.h>
@@ -390,7 +391,8 @@ static int gather(void *ctx, uintptr_t p, uint32_t idx, uint64_t size)
 		S->failed = 1;
 		return 1;
 	}
-	S->o[S->n++] = (struct obj){ p, size, idx, 0 };
+	/* A lifetime sample's index stands for its stack's (lifetime.h). */
+	S->o[S->n++] = (struct obj){ p, size, lifetime_real(idx), 0 };
 	return 0;
 }
 

@@ -29,6 +29,7 @@
 #include "peak.h"
 #include "sample.h"
 #include "stackhash.h"
+#include "lifetime.h"
 #include "stacks.h"
 #include "timeline.h"
 #include "unwind.h"
@@ -160,6 +161,9 @@ static inline __attribute__((always_inline)) void credit_free(struct blocks_thre
 /* A free: credit the stack (found) or count an unknown free, into t,
  * which counts for the current profile (mon_self() and blocks_orphan_lock()
  * made it so); w: the allocations it stands for (1 but for a sample). */
+static void settle_sample(struct blocks_thread *t, uint32_t idx, uint64_t size, uint64_t w, int tmp,
+			  uintptr_t p);
+
 static inline __attribute__((always_inline)) void settle_into(struct blocks_thread *t, int found,
 							     uint32_t idx, uint64_t size, uint64_t w,
 							     int tmp, uintptr_t p)
@@ -167,6 +171,22 @@ static inline __attribute__((always_inline)) void settle_into(struct blocks_thre
 	/* An index from before a restart belongs to the old profile. */
 	if (found && idx >= stacks_base() && idx < stacks_count())
 		credit_free(t, idx, size, w, tmp, p);
+	else if (found && lifetime_is(idx))
+		settle_sample(t, idx, size, w, tmp, p);
+	else
+		blocks_bump(&t->t[BLOCKS_T_UNKNOWN], 1);
+}
+
+/* The free of a lifetime sample (lifetime.h): its life bucketed, then
+ * credited to its stack.  Out of line: one free in thousands. */
+static __attribute__((noinline)) void settle_sample(struct blocks_thread *t, uint32_t idx,
+						    uint64_t size, uint64_t w, int tmp, uintptr_t p)
+{
+	MON_KEEP_ERRNO;
+	uint32_t real = lifetime_freed(idx, timeline_ns(), timeline_allocated(t));
+
+	if (real >= stacks_base() && real < stacks_count())
+		credit_free(t, real, size, w, tmp, p);
 	else
 		blocks_bump(&t->t[BLOCKS_T_UNKNOWN], 1);
 }
@@ -329,7 +349,9 @@ __attribute__((noinline)) void mon_alloc_walk(void *p, size_t n, const struct un
 	if (!mon_on(__atomic_load_n(&mon.state, __ATOMIC_RELAXED)))
 		return; /* stopped meanwhile */
 	if (t && known) {
-		idx = mon_count_known(t, known, n, w, 0);
+		int64_t none;
+
+		idx = mon_count_known(t, known, n, w, 0, &none);
 		if (idx < 0)
 			return;
 	} else if (t) {
@@ -351,7 +373,7 @@ __attribute__((noinline)) void mon_alloc_walk(void *p, size_t n, const struct un
 	}
 	mon_alloc_settle(p, n, e, idx);
 	if (tl)
-		TIMELINE_DUE(t, left);
+		TIMELINE_DUE(t, left, p);
 }
 
 
@@ -390,7 +412,7 @@ void mon_alloc_custom(const void *p, size_t n, int category, const struct unwind
 	if (t) {
 		t->last_p = 0; /* an allocation since the last (temporaries) */
 		if (!mon.sample)
-			TIMELINE_COUNT(t, n);
+			TIMELINE_COUNT(t, n, NULL);
 	}
 	frames = t ? t->frames : orphan_frames;
 	depth = unwind_capture(frames, t ? MON_MAX_DEPTH : ORPHAN_DEPTH, f0, &flags, e, NULL, &hash);
@@ -532,7 +554,7 @@ void mon_sample_alloc(void *p, size_t n, const struct unwind_frame0 *f0, int cou
 	 * allocation; a sample comes once in thousands, and recalling here
 	 * too would cost mon_alloc its inlined recall). */
 	mon_alloc_walk(p, n, f0, t, e, sample_count(n, mon.sample, (uintptr_t)p));
-	timeline_tick(t);
+	timeline_tick(t, NULL);
 out:
 	mon_guard = g;
 	errno = er;

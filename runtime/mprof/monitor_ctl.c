@@ -19,6 +19,7 @@
 #include "keep.h"
 #include "layout.h"
 #include "leakscan.h"
+#include "lifetime.h"
 #include "lisp.h"
 #include "lname.h"
 #include "lock.h"
@@ -251,6 +252,7 @@ void mon_init(void)
 	mon.epoch = 1;
 	peak_restart(1);
 	timeline_restart(1);
+	lifetime_restart(1);
 	mon.start_ns = mon_now_ns();
 	mon_keep->epoch = mon.epoch;
 	mon_keep->start_ns = mon.start_ns;
@@ -323,6 +325,13 @@ static void save_failed(const char *what, const char *detail)
 	mon_trouble(what, detail);
 }
 
+/* The sections of the heap over time: the timeline, the lifetimes. */
+static void put_time(struct format_writer *w, uint64_t peak, int64_t peak_objects, uint32_t base)
+{
+	timeline_put(w, peak, peak_objects, base);
+	lifetime_put(w, base, stacks_count());
+}
+
 /* Write the profile (writer.h): the caller holds the save lock and the
  * guard.  Like the save, the configuration leaves errno as it was. */
 static int save(const char *reason, const char *ended)
@@ -347,7 +356,7 @@ static int save(const char *reason, const char *ended)
 		.more_info_put = lname_info_put,
 		.fail = save_failed,
 		.ended = ended,
-		.put_timeline = timeline_put,
+		.put_timeline = put_time,
 	};
 	return writer_save(reason, &src);
 }
@@ -454,6 +463,7 @@ void mon_restart(const char *filename)
 	 * profile's peak word (an old one's publish, the old word). */
 	peak_restart(mon.epoch + 1);
 	timeline_restart(mon.epoch + 1);
+	lifetime_restart(mon.epoch + 1);
 	__atomic_store_n(&mon.epoch, mon.epoch + 1, __ATOMIC_RELEASE);
 	mon.start_ns = mon_now_ns();
 	mon_keep->epoch = mon.epoch;
@@ -539,6 +549,7 @@ static void fork_child(void)
 	blocks_lock_reinit();
 	writer_lock_reinit();
 	timeline_lock_reinit();
+	lifetime_lock_reinit();
 	mon_pid = getpid();
 	/* The tables in the keep are the parent's: the child's own copy
 	 * first, or no profile for the child. */

@@ -58,10 +58,11 @@ static inline __attribute__((always_inline)) struct blocks_thread *mon_self(uint
  * but for a sample of the sampled monitor: the allocations it stands for;
  * a constant in the exact monitor's inlined paths).  tl (a constant): the
  * exact monitor's timeline countdown too (timeline.h), before the peak's
- * test may publish (a point then has these bytes allocated and live),
- * its tick after. */
-static inline __attribute__((always_inline)) void mon_count(struct blocks_thread *t, uint64_t *c, size_t n,
-							 int sc, uint64_t w, const int tl)
+ * test may publish (a point then has these bytes allocated and live); the
+ * countdown's value is returned (0 without tl), for the caller's
+ * TIMELINE_DUE once the object is in the address map. */
+static inline __attribute__((always_inline)) int64_t mon_count(struct blocks_thread *t, uint64_t *c, size_t n,
+							    int sc, uint64_t w, const int tl)
 {
 	uint32_t bin = format_bin_index(n);
 	int64_t left = 0;
@@ -77,8 +78,7 @@ static inline __attribute__((always_inline)) void mon_count(struct blocks_thread
 		left = TIMELINE_DOWN(t, n);
 	if (peak_alloc_due(&t->peak, w * n))
 		blocks_publish(t);
-	if (tl)
-		TIMELINE_DUE(t, left);
+	return left;
 }
 
 /* The rest of an allocation counted on stack idx in profile epoch e. */
@@ -113,7 +113,7 @@ static inline __attribute__((always_inline)) void mon_alloc_settle(void *p, size
 /* A stack counted by its index (known - 1) in t. */
 static inline __attribute__((always_inline)) int64_t mon_count_known(struct blocks_thread *t,
 								  uint64_t known, size_t n, uint64_t w,
-								  const int tl)
+								  const int tl, int64_t *left)
 {
 	uint64_t *c = blocks_ctr(t, (uint32_t)(known - 1));
 
@@ -121,7 +121,7 @@ static inline __attribute__((always_inline)) int64_t mon_count_known(struct bloc
 		mon_trouble("cannot map memory for counters", NULL);
 		return -1;
 	}
-	mon_count(t, c, n, format_size_class(n), w, tl);
+	*left = mon_count(t, c, n, format_size_class(n), w, tl);
 	return (int64_t)(known - 1);
 }
 
@@ -144,9 +144,13 @@ static inline __attribute__((always_inline)) void mon_alloc_inline(void *p, size
 	} else {
 		if (!mon_on(__atomic_load_n(&mon.state, __ATOMIC_RELAXED)))
 			return; /* stopped meanwhile */
+		int64_t left;
+
 		t->last_p = (uintptr_t)p; /* the thread's last allocation (temporaries) */
-		if ((idx = mon_count_known(t, known, n, 1, 1)) >= 0)
+		if ((idx = mon_count_known(t, known, n, 1, 1, &left)) >= 0) {
 			mon_alloc_settle(p, n, e, idx);
+			TIMELINE_DUE(t, left, p);
+		}
 	}
 }
 

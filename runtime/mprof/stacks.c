@@ -21,6 +21,7 @@
 #include "keep.h"
 #include "lock.h"
 #include "mkeep.h"
+#include "lifetime.h"
 #include "stacks.h"
 
 #define STACKS_MIN_SLOTS 4096
@@ -231,7 +232,7 @@ static int64_t intern(const uint64_t *frames, uint32_t depth, uint32_t flags, ui
 		stacks_unlock();
 		return found;
 	}
-	if (stacks_n >= STACKS_MAX - 1)
+	if (stacks_n >= LT_IDX0) /* above: lifetime samples' indices */
 		goto fail;
 	chunk = stacks_dir[stacks_n >> STACKS_CHUNK_SHIFT];
 	if (!chunk) {

@@ -10,7 +10,9 @@
 #include <x86intrin.h>
 
 #include "blocks.h"
+#include "addrmap.h"
 #include "keep.h"
+#include "lifetime.h"
 #include "lock.h"
 #include "mkeep.h"
 #include "monitor.h"
@@ -202,7 +204,19 @@ out:
 	lock_give(&tl_lk);
 }
 
-__attribute__((noinline)) void timeline_tick(struct blocks_thread *t)
+uint64_t timeline_ns(void)
+{
+	return mono_ns() - tl->mono0;
+}
+
+uint64_t timeline_allocated(const struct blocks_thread *t)
+{
+	uint64_t a = __atomic_load_n(&tl_ticked, __ATOMIC_RELAXED);
+
+	return mon.sample ? a : a + t->tl_set - (uint64_t)t->s_left;
+}
+
+__attribute__((noinline)) void timeline_tick(struct blocks_thread *t, const void *p)
 {
 	MON_KEEP_ERRNO;
 	uint64_t c = __atomic_load_n(&tl_chunk, __ATOMIC_RELAXED), used;
@@ -219,6 +233,16 @@ __attribute__((noinline)) void timeline_tick(struct blocks_thread *t)
 	}
 	__atomic_fetch_add(&tl_ticked, used, __ATOMIC_RELAXED);
 	take(0);
+	/* The allocation that made the tick: a lifetime sample. */
+	if (p) {
+		uint32_t idx, k;
+		uint64_t size;
+
+		if (addrmap_take((uintptr_t)p, &idx, &size)) {
+			k = lifetime_sample(idx, timeline_ns(), timeline_allocated(t));
+			addrmap_put((uintptr_t)p, k, size);
+		}
+	}
 }
 
 void timeline_moved(int64_t g)

@@ -68,8 +68,15 @@ struct format_writer;
 
 /* A new profile (epoch e): an empty table (mapped the first time). */
 void timeline_restart(uint64_t e);
-/* Thread t's countdown ran out (exact monitor), or it took a sample. */
-__attribute__((noinline)) void timeline_tick(struct blocks_thread *t);
+/* Thread t's countdown ran out (exact monitor; p: the allocation that
+ * made it, in the address map, which may become a lifetime sample,
+ * lifetime.h), or it took a sample (p NULL). */
+__attribute__((noinline)) void timeline_tick(struct blocks_thread *t, const void *p);
+/* The bytes allocated so far as thread t's view has them (for lifetimes:
+ * the ticks' total and t's own since its last). */
+uint64_t timeline_allocated(const struct blocks_thread *t);
+/* CLOCK_MONOTONIC since the profile began, ns. */
+uint64_t timeline_ns(void);
 /* In a forked child: the lock free (its holder is gone). */
 void timeline_lock_reinit(void);
 /* A block published its live bytes: the heap is now g (published). */
@@ -86,15 +93,15 @@ void timeline_put(struct format_writer *w, uint64_t peak, int64_t peak_objects, 
  * bytes counted down before the allocation is counted (a point taken
  * meanwhile has them allocated), the tick after (then it has them live). */
 #define TIMELINE_DOWN(t, n) ((t)->s_left -= (int64_t)(n))
-#define TIMELINE_DUE(t, left)                                                  \
+#define TIMELINE_DUE(t, left, p)                                               \
 	do {                                                                   \
 		if (__builtin_expect((left) < 0, 0))                           \
-			timeline_tick(t);                                      \
+			timeline_tick(t, p);                                   \
 	} while (0)
-#define TIMELINE_COUNT(t, n)                                                   \
+#define TIMELINE_COUNT(t, n, p)                                                \
 	do {                                                                   \
 		int64_t left_ = TIMELINE_DOWN(t, n);                           \
-		TIMELINE_DUE(t, left_);                                        \
+		TIMELINE_DUE(t, left_, p);                                     \
 	} while (0)
 
 #endif

@@ -7,11 +7,12 @@
 # tests/progs/temps.c makes 1000 temporaries in loop and one in pairs
 # (heaptrack's definition): counted exactly, by the exact monitor and by
 # the sampled one sampling every allocation, in the direct allocation
-# table, folded --counter and pprof.  A program killed by SIGKILL has its
-# timeline salvaged.  The section's bad cases are the reader's unit test's
+# table, folded --counter and pprof.  tests/progs/lives.c's objects live
+# either not at all or to the end: the lifetimes (item 4) tell them
+# apart.  A program killed by SIGKILL has its timeline salvaged.  The section's bad cases are the reader's unit test's
 # (tests/unit/test_reader.c).
 . "$(dirname "$0")/../lib.sh"
-plan 21
+plan 25
 cc_prog "$T/phases" phases.c || exit 1
 cc_prog "$T/temps" temps.c || exit 1
 cd "$T" || exit 1
@@ -65,6 +66,20 @@ is "$("$MPROF" ./temps t.data | awk '/^-+ DIRECT/ { d = 1 } d && $NF == "loop" {
 MPROF_SAMPLE=1 MPROF_OUT=s.data LD_PRELOAD=$LIBMPROF/libmprof.so ./temps
 is "$("$MPROF" export --format folded --counter temp_objects ./temps s.data | sort)" "main;loop 1000
 main;pairs;make 1" "sampled, every allocation a sample: the same 1001"
+
+# --- lifetimes: shortlived's objects all die at once, longlived's all live
+cc_prog "$T/lives" lives.c || exit 1
+"$MPROF" run -o lv.data ./lives
+lt() { "$MPROF" timeline ./lives lv.data | awk -v f="$1" '/^LIFETIMES/ { l = 1 } l && $NF == f'; }
+# (By time: under 10 us, unless the machine stopped the program between
+# its malloc and free; the bytes allocated meanwhile do not depend on it.)
+like "$(lt shortlived)" '^ +[0-9]+ +[0-9%. ]+ +\| +100% +\| +main > shortlived$' \
+	"LIFETIMES: every sample of shortlived's freed with under 4 KiB allocated meanwhile, none live"
+like "$(lt shortlived | cut -c10-16)" '^ +[0-9]+%$' "most of them under 10 us"
+like "$(lt longlived)" '^ +[0-9]+ +\| +\| +100% +main > longlived$' "and every one of longlived's is live"
+n=$("$MPROF" dump lv.data | awk '$1 == "lifetime" { n += $3 } END { print n }')
+ok $([ "$n" -ge 300 ] && [ "$n" -le 330 ]; echo $?) \
+	"$n samples: one a 256 KiB the program allocated (84 MB: 320)"
 
 # --- a program killed: its timeline salvaged from the keep
 cat > grow.c <<'C'

@@ -390,7 +390,9 @@ static void test_put_stack(uint32_t ncounts)
  * the stack's live bytes; bad picks one thing wrong in the section (0:
  * none): 1 a tracked stack the file lacks, 2 a point back in time, 3 a
  * point giving more stacks than a point may, 4 a byte left over, 5 a
- * point cut short, 6 a point naming an untracked slot.
+ * point cut short, 6 a point naming an untracked slot.  Then LIFETIMES,
+ * of the stack: 7 with 4 buckets, 8 of a stack the file lacks, 9 whose
+ * buckets do not add up.
  */
 static size_t encode_tl(unsigned char **out, int bad)
 {
@@ -431,6 +433,17 @@ static size_t encode_tl(unsigned char **out, int bad)
 			format_put_u32(&w, 7);
 	}
 	format_end_section(&w);
+	format_begin_section(&w, FORMAT_SEC_LIFETIMES);
+	format_put_u32(&w, bad == 7 ? 4 : FORMAT_LT_BUCKETS);
+	format_put_u32(&w, 1);
+	format_put_u64(&w, bad == 8 ? 3 : 0);
+	format_put_u64(&w, 5); /* samples: 3 freed, 2 live */
+	for (int k = 0; k < FORMAT_LT_BUCKETS; k++)
+		format_put_u64(&w, k == 1 ? 3 : 0);
+	for (int k = 0; k < FORMAT_LT_BUCKETS; k++)
+		format_put_u64(&w, k == 0 ? (bad == 9 ? 2 : 3) : 0);
+	format_put_u64(&w, 2);
+	format_end_section(&w);
 	if (format_writer_finish(&w) != 0)
 		return 0;
 	len = lseek(fd, 0, SEEK_END);
@@ -451,6 +464,9 @@ static void test_timeline(void)
 		"corrupt timeline section: 4 bytes left over",
 		"corrupt timeline section: 3 points in 100 bytes",
 		"corrupt timeline section: point 2 names tracked stack 1 of 1",
+		"corrupt lifetimes section: 4 buckets (this reader knows 5)",
+		"corrupt lifetimes section: stack 3 of 1",
+		"corrupt lifetimes section: stack 0's buckets do not add up",
 	};
 	unsigned char *buf = NULL;
 	struct profile p;
@@ -466,9 +482,12 @@ static void test_timeline(void)
 		   p.timeline->points[1].top[0].bytes == 24 &&
 		   p.timeline->points[2].flags == FORMAT_TL_END,
 	   "the peak's point and its stack's bytes; the end's");
+	ok(p.nlifetimes == 1 && p.lifetimes[0].samples == 5 && p.lifetimes[0].t[1] == 3 &&
+		   p.lifetimes[0].b[0] == 3 && p.lifetimes[0].live == 2,
+	   "lifetimes: 5 samples, 3 freed in the second bucket of time, 2 live");
 	reader_release(&p);
 	free(buf);
-	for (int bad = 1; bad <= 6; bad++) {
+	for (int bad = 1; bad <= 9; bad++) {
 		len = encode_tl(&buf, bad);
 		err[0] = 0;
 		is_int(reader_parse(buf, len, &p, err, sizeof(err)), -1, "bad timeline %d refused", bad);

@@ -30,7 +30,9 @@ void lifetime_restart(uint64_t e)
 	(void)e;
 	if (lock_take(&lt_lk, "the lifetimes' lock") < 0)
 		return;
-	for (uint32_t i = 0; i < LT_HIST; i++)
+	/* Only a table that was used: a clear one stays untouched (its
+	 * 400 KiB are no memory until a stack is sampled). */
+	for (uint32_t i = 0; lt_nhist && i < LT_HIST; i++)
 		lt_hist[i].used = 0;
 	lt_nhist = 0;
 	lock_give(&lt_lk);

@@ -76,7 +76,7 @@ CF_SRC := $(wildcard runtime/cfprof/*.c)
 # The hooks' fast paths are assembly (runtime/cfprof/hooks_x86_64.S says why).
 CF_ASM := runtime/cfprof/hooks_x86_64.S
 CF_OBJ := $(patsubst %.c,$(B)/rt/%.o,$(CF_SRC) $(SAMPLER_COMMON)) $(B)/rt/runtime/cfprof/hooks_x86_64.o
-LIB_SRC := $(wildcard lib/*.c lib/export/*.c)
+LIB_SRC := $(wildcard lib/*.c lib/*/*.c)
 # The HTML report's page, embedded by the assembler (.incbin).
 LIB_ASM := lib/export/report_html.S
 LIB_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC)) $(B)/obj/lib/export/report_html.o
@@ -100,7 +100,7 @@ $(B)/rt/%.o: %.c $(RT_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_CFLAGS) -c -o $@ $<
 
-$(B)/obj/%.o: %.c $(wildcard lib/*.h lib/export/*.h include/*.h)
+$(B)/obj/%.o: %.c $(wildcard lib/*.h lib/*/*.h include/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOL_CFLAGS) -c -o $@ $<
 
@@ -243,7 +243,7 @@ install: all
 # and fuzzes for a bounded time; `make fuzz` fuzzes for FUZZ_SECONDS,
 # seeded with that corpus and a real data file made by a test program.
 FUZZ_SECONDS ?= 60
-$(FUZZ): tests/fuzz/fuzz_tools.c $(LIB_SRC) $(LIB_ASM) lib/export/report.html $(wildcard lib/*.h)
+$(FUZZ): tests/fuzz/fuzz_tools.c $(LIB_SRC) $(LIB_ASM) lib/export/report.html $(wildcard lib/*.h lib/*/*.h)
 	@mkdir -p $(dir $@)
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		$(BASE_CFLAGS) $(SALVAGE_IQUOTE) -o $@ tests/fuzz/fuzz_tools.c $(filter-out lib/record.c,$(LIB_SRC)) $(LIB_ASM) \

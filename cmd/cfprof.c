@@ -14,14 +14,14 @@
 #include "elfsyms.h"
 #include "export/export.h"
 #include "format.h"
-#include "escape.h"
+#include "base/escape.h"
 #include "launch.h"
 #include "merge.h"
 #include "model.h"
 #include "reader.h"
 #include "record.h"
 #include "symbols.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <inttypes.h>

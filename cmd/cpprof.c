@@ -11,7 +11,7 @@
 #include "callpath.h"
 #include "export/export.h"
 #include "format.h"
-#include "escape.h"
+#include "base/escape.h"
 #include "launch.h"
 #include "lispview.h"
 #include "merge.h"
@@ -20,7 +20,7 @@
 #include "record.h"
 #include "resources.h"
 #include "symbols.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <editline/readline.h>
 #include <errno.h>

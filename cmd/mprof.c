@@ -4,7 +4,7 @@
  * parse options, call lib/, print.  See doc/mprof.1.
  */
 #include "callgraph.h"
-#include "escape.h"
+#include "base/escape.h"
 #include "export/export.h"
 #include "format.h"
 #include "keeper.h"
@@ -14,7 +14,7 @@
 #include "reader.h"
 #include "symbols.h"
 #include "tables.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -5,7 +5,7 @@
  */
 #include "callgraph.h"
 #include "model.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>

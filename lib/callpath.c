@@ -18,8 +18,8 @@
  * repeated id up in the current path instead of walking the ancestors.
  */
 #include "callpath.h"
-#include "pairmap.h"
-#include "util.h"
+#include "base/pairmap.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "callpath.h"
-#include "pairmap.h"
-#include "util.h"
+#include "base/pairmap.h"
+#include "base/util.h"
 
 struct emap {
 	struct pairmap map; /* (from, to) -> edge */

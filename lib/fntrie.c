@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "model.h"
-#include "util.h"
+#include "base/util.h"
 
 /* How many items ahead a level's walk reads the model. */
 #define PREFETCH 16

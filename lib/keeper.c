@@ -27,7 +27,7 @@
 #include "keepfmt.h"
 #include "modules.h"
 #include "newfile.h"
-#include "util.h"
+#include "base/util.h"
 
 int keeper_make(struct keeper *k)
 {

@@ -4,7 +4,7 @@
 #include "keeper.h"
 #include "keepfmt.h"
 #include "launch.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <gelf.h>

@@ -13,7 +13,7 @@
 #include "lispview.h"
 #include "merge.h"
 #include "reader.h"
-#include "util.h"
+#include "base/util.h"
 
 static void put(struct lispmerge *lm, size_t *cap, char *key, const char *value)
 {

@@ -7,7 +7,7 @@
 #include "format.h"
 #include "reader.h"
 #include "symbols.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

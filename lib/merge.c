@@ -23,7 +23,7 @@
 #include "lispmerge.h"
 #include "newfile.h"
 #include "reader.h"
-#include "util.h"
+#include "base/util.h"
 
 struct mmod {
 	const struct prof_module *m; /* the file's where it is placed */

@@ -14,11 +14,11 @@
  */
 #include "model.h"
 #include "cxxname.h"
-#include "escape.h"
+#include "base/escape.h"
 #include "lispview.h"
 #include "reader.h"
 #include "symbols.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

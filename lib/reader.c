@@ -13,9 +13,9 @@
  */
 #include "reader.h"
 #include "reader_int.h"
-#include "escape.h"
+#include "base/escape.h"
 #include "format.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -23,7 +23,7 @@
 #include "keeper.h"
 #include "keepfmt.h"
 #include "tree.h"
-#include "util.h"
+#include "base/util.h"
 
 #define MAX_THREADS (1u << 20)
 #define MAX_NODES (1ull << 27)

@@ -14,7 +14,7 @@
 #include "keeper.h"
 #include "keepfmt.h"
 #include "table.h"
-#include "util.h"
+#include "base/util.h"
 
 /* Slot i's entry, checked: its counters and frames in the image. */
 static const struct tab_ent *entry(const struct salvage *s, const struct tab_keep *tk,

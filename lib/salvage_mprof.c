@@ -27,7 +27,7 @@
 #include "peak.h"
 #include "stacks.h"
 #include "timeline.h"
-#include "util.h"
+#include "base/util.h"
 
 /* Blocks at most: one a thread alive at once (they are reused). */
 #define MAX_BLOCKS (1u << 20)

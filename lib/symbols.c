@@ -38,7 +38,7 @@
 #include "symbols_int.h"
 
 #include "cxxname.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <dwarf.h>
 #include <elf.h>

@@ -9,7 +9,7 @@
 #include "symbols_int.h"
 
 #include "reader.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <elf.h>
 #include <elfutils/libdwfl.h>

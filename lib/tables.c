@@ -8,11 +8,11 @@
 #include "tables.h"
 #include "callgraph.h"
 #include "cxxname.h"
-#include "escape.h"
+#include "base/escape.h"
 #include "model.h"
 #include "reader.h"
 #include "symbols.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

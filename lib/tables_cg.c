@@ -9,7 +9,7 @@
 #include "callgraph.h"
 #include "model.h"
 #include "tables.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -18,12 +18,12 @@
  */
 #include "tables_diff.h"
 #include "callgraph.h"
-#include "escape.h"
+#include "base/escape.h"
 #include "lispview.h"
 #include "model.h"
 #include "reader.h"
 #include "tables.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -14,12 +14,12 @@
  * one with the type labels (tables_cg.c).
  */
 #include "callgraph.h"
-#include "escape.h"
+#include "base/escape.h"
 #include "lispview.h"
 #include "model.h"
 #include "reader.h"
 #include "tables.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "escape.h"
+#include "base/escape.h"
 #include "model.h"
 #include "reader.h"
 #include "tables.h"
-#include "util.h"
+#include "base/util.h"
 
 #define CHART_W 72 /* columns of the chart */
 #define CHART_H 18 /* rows */

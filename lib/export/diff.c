@@ -19,7 +19,7 @@
 
 #include "callgraph.h"
 #include "callpath.h"
-#include "escape.h"
+#include "base/escape.h"
 #include "launch.h"
 #include "lispview.h"
 #include "model.h"
@@ -27,7 +27,7 @@
 #include "symbols.h"
 #include "tables.h"
 #include "tables_diff.h"
-#include "util.h"
+#include "base/util.h"
 
 struct side {
 	const char *path;

@@ -18,7 +18,7 @@
 #include "reader.h"
 #include "symbols.h"
 #include "tables.h"
-#include "util.h"
+#include "base/util.h"
 
 enum { MP_ALLOC_OBJECTS, MP_ALLOC_SPACE, MP_INUSE_OBJECTS, MP_INUSE_SPACE };
 

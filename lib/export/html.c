@@ -21,7 +21,7 @@
 #include "fntrie.h"
 #include "model.h"
 #include "reader.h"
-#include "util.h"
+#include "base/util.h"
 
 extern const char export_report_html[];
 

@@ -33,7 +33,7 @@
 #include "model.h"
 #include "reader.h"
 #include "symbols.h"
-#include "util.h"
+#include "base/util.h"
 
 struct pb {
 	unsigned char *b;

@@ -28,7 +28,7 @@
 #include "reader.h"
 #include "symbols.h"
 #include "tables.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -6,7 +6,7 @@
 #include "model.h"
 #include "reader.h"
 #include "tables.h"
-#include "util.h"
+#include "base/util.h"
 #include "tap.h"
 
 #include <stdlib.h>

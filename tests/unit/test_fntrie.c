@@ -8,7 +8,7 @@
  */
 #include "fntrie.h"
 #include "model.h"
-#include "util.h"
+#include "base/util.h"
 #include "tap.h"
 
 #include <stdlib.h>

@@ -7,7 +7,7 @@
 #include "lispview.h"
 #include "model.h"
 #include "reader.h"
-#include "util.h"
+#include "base/util.h"
 #include "tap.h"
 
 #include <stdlib.h>

@@ -9,7 +9,7 @@
 #include "reader.h"
 #include "tables.h"
 #include "tables_diff.h"
-#include "util.h"
+#include "base/util.h"
 #include "tap.h"
 
 #include <stdlib.h>

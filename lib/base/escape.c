@@ -3,7 +3,7 @@
  * escape.h): one spelling for every view, message and export.  It
  * depends on nothing, so the one error reporter (util.c) can use it.
  */
-#include "escape.h"
+#include "base/escape.h"
 
 #include <string.h>
 

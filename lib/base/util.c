@@ -2,8 +2,8 @@
  * util.c - checked allocation, error reporting and string interning for the
  * tools.  Library code reports through warnx_(); only commands call die().
  */
-#include "util.h"
-#include "escape.h"
+#include "base/util.h"
+#include "base/escape.h"
 
 #include <errno.h>
 #include <fcntl.h>

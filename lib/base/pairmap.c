@@ -2,11 +2,11 @@
  * pairmap.c - owns the pair-to-index map (pairmap_*): open addressing on
  * the pair, linear probing, doubled at half full.
  */
-#include "pairmap.h"
+#include "base/pairmap.h"
 
 #include <stdlib.h>
 
-#include "util.h"
+#include "base/util.h"
 
 static size_t hash(uint32_t a, uint32_t b, size_t mask)
 {

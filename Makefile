@@ -14,8 +14,8 @@
 # runtime/sampler/ the resource sampler, with its collectors
 # runtime/cpprof/ (libcpprof.so) and runtime/cfprof/ (the
 # -finstrument-functions hooks, libcfprof.so); lib/ is shared by the tools
-# (reader, symbols, call graph, tables); lib/format.c, the file encoder,
-# and lib/newfile.c, which creates the files, are compiled into both.
+# (reader, symbols, call graph, tables); lib/format/format.c, the file encoder,
+# and lib/format/newfile.c, which creates the files, are compiled into both.
 
 PREFIX ?= /usr/local
 CC ?= cc
@@ -40,11 +40,13 @@ BASE_CFLAGS := -std=gnu11 $(WARN) -Ilib -Iinclude -D_GNU_SOURCE
 # partition: the library is small, and gcc otherwise splits it (and warns
 # that it compiles the parts one after the other).
 # The shared runtime headers are found with -iquote, for "unwind.h" only:
-# libgcc's <unwind.h> (the reference unwinder's) keeps its name.
+# libgcc's <unwind.h> (the reference unwinder's) keeps its name.  The one
+# folder of lib/ the runtime sees is lib/format/ (the encoder, the keep's
+# layout, newfile): its headers by their bare names, "format.h".
 RT_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden \
 	-ftls-model=initial-exec -fno-strict-aliasing -pthread \
 	-fdebug-prefix-map=$(CURDIR)=/usr/src/mprof -flto -flto-partition=one -ffat-lto-objects \
-	-iquote runtime/common
+	-iquote runtime/common -iquote lib/format
 
 TOOL_CFLAGS := $(BASE_CFLAGS) $(CFLAGS)
 # Names are demangled (C++, Rust legacy and v0) by libiberty, the GNU
@@ -58,9 +60,9 @@ TOOL_LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
 # Headers every runtime object depends on (each collector adds its own).
-RT_HDR := $(wildcard lib/*.h runtime/common/*.h include/*.h)
+RT_HDR := $(wildcard lib/format/*.h runtime/common/*.h include/*.h)
 COMMON_SRC := $(wildcard runtime/common/*.c)
-RT_SRC := $(wildcard runtime/mprof/*.c) $(COMMON_SRC) lib/format.c lib/newfile.c
+RT_SRC := $(wildcard runtime/mprof/*.c) $(COMMON_SRC) lib/format/format.c lib/format/newfile.c
 RT_OBJ := $(patsubst %.c,$(B)/rt/%.o,$(RT_SRC))
 # The sampler (runtime/sampler: resources, threads, signals, the watcher)
 # is shared by two collectors: cpprof (stacks) and cfprof (the
@@ -68,8 +70,8 @@ RT_OBJ := $(patsubst %.c,$(B)/rt/%.o,$(RT_SRC))
 # sampler, the unwinder, module list and mmap helpers of runtime/common
 # and the encoder and file creator; not the monitor's locks.
 SAMPLER_SRC := $(wildcard runtime/sampler/*.c)
-SAMPLER_COMMON := $(SAMPLER_SRC) $(filter-out runtime/common/lock.c,$(COMMON_SRC)) lib/format.c \
-	lib/newfile.c
+SAMPLER_COMMON := $(SAMPLER_SRC) $(filter-out runtime/common/lock.c,$(COMMON_SRC)) lib/format/format.c \
+	lib/format/newfile.c
 CP_SRC := $(wildcard runtime/cpprof/*.c)
 CP_OBJ := $(patsubst %.c,$(B)/rt/%.o,$(CP_SRC) $(SAMPLER_COMMON))
 CF_SRC := $(wildcard runtime/cfprof/*.c)
@@ -105,16 +107,19 @@ $(B)/obj/%.o: %.c $(wildcard lib/*.h lib/*/*.h include/*.h)
 	$(CC) $(TOOL_CFLAGS) -c -o $@ $<
 
 # The launcher's side of the keep reads a dead program's tables as its
-# runtime laid them out: with the runtime's own headers (lib/keepfmt.h).
+# runtime laid them out: with the runtime's own headers (lib/format/keepfmt.h),
+# which name lib/format's by their bare names, as the runtime does.
 SALVAGE_IQUOTE := -iquote runtime/common -iquote runtime/mprof -iquote runtime/cpprof \
-	-iquote runtime/cfprof -iquote runtime/sampler
-$(B)/obj/lib/keeper.o: TOOL_CFLAGS += -iquote runtime/common
+	-iquote runtime/cfprof -iquote runtime/sampler -iquote lib/format
+$(B)/obj/lib/keeper.o: TOOL_CFLAGS += -iquote runtime/common -iquote lib/format
 $(B)/obj/lib/keeper.o: runtime/common/modules.h
-$(B)/obj/lib/salvage_mprof.o: TOOL_CFLAGS += -iquote runtime/mprof -iquote runtime/common
+$(B)/obj/lib/salvage_mprof.o: TOOL_CFLAGS += -iquote runtime/mprof -iquote runtime/common -iquote lib/format
 $(B)/obj/lib/salvage_mprof.o: $(wildcard runtime/mprof/*.h)
-$(B)/obj/lib/salvage_cpprof.o: TOOL_CFLAGS += -iquote runtime/cpprof -iquote runtime/sampler -iquote runtime/common
+$(B)/obj/lib/salvage_cpprof.o: TOOL_CFLAGS += -iquote runtime/cpprof -iquote runtime/sampler -iquote runtime/common \
+	-iquote lib/format
 $(B)/obj/lib/salvage_cpprof.o: $(wildcard runtime/cpprof/*.h runtime/sampler/*.h)
-$(B)/obj/lib/salvage_cfprof.o: TOOL_CFLAGS += -iquote runtime/cfprof -iquote runtime/sampler -iquote runtime/common
+$(B)/obj/lib/salvage_cfprof.o: TOOL_CFLAGS += -iquote runtime/cfprof -iquote runtime/sampler -iquote runtime/common \
+	-iquote lib/format
 $(B)/obj/lib/salvage_cfprof.o: $(wildcard runtime/cfprof/*.h runtime/sampler/*.h)
 
 $(B)/obj/lib/export/report_html.o: lib/export/report_html.S lib/export/report.html
@@ -191,9 +196,9 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/lib/libtools.a
 	$(CC) $(TOOL_LDFLAGS) -o $@ $^ $(TOOL_LDLIBS)
 
 # Writes hostile data files (valid checksums, harmful content) for the tests.
-$(B)/tests/hostile: tests/fuzz/hostile.c lib/format.c $(wildcard lib/*.h)
+$(B)/tests/hostile: tests/fuzz/hostile.c lib/format/format.c $(wildcard lib/format/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(TOOL_CFLAGS) $(TOOL_LDFLAGS) -o $@ tests/fuzz/hostile.c lib/format.c
+	$(CC) $(TOOL_CFLAGS) $(TOOL_LDFLAGS) -o $@ tests/fuzz/hostile.c lib/format/format.c
 
 # Every test: unit tests (TAP from C) and end-to-end scripts (TAP from sh),
 # summarised by prove; the fuzz target too (clang: scripts/install-deps.sh).

@@ -13,7 +13,7 @@
 #include "cfgraph.h"
 #include "elfsyms.h"
 #include "export/export.h"
-#include "format.h"
+#include "format/format.h"
 #include "base/escape.h"
 #include "launch.h"
 #include "merge.h"

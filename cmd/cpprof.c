@@ -10,7 +10,7 @@
  */
 #include "callpath.h"
 #include "export/export.h"
-#include "format.h"
+#include "format/format.h"
 #include "base/escape.h"
 #include "launch.h"
 #include "lispview.h"

@@ -6,7 +6,7 @@
 #include "callgraph.h"
 #include "base/escape.h"
 #include "export/export.h"
-#include "format.h"
+#include "format/format.h"
 #include "keeper.h"
 #include "launch.h"
 #include "merge.h"

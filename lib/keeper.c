@@ -22,11 +22,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "format.h"
+#include "format/format.h"
 #include "keeper.h"
-#include "keepfmt.h"
+#include "format/keepfmt.h"
 #include "modules.h"
-#include "newfile.h"
+#include "format/newfile.h"
 #include "base/util.h"
 
 int keeper_make(struct keeper *k)

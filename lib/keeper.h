@@ -1,5 +1,5 @@
 /*
- * keeper.h - the launcher's side of the keep (lib/keepfmt.h): making the
+ * keeper.h - the launcher's side of the keep (lib/format/keepfmt.h): making the
  * memfd the program's runtime keeps its tables in, and, when the program
  * ended without writing its profile, writing it from there (the
  * salvagers: salvage_mprof.c, salvage_cpprof.c, salvage_cfprof.c).

@@ -2,7 +2,7 @@
  * launch.c - run a program with a profiler library preloaded (launch.h).
  */
 #include "keeper.h"
-#include "keepfmt.h"
+#include "format/keepfmt.h"
 #include "launch.h"
 #include "base/util.h"
 

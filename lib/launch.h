@@ -15,7 +15,7 @@ struct launch {
 	const char *out_env;   /* gets its absolute path: "MPROF_OUT" */
 	const char *pid_env;   /* gets the program's pid: "MPROF_ROOT_PID" */
 	const char *const *env; /* more NAME, VALUE pairs for the program; NULL ends */
-	const char *keep_env;  /* names the keep (lib/keepfmt.h): "MPROF_KEEP" */
+	const char *keep_env;  /* names the keep (lib/format/keepfmt.h): "MPROF_KEEP" */
 };
 
 /* 1 if path is an ELF file (an a.out rather than a data file). */

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format.h"
+#include "format/format.h"
 #include "lispview.h"
 #include "merge.h"
 #include "reader.h"

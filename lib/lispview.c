@@ -4,7 +4,7 @@
  * and naming or leaving out each frame of its stacks (lispview.h).
  */
 #include "lispview.h"
-#include "format.h"
+#include "format/format.h"
 #include "reader.h"
 #include "symbols.h"
 #include "base/util.h"

@@ -19,9 +19,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "format.h"
+#include "format/format.h"
 #include "lispmerge.h"
-#include "newfile.h"
+#include "format/newfile.h"
 #include "reader.h"
 #include "base/util.h"
 

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format.h"
+#include "format/format.h"
 
 struct profile;
 struct symbols;

@@ -14,7 +14,7 @@
 #include "reader.h"
 #include "reader_int.h"
 #include "base/escape.h"
-#include "format.h"
+#include "format/format.h"
 #include "base/util.h"
 
 #include <errno.h>

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format.h"
+#include "format/format.h"
 
 struct prof_module {
 	uint64_t start, end; /* absolute address range */

@@ -18,7 +18,7 @@
  * numbers must be decimal numbers in their range; "-5", "12x" or a pid
  * of 2^40 is a corrupt file.
  */
-#include "format.h"
+#include "format/format.h"
 #include "reader.h"
 
 #include <errno.h>

@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format.h"
+#include "format/format.h"
 #include "keeper.h"
-#include "keepfmt.h"
+#include "format/keepfmt.h"
 #include "tree.h"
 #include "base/util.h"
 

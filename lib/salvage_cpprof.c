@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "format.h"
+#include "format/format.h"
 #include "keeper.h"
-#include "keepfmt.h"
+#include "format/keepfmt.h"
 #include "table.h"
 #include "base/util.h"
 

@@ -19,9 +19,9 @@
 #include <string.h>
 
 #include "blocks.h"
-#include "format.h"
+#include "format/format.h"
 #include "keeper.h"
-#include "keepfmt.h"
+#include "format/keepfmt.h"
 #include "layout.h"
 #include "mkeep.h"
 #include "peak.h"

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format.h"
+#include "format/format.h"
 
 void tables_pct2(char *out, uint64_t num, uint64_t den)
 {

@@ -11,10 +11,10 @@
 #include <unistd.h>
 
 #include "callgraph.h"
-#include "format.h"
+#include "format/format.h"
 #include "launch.h"
 #include "model.h"
-#include "newfile.h"
+#include "format/newfile.h"
 #include "reader.h"
 #include "symbols.h"
 #include "tables.h"

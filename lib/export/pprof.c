@@ -28,7 +28,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "format.h"
+#include "format/format.h"
 #include "merge.h"
 #include "model.h"
 #include "reader.h"

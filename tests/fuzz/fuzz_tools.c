@@ -23,7 +23,7 @@
 #include "cfgraph.h"
 #include "cxxname.h"
 #include "export/export.h"
-#include "format.h"
+#include "format/format.h"
 #include "model.h"
 #include "reader.h"
 #include "symbols.h"

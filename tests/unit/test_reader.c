@@ -2,7 +2,7 @@
  * test_reader.c - the codec round trip, and the reader against hostile
  * input: every truncation, every flipped byte, wrong magic/version/kind.
  */
-#include "format.h"
+#include "format/format.h"
 #include "reader.h"
 #include "tap.h"
 

@@ -18,7 +18,7 @@
 #include "launch.h"
 #include "merge.h"
 #include "model.h"
-#include "reader.h"
+#include "read/reader.h"
 #include "record.h"
 #include "symbols.h"
 #include "base/util.h"

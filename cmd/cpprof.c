@@ -16,7 +16,7 @@
 #include "lispview.h"
 #include "merge.h"
 #include "model.h"
-#include "reader.h"
+#include "read/reader.h"
 #include "record.h"
 #include "resources.h"
 #include "symbols.h"

@@ -11,7 +11,7 @@
 #include "launch.h"
 #include "merge.h"
 #include "model.h"
-#include "reader.h"
+#include "read/reader.h"
 #include "symbols.h"
 #include "tables.h"
 #include "base/util.h"

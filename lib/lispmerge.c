@@ -12,7 +12,7 @@
 #include "format/format.h"
 #include "lispview.h"
 #include "merge.h"
-#include "reader.h"
+#include "read/reader.h"
 #include "base/util.h"
 
 static void put(struct lispmerge *lm, size_t *cap, char *key, const char *value)

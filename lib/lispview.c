@@ -5,7 +5,7 @@
  */
 #include "lispview.h"
 #include "format/format.h"
-#include "reader.h"
+#include "read/reader.h"
 #include "symbols.h"
 #include "base/util.h"
 

@@ -22,7 +22,7 @@
 #include "format/format.h"
 #include "lispmerge.h"
 #include "format/newfile.h"
-#include "reader.h"
+#include "read/reader.h"
 #include "base/util.h"
 
 struct mmod {

@@ -16,7 +16,7 @@
 #include "cxxname.h"
 #include "base/escape.h"
 #include "lispview.h"
-#include "reader.h"
+#include "read/reader.h"
 #include "symbols.h"
 #include "base/util.h"
 

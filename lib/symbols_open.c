@@ -8,7 +8,7 @@
 #include "symbols.h"
 #include "symbols_int.h"
 
-#include "reader.h"
+#include "read/reader.h"
 #include "base/util.h"
 
 #include <elf.h>

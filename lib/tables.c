@@ -10,7 +10,7 @@
 #include "cxxname.h"
 #include "base/escape.h"
 #include "model.h"
-#include "reader.h"
+#include "read/reader.h"
 #include "symbols.h"
 #include "base/util.h"
 

@@ -17,7 +17,7 @@
 #include "base/escape.h"
 #include "lispview.h"
 #include "model.h"
-#include "reader.h"
+#include "read/reader.h"
 #include "tables.h"
 #include "base/util.h"
 

@@ -12,7 +12,7 @@
 
 #include "base/escape.h"
 #include "model.h"
-#include "reader.h"
+#include "read/reader.h"
 #include "tables.h"
 #include "base/util.h"
 

@@ -23,7 +23,7 @@
 #include "launch.h"
 #include "lispview.h"
 #include "model.h"
-#include "reader.h"
+#include "read/reader.h"
 #include "symbols.h"
 #include "tables.h"
 #include "tables_diff.h"

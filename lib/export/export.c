@@ -15,7 +15,7 @@
 #include "launch.h"
 #include "model.h"
 #include "format/newfile.h"
-#include "reader.h"
+#include "read/reader.h"
 #include "symbols.h"
 #include "tables.h"
 #include "base/util.h"

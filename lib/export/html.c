@@ -20,7 +20,7 @@
 
 #include "fntrie.h"
 #include "model.h"
-#include "reader.h"
+#include "read/reader.h"
 #include "base/util.h"
 
 extern const char export_report_html[];

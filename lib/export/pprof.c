@@ -31,7 +31,7 @@
 #include "format/format.h"
 #include "merge.h"
 #include "model.h"
-#include "reader.h"
+#include "read/reader.h"
 #include "symbols.h"
 #include "base/util.h"
 

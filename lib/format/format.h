@@ -2,7 +2,7 @@
  * format.h - the profile data file: layout constants and the encoder.
  *
  * One codec for every producer (the mprof monitor, later the cpprof sampler)
- * and every reader (lib/reader.c).  The layout is specified in doc/format.md;
+ * and every reader (lib/read/reader.c).  The layout is specified in doc/format.md;
  * keep the two in step.
  *
  * A file is a header followed by sections.  Every integer is little-endian.

@@ -25,7 +25,7 @@
 #include "export/export.h"
 #include "format/format.h"
 #include "model.h"
-#include "reader.h"
+#include "read/reader.h"
 #include "symbols.h"
 #include "tables.h"
 #include "base/util.h"

@@ -4,7 +4,7 @@
  */
 #include "callgraph.h"
 #include "model.h"
-#include "reader.h"
+#include "read/reader.h"
 #include "tables.h"
 #include "base/util.h"
 #include "tap.h"

@@ -6,7 +6,7 @@
  */
 #include "lispview.h"
 #include "model.h"
-#include "reader.h"
+#include "read/reader.h"
 #include "base/util.h"
 #include "tap.h"
 

@@ -3,7 +3,7 @@
  * input: every truncation, every flipped byte, wrong magic/version/kind.
  */
 #include "format/format.h"
-#include "reader.h"
+#include "read/reader.h"
 #include "tap.h"
 
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * full, mangled; a std::string member's type), unknown addresses, missing
  * and mismatched files, and the types-by-size index are checked.
  */
-#include "reader.h"
+#include "read/reader.h"
 #include "symbols.h"
 #include "tap.h"
 

@@ -6,7 +6,7 @@
  */
 #include "callgraph.h"
 #include "model.h"
-#include "reader.h"
+#include "read/reader.h"
 #include "tables.h"
 #include "tables_diff.h"
 #include "base/util.h"

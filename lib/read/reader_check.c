@@ -19,7 +19,7 @@
  * of 2^40 is a corrupt file.
  */
 #include "format/format.h"
-#include "reader.h"
+#include "read/reader.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reader.h"
-#include "reader_int.h"
+#include "read/reader.h"
+#include "read/reader_int.h"
 
 struct tcur {
 	const char *what; /* the section's name */

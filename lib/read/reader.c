@@ -11,8 +11,8 @@
  * count is checked against the bytes left before anything is allocated for
  * it, so a corrupt count cannot make us allocate gigabytes.
  */
-#include "reader.h"
-#include "reader_int.h"
+#include "read/reader.h"
+#include "read/reader_int.h"
 #include "base/escape.h"
 #include "format/format.h"
 #include "base/util.h"

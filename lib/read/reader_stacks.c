@@ -4,8 +4,8 @@
  * reader_counts, reader_frames), and the mapped file's pages given back
  * behind each pass over them (reader_forget).  reader.c reads the file.
  */
-#include "reader.h"
-#include "reader_int.h"
+#include "read/reader.h"
+#include "read/reader_int.h"
 
 #include <stdlib.h>
 #include <string.h>

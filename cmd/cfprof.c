@@ -11,7 +11,7 @@
  */
 #include "callpath.h"
 #include "cfgraph.h"
-#include "elfsyms.h"
+#include "symbols/elfsyms.h"
 #include "export/export.h"
 #include "format/format.h"
 #include "base/escape.h"
@@ -20,7 +20,7 @@
 #include "model.h"
 #include "read/reader.h"
 #include "record.h"
-#include "symbols.h"
+#include "symbols/symbols.h"
 #include "base/util.h"
 
 #include <errno.h>

@@ -19,7 +19,7 @@
 #include "read/reader.h"
 #include "record.h"
 #include "resources.h"
-#include "symbols.h"
+#include "symbols/symbols.h"
 #include "base/util.h"
 
 #include <editline/readline.h>

@@ -12,7 +12,7 @@
 #include "merge.h"
 #include "model.h"
 #include "read/reader.h"
-#include "symbols.h"
+#include "symbols/symbols.h"
 #include "tables.h"
 #include "base/util.h"
 

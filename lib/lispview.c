@@ -6,7 +6,7 @@
 #include "lispview.h"
 #include "format/format.h"
 #include "read/reader.h"
-#include "symbols.h"
+#include "symbols/symbols.h"
 #include "base/util.h"
 
 #include <stdio.h>

@@ -13,11 +13,11 @@
  * is kept escaped, so no view, of those here or to come, prints it raw.
  */
 #include "model.h"
-#include "cxxname.h"
+#include "symbols/cxxname.h"
 #include "base/escape.h"
 #include "lispview.h"
 #include "read/reader.h"
-#include "symbols.h"
+#include "symbols/symbols.h"
 #include "base/util.h"
 
 #include <stdio.h>

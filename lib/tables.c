@@ -7,11 +7,11 @@
  */
 #include "tables.h"
 #include "callgraph.h"
-#include "cxxname.h"
+#include "symbols/cxxname.h"
 #include "base/escape.h"
 #include "model.h"
 #include "read/reader.h"
-#include "symbols.h"
+#include "symbols/symbols.h"
 #include "base/util.h"
 
 #include <inttypes.h>

@@ -24,7 +24,7 @@
 #include "lispview.h"
 #include "model.h"
 #include "read/reader.h"
-#include "symbols.h"
+#include "symbols/symbols.h"
 #include "tables.h"
 #include "tables_diff.h"
 #include "base/util.h"

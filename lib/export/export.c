@@ -16,7 +16,7 @@
 #include "model.h"
 #include "format/newfile.h"
 #include "read/reader.h"
-#include "symbols.h"
+#include "symbols/symbols.h"
 #include "tables.h"
 #include "base/util.h"
 

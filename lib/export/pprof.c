@@ -32,7 +32,7 @@
 #include "merge.h"
 #include "model.h"
 #include "read/reader.h"
-#include "symbols.h"
+#include "symbols/symbols.h"
 #include "base/util.h"
 
 struct pb {

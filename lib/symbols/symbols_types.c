@@ -6,10 +6,10 @@
  * type a frame of an allocator's allocate, a make_unique or a std::string
  * member asks storage for, sized by its DWARF (symbols_alloc_type).
  */
-#include "symbols.h"
-#include "symbols_int.h"
+#include "symbols/symbols.h"
+#include "symbols/symbols_int.h"
 
-#include "cxxname.h"
+#include "symbols/cxxname.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>

@@ -34,10 +34,10 @@
  *      std::string member also gets the type it allocates, sized by its
  *      DWARF (symbols_alloc_type).
  */
-#include "symbols.h"
-#include "symbols_int.h"
+#include "symbols/symbols.h"
+#include "symbols/symbols_int.h"
 
-#include "cxxname.h"
+#include "symbols/cxxname.h"
 #include "base/util.h"
 
 #include <dwarf.h>

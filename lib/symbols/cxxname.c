@@ -17,7 +17,7 @@
  * the last space before it that is not inside an operator name or between
  * an enclosing function's parameters and its "const::".
  */
-#include "cxxname.h"
+#include "symbols/cxxname.h"
 
 #include <stdlib.h>
 #include <string.h>

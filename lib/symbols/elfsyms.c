@@ -3,7 +3,7 @@
  * (elfsyms_*), through libelf: .symtab when the file has one, else
  * .dynsym.
  */
-#include "elfsyms.h"
+#include "symbols/elfsyms.h"
 
 #include <fcntl.h>
 #include <gelf.h>

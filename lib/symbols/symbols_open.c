@@ -5,8 +5,8 @@
  * its build-id matches, build-id checks and the warnings they leave
  * pending; and closing it.
  */
-#include "symbols.h"
-#include "symbols_int.h"
+#include "symbols/symbols.h"
+#include "symbols/symbols_int.h"
 
 #include "read/reader.h"
 #include "base/util.h"

@@ -9,15 +9,15 @@
  *
  * The data are weighted stacks like cpprof's, so `cpprof` reads them too.
  */
-#include "callpath.h"
-#include "cfgraph.h"
+#include "model/callpath.h"
+#include "model/cfgraph.h"
 #include "symbols/elfsyms.h"
 #include "export/export.h"
 #include "format/format.h"
 #include "base/escape.h"
 #include "launch.h"
 #include "merge.h"
-#include "model.h"
+#include "model/model.h"
 #include "read/reader.h"
 #include "record.h"
 #include "symbols/symbols.h"

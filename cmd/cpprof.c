@@ -8,14 +8,14 @@
  * not a terminal, else from an interactive libedit loop with history and
  * tab completion of commands and function names.
  */
-#include "callpath.h"
+#include "model/callpath.h"
 #include "export/export.h"
 #include "format/format.h"
 #include "base/escape.h"
 #include "launch.h"
-#include "lispview.h"
+#include "model/lispview.h"
 #include "merge.h"
-#include "model.h"
+#include "model/model.h"
 #include "read/reader.h"
 #include "record.h"
 #include "resources.h"

@@ -3,14 +3,14 @@
  * program under the monitor, or dump a data file raw.  A thin front end:
  * parse options, call lib/, print.  See doc/mprof.1.
  */
-#include "callgraph.h"
+#include "model/callgraph.h"
 #include "base/escape.h"
 #include "export/export.h"
 #include "format/format.h"
 #include "keeper.h"
 #include "launch.h"
 #include "merge.h"
-#include "model.h"
+#include "model/model.h"
 #include "read/reader.h"
 #include "symbols/symbols.h"
 #include "tables.h"

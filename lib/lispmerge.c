@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "format/format.h"
-#include "lispview.h"
+#include "model/lispview.h"
 #include "merge.h"
 #include "read/reader.h"
 #include "base/util.h"

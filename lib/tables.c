@@ -6,10 +6,10 @@
  * gprof, as the paper does.
  */
 #include "tables.h"
-#include "callgraph.h"
+#include "model/callgraph.h"
 #include "symbols/cxxname.h"
 #include "base/escape.h"
-#include "model.h"
+#include "model/model.h"
 #include "read/reader.h"
 #include "symbols/symbols.h"
 #include "base/util.h"

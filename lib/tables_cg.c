@@ -6,8 +6,8 @@
  * cycle starred.  Fields and listings as mprof.1 (TABLE 4, ANCESTOR and
  * DESCENDENT LISTINGS), the layout gprof's.  The graph is callgraph.c's.
  */
-#include "callgraph.h"
-#include "model.h"
+#include "model/callgraph.h"
+#include "model/model.h"
 #include "tables.h"
 #include "base/util.h"
 

@@ -17,10 +17,10 @@
  *    as the shares.
  */
 #include "tables_diff.h"
-#include "callgraph.h"
+#include "model/callgraph.h"
 #include "base/escape.h"
-#include "lispview.h"
-#include "model.h"
+#include "model/lispview.h"
+#include "model/model.h"
 #include "read/reader.h"
 #include "tables.h"
 #include "base/util.h"

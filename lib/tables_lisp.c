@@ -13,10 +13,10 @@
  * give kept bytes: a Lisp programmer counts conses.  Table 4 is the C
  * one with the type labels (tables_cg.c).
  */
-#include "callgraph.h"
+#include "model/callgraph.h"
 #include "base/escape.h"
-#include "lispview.h"
-#include "model.h"
+#include "model/lispview.h"
+#include "model/model.h"
 #include "read/reader.h"
 #include "tables.h"
 #include "base/util.h"

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "base/escape.h"
-#include "model.h"
+#include "model/model.h"
 #include "read/reader.h"
 #include "tables.h"
 #include "base/util.h"

@@ -17,12 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "callgraph.h"
-#include "callpath.h"
+#include "model/callgraph.h"
+#include "model/callpath.h"
 #include "base/escape.h"
 #include "launch.h"
-#include "lispview.h"
-#include "model.h"
+#include "model/lispview.h"
+#include "model/model.h"
 #include "read/reader.h"
 #include "symbols/symbols.h"
 #include "tables.h"

@@ -10,10 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "callgraph.h"
+#include "model/callgraph.h"
 #include "format/format.h"
 #include "launch.h"
-#include "model.h"
+#include "model/model.h"
 #include "format/newfile.h"
 #include "read/reader.h"
 #include "symbols/symbols.h"

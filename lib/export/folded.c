@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "base/escape.h"
-#include "model.h"
+#include "model/model.h"
 #include "base/pairmap.h"
 #include "base/util.h"
 

@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fntrie.h"
-#include "model.h"
+#include "model/fntrie.h"
+#include "model/model.h"
 #include "read/reader.h"
 #include "base/util.h"
 

@@ -30,7 +30,7 @@
 
 #include "format/format.h"
 #include "merge.h"
-#include "model.h"
+#include "model/model.h"
 #include "read/reader.h"
 #include "symbols/symbols.h"
 #include "base/util.h"

@@ -18,13 +18,13 @@
  * tests/fuzz/corpus/ through it and fuzzes for a bounded time in
  * `make check`.
  */
-#include "callgraph.h"
-#include "callpath.h"
-#include "cfgraph.h"
+#include "model/callgraph.h"
+#include "model/callpath.h"
+#include "model/cfgraph.h"
 #include "symbols/cxxname.h"
 #include "export/export.h"
 #include "format/format.h"
-#include "model.h"
+#include "model/model.h"
 #include "read/reader.h"
 #include "symbols/symbols.h"
 #include "tables.h"

@@ -2,8 +2,8 @@
  * test_callgraph.c - the allocation call graph, cycles, partial chains and
  * two-column percentages, on hand-made stacks with hand-computed answers.
  */
-#include "callgraph.h"
-#include "model.h"
+#include "model/callgraph.h"
+#include "model/model.h"
 #include "read/reader.h"
 #include "tables.h"
 #include "base/util.h"

@@ -6,8 +6,8 @@
  * names, on runs hung from the middle of others, and with the frames
  * outer to main dropped as model_from_profile drops them.
  */
-#include "fntrie.h"
-#include "model.h"
+#include "model/fntrie.h"
+#include "model/model.h"
 #include "base/util.h"
 #include "tap.h"
 

@@ -4,8 +4,8 @@
  * modulo 2^64 through the call graph and the leak chains, and model_add's
  * sharing of outer frames that keeps the difference model small.
  */
-#include "callgraph.h"
-#include "model.h"
+#include "model/callgraph.h"
+#include "model/model.h"
 #include "read/reader.h"
 #include "tables.h"
 #include "tables_diff.h"

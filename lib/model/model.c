@@ -12,10 +12,10 @@
  * name from the symbolizer or the file with a control character in it
  * is kept escaped, so no view, of those here or to come, prints it raw.
  */
-#include "model.h"
+#include "model/model.h"
 #include "symbols/cxxname.h"
 #include "base/escape.h"
-#include "lispview.h"
+#include "model/lispview.h"
 #include "read/reader.h"
 #include "symbols/symbols.h"
 #include "base/util.h"

@@ -20,12 +20,12 @@
  * frame.  Memory: five bits a model node, two levels, and the table of
  * one.
  */
-#include "fntrie.h"
+#include "model/fntrie.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "model/model.h"
 #include "base/util.h"
 
 /* How many items ahead a level's walk reads the model. */

@@ -10,12 +10,12 @@
  * edge, as callpath.c does for paths), so recursion does not count a
  * sample twice.
  */
-#include "cfgraph.h"
+#include "model/cfgraph.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "callpath.h"
+#include "model/callpath.h"
 #include "base/pairmap.h"
 #include "base/util.h"
 

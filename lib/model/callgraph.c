@@ -3,8 +3,8 @@
  * the strongly connected components (cycles) that link them.  See
  * callgraph.h; mprof-paper.tex, "Constructing the Allocation Call Graph".
  */
-#include "callgraph.h"
-#include "model.h"
+#include "model/callgraph.h"
+#include "model/model.h"
 #include "base/util.h"
 
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * a Lisp profile, its names from INFO (lisp.fn.<id>, lisp.entry.<hex>),
  * and naming or leaving out each frame of its stacks (lispview.h).
  */
-#include "lispview.h"
+#include "model/lispview.h"
 #include "format/format.h"
 #include "read/reader.h"
 #include "symbols/symbols.h"

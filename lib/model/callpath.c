@@ -17,7 +17,7 @@
  * copied at each of its 4096 prefixes is 64 MB); canonicalization looks the
  * repeated id up in the current path instead of walking the ancestors.
  */
-#include "callpath.h"
+#include "model/callpath.h"
 #include "base/pairmap.h"
 #include "base/util.h"
 

@@ -25,8 +25,8 @@
 #include "model/model.h"
 #include "read/reader.h"
 #include "symbols/symbols.h"
-#include "tables.h"
-#include "tables_diff.h"
+#include "views/tables.h"
+#include "views/tables_diff.h"
 #include "base/util.h"
 
 struct side {

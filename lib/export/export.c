@@ -17,7 +17,7 @@
 #include "format/newfile.h"
 #include "read/reader.h"
 #include "symbols/symbols.h"
-#include "tables.h"
+#include "views/tables.h"
 #include "base/util.h"
 
 enum { MP_ALLOC_OBJECTS, MP_ALLOC_SPACE, MP_INUSE_OBJECTS, MP_INUSE_SPACE };

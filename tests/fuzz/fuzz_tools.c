@@ -27,7 +27,7 @@
 #include "model/model.h"
 #include "read/reader.h"
 #include "symbols/symbols.h"
-#include "tables.h"
+#include "views/tables.h"
 #include "base/util.h"
 
 #include <stddef.h>

@@ -5,7 +5,7 @@
 #include "model/callgraph.h"
 #include "model/model.h"
 #include "read/reader.h"
-#include "tables.h"
+#include "views/tables.h"
 #include "base/util.h"
 #include "tap.h"
 

@@ -7,8 +7,8 @@
 #include "model/callgraph.h"
 #include "model/model.h"
 #include "read/reader.h"
-#include "tables.h"
-#include "tables_diff.h"
+#include "views/tables.h"
+#include "views/tables_diff.h"
 #include "base/util.h"
 #include "tap.h"
 

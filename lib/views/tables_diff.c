@@ -16,13 +16,13 @@
  *  - the size-class breakdowns (s m l x) are left out, for the same reason
  *    as the shares.
  */
-#include "tables_diff.h"
+#include "views/tables_diff.h"
 #include "model/callgraph.h"
 #include "base/escape.h"
 #include "model/lispview.h"
 #include "model/model.h"
 #include "read/reader.h"
-#include "tables.h"
+#include "views/tables.h"
 #include "base/util.h"
 
 #include <inttypes.h>

@@ -13,7 +13,7 @@
 #include "base/escape.h"
 #include "model/model.h"
 #include "read/reader.h"
-#include "tables.h"
+#include "views/tables.h"
 #include "base/util.h"
 
 #define CHART_W 72 /* columns of the chart */

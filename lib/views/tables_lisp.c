@@ -18,7 +18,7 @@
 #include "model/lispview.h"
 #include "model/model.h"
 #include "read/reader.h"
-#include "tables.h"
+#include "views/tables.h"
 #include "base/util.h"
 
 #include <inttypes.h>

@@ -8,7 +8,7 @@
  */
 #include "model/callgraph.h"
 #include "model/model.h"
-#include "tables.h"
+#include "views/tables.h"
 #include "base/util.h"
 
 #include <inttypes.h>

@@ -5,7 +5,7 @@
  * TABLE 1 to 4, ANCESTOR and DESCENDENT LISTINGS); the layout follows
  * gprof, as the paper does.
  */
-#include "tables.h"
+#include "views/tables.h"
 #include "model/callgraph.h"
 #include "symbols/cxxname.h"
 #include "base/escape.h"

@@ -16,7 +16,7 @@
 #include "format/format.h"
 #include "base/escape.h"
 #include "launch.h"
-#include "merge.h"
+#include "merge/merge.h"
 #include "model/model.h"
 #include "read/reader.h"
 #include "record.h"

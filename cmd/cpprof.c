@@ -14,7 +14,7 @@
 #include "base/escape.h"
 #include "launch.h"
 #include "model/lispview.h"
-#include "merge.h"
+#include "merge/merge.h"
 #include "model/model.h"
 #include "read/reader.h"
 #include "record.h"

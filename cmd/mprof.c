@@ -9,7 +9,7 @@
 #include "format/format.h"
 #include "keeper.h"
 #include "launch.h"
-#include "merge.h"
+#include "merge/merge.h"
 #include "model/model.h"
 #include "read/reader.h"
 #include "symbols/symbols.h"

@@ -29,7 +29,7 @@
 #include <zlib.h>
 
 #include "format/format.h"
-#include "merge.h"
+#include "merge/merge.h"
 #include "model/model.h"
 #include "read/reader.h"
 #include "symbols/symbols.h"

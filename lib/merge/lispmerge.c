@@ -3,7 +3,7 @@
  * (lispmerge_*; lispmerge.h): names made one by their text, pseudo-frames
  * renumbered, entries moved.
  */
-#include "lispmerge.h"
+#include "merge/lispmerge.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +11,7 @@
 
 #include "format/format.h"
 #include "model/lispview.h"
-#include "merge.h"
+#include "merge/merge.h"
 #include "read/reader.h"
 #include "base/util.h"
 

@@ -11,7 +11,7 @@
  * INFO is the first file's, but for Lisp profiles' functions: those of
  * every file, in one table (lispmerge.h).
  */
-#include "merge.h"
+#include "merge/merge.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "format/format.h"
-#include "lispmerge.h"
+#include "merge/lispmerge.h"
 #include "format/newfile.h"
 #include "read/reader.h"
 #include "base/util.h"

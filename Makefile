@@ -111,16 +111,16 @@ $(B)/obj/%.o: %.c $(wildcard lib/*.h lib/*/*.h include/*.h)
 # which name lib/format's by their bare names, as the runtime does.
 SALVAGE_IQUOTE := -iquote runtime/common -iquote runtime/mprof -iquote runtime/cpprof \
 	-iquote runtime/cfprof -iquote runtime/sampler -iquote lib/format
-$(B)/obj/lib/keeper.o: TOOL_CFLAGS += -iquote runtime/common -iquote lib/format
-$(B)/obj/lib/keeper.o: runtime/common/modules.h
-$(B)/obj/lib/salvage_mprof.o: TOOL_CFLAGS += -iquote runtime/mprof -iquote runtime/common -iquote lib/format
-$(B)/obj/lib/salvage_mprof.o: $(wildcard runtime/mprof/*.h)
-$(B)/obj/lib/salvage_cpprof.o: TOOL_CFLAGS += -iquote runtime/cpprof -iquote runtime/sampler -iquote runtime/common \
+$(B)/obj/lib/run/keeper.o: TOOL_CFLAGS += -iquote runtime/common -iquote lib/format
+$(B)/obj/lib/run/keeper.o: runtime/common/modules.h
+$(B)/obj/lib/run/salvage_mprof.o: TOOL_CFLAGS += -iquote runtime/mprof -iquote runtime/common -iquote lib/format
+$(B)/obj/lib/run/salvage_mprof.o: $(wildcard runtime/mprof/*.h)
+$(B)/obj/lib/run/salvage_cpprof.o: TOOL_CFLAGS += -iquote runtime/cpprof -iquote runtime/sampler -iquote runtime/common \
 	-iquote lib/format
-$(B)/obj/lib/salvage_cpprof.o: $(wildcard runtime/cpprof/*.h runtime/sampler/*.h)
-$(B)/obj/lib/salvage_cfprof.o: TOOL_CFLAGS += -iquote runtime/cfprof -iquote runtime/sampler -iquote runtime/common \
+$(B)/obj/lib/run/salvage_cpprof.o: $(wildcard runtime/cpprof/*.h runtime/sampler/*.h)
+$(B)/obj/lib/run/salvage_cfprof.o: TOOL_CFLAGS += -iquote runtime/cfprof -iquote runtime/sampler -iquote runtime/common \
 	-iquote lib/format
-$(B)/obj/lib/salvage_cfprof.o: $(wildcard runtime/cfprof/*.h runtime/sampler/*.h)
+$(B)/obj/lib/run/salvage_cfprof.o: $(wildcard runtime/cfprof/*.h runtime/sampler/*.h)
 
 $(B)/obj/lib/export/report_html.o: lib/export/report_html.S lib/export/report.html
 	@mkdir -p $(dir $@)
@@ -180,8 +180,8 @@ $(B)/bin/mprof: $(B)/obj/cmd/mprof.o $(B)/lib/libtools.a
 
 # The commands that record know the sampler's resources (resources.c).
 $(B)/obj/runtime/sampler/resources.o: runtime/sampler/resources.h
-$(B)/obj/cmd/cpprof.o $(B)/obj/cmd/cfprof.o $(B)/obj/lib/record.o: TOOL_CFLAGS += -Iruntime/sampler
-$(B)/obj/cmd/cpprof.o $(B)/obj/cmd/cfprof.o $(B)/obj/lib/record.o: runtime/sampler/resources.h
+$(B)/obj/cmd/cpprof.o $(B)/obj/cmd/cfprof.o $(B)/obj/lib/run/record.o: TOOL_CFLAGS += -Iruntime/sampler
+$(B)/obj/cmd/cpprof.o $(B)/obj/cmd/cfprof.o $(B)/obj/lib/run/record.o: runtime/sampler/resources.h
 
 $(B)/bin/cpprof: $(B)/obj/cmd/cpprof.o $(B)/obj/runtime/sampler/resources.o $(B)/lib/libtools.a
 	@mkdir -p $(dir $@)
@@ -251,7 +251,7 @@ FUZZ_SECONDS ?= 60
 $(FUZZ): tests/fuzz/fuzz_tools.c $(LIB_SRC) $(LIB_ASM) lib/export/report.html $(wildcard lib/*.h lib/*/*.h)
 	@mkdir -p $(dir $@)
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		$(BASE_CFLAGS) $(SALVAGE_IQUOTE) -o $@ tests/fuzz/fuzz_tools.c $(filter-out lib/record.c,$(LIB_SRC)) $(LIB_ASM) \
+		$(BASE_CFLAGS) $(SALVAGE_IQUOTE) -o $@ tests/fuzz/fuzz_tools.c $(filter-out lib/run/record.c,$(LIB_SRC)) $(LIB_ASM) \
 		-ldw -lelf -lm -liberty -lz
 
 fuzz: all $(FUZZ)

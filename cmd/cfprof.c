@@ -15,11 +15,11 @@
 #include "export/export.h"
 #include "format/format.h"
 #include "base/escape.h"
-#include "launch.h"
+#include "run/launch.h"
 #include "merge/merge.h"
 #include "model/model.h"
 #include "read/reader.h"
-#include "record.h"
+#include "run/record.h"
 #include "symbols/symbols.h"
 #include "base/util.h"
 

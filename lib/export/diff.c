@@ -20,7 +20,7 @@
 #include "model/callgraph.h"
 #include "model/callpath.h"
 #include "base/escape.h"
-#include "launch.h"
+#include "run/launch.h"
 #include "model/lispview.h"
 #include "model/model.h"
 #include "read/reader.h"

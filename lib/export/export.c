@@ -12,7 +12,7 @@
 
 #include "model/callgraph.h"
 #include "format/format.h"
-#include "launch.h"
+#include "run/launch.h"
 #include "model/model.h"
 #include "format/newfile.h"
 #include "read/reader.h"

@@ -4,7 +4,7 @@
  * waits for the program, so that the launcher can write the profile
  * however the program ends (issue 22: SIGKILL, the OOM killer, abort, a
  * crash, _exit, exit_group).  The runtime (runtime/common/keep.c) and the
- * launcher (lib/keeper.c) both include this; keep the two in step.
+ * launcher (lib/run/keeper.c) both include this; keep the two in step.
  *
  * The launcher makes a memfd, writes this header at its offset 0 (state
  * KEEP_WAITING) and passes it to the program as fd N, naming it in the

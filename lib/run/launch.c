@@ -1,9 +1,9 @@
 /*
  * launch.c - run a program with a profiler library preloaded (launch.h).
  */
-#include "keeper.h"
+#include "run/keeper.h"
 #include "format/keepfmt.h"
-#include "launch.h"
+#include "run/launch.h"
 #include "base/util.h"
 
 #include <errno.h>

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 #include "format/format.h"
-#include "keeper.h"
+#include "run/keeper.h"
 #include "format/keepfmt.h"
 #include "table.h"
 #include "base/util.h"

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "format/format.h"
-#include "keeper.h"
+#include "run/keeper.h"
 #include "format/keepfmt.h"
 #include "modules.h"
 #include "format/newfile.h"

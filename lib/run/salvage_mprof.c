@@ -20,7 +20,7 @@
 
 #include "blocks.h"
 #include "format/format.h"
-#include "keeper.h"
+#include "run/keeper.h"
 #include "format/keepfmt.h"
 #include "layout.h"
 #include "mkeep.h"

@@ -3,7 +3,7 @@
  * cpprof record samples stacks, cfprof record charges the current
  * function, and both sample the same resources (resources.h).
  */
-#include "record.h"
+#include "run/record.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "format/format.h"
-#include "keeper.h"
+#include "run/keeper.h"
 #include "format/keepfmt.h"
 #include "tree.h"
 #include "base/util.h"

@@ -13,9 +13,28 @@
 # collectors, runtime/mprof/ is the monitor (libmprof.so/.a),
 # runtime/sampler/ the resource sampler, with its collectors
 # runtime/cpprof/ (libcpprof.so) and runtime/cfprof/ (the
-# -finstrument-functions hooks, libcfprof.so); lib/ is shared by the tools
-# (reader, symbols, call graph, tables); lib/format/format.c, the file encoder,
-# and lib/format/newfile.c, which creates the files, are compiled into both.
+# -finstrument-functions hooks, libcfprof.so); lib/ is shared by the
+# tools, a folder per stage of the pipeline; lib/format/format.c, the file
+# encoder, and lib/format/newfile.c, which creates the files, are compiled
+# into both.
+#
+# lib/'s folders and the folders each one's files include ("read/reader.h",
+# through -Ilib); no cycles, so a stage never reaches back to a later one:
+#   base/     util, escape, pairmap                  nothing
+#   format/   format, newfile, keepfmt.h             nothing (the runtime's
+#                                                    only view of lib/)
+#   read/     reader, reader_stacks, reader_check,   base format
+#             reader_timeline
+#   symbols/  symbols*, cxxname, elfsyms             base read
+#   model/    model, lispview, callgraph, fntrie,    base format read symbols
+#             callpath, cfgraph
+#   views/    tables, tables_cg, tables_lisp,        base format read symbols model
+#             tables_diff, tables_timeline
+#   merge/    merge, lispmerge                       base format read model
+#   run/      launch, record, keeper, salvage_*      base format (and runtime/'s
+#                                                    headers, by -iquote)
+#   export/   export, diff, folded, pprof, html      all of the above
+# cmd/ (the three commands) includes any of them.
 
 PREFIX ?= /usr/local
 CC ?= cc
@@ -78,7 +97,7 @@ CF_SRC := $(wildcard runtime/cfprof/*.c)
 # The hooks' fast paths are assembly (runtime/cfprof/hooks_x86_64.S says why).
 CF_ASM := runtime/cfprof/hooks_x86_64.S
 CF_OBJ := $(patsubst %.c,$(B)/rt/%.o,$(CF_SRC) $(SAMPLER_COMMON)) $(B)/rt/runtime/cfprof/hooks_x86_64.o
-LIB_SRC := $(wildcard lib/*.c lib/*/*.c)
+LIB_SRC := $(wildcard lib/*/*.c)
 # The HTML report's page, embedded by the assembler (.incbin).
 LIB_ASM := lib/export/report_html.S
 LIB_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC)) $(B)/obj/lib/export/report_html.o
@@ -102,7 +121,7 @@ $(B)/rt/%.o: %.c $(RT_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_CFLAGS) -c -o $@ $<
 
-$(B)/obj/%.o: %.c $(wildcard lib/*.h lib/*/*.h include/*.h)
+$(B)/obj/%.o: %.c $(wildcard lib/*/*.h include/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOL_CFLAGS) -c -o $@ $<
 
@@ -248,7 +267,7 @@ install: all
 # and fuzzes for a bounded time; `make fuzz` fuzzes for FUZZ_SECONDS,
 # seeded with that corpus and a real data file made by a test program.
 FUZZ_SECONDS ?= 60
-$(FUZZ): tests/fuzz/fuzz_tools.c $(LIB_SRC) $(LIB_ASM) lib/export/report.html $(wildcard lib/*.h lib/*/*.h)
+$(FUZZ): tests/fuzz/fuzz_tools.c $(LIB_SRC) $(LIB_ASM) lib/export/report.html $(wildcard lib/*/*.h)
 	@mkdir -p $(dir $@)
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		$(BASE_CFLAGS) $(SALVAGE_IQUOTE) -o $@ tests/fuzz/fuzz_tools.c $(filter-out lib/run/record.c,$(LIB_SRC)) $(LIB_ASM) \

@@ -13,9 +13,28 @@
 # collectors, runtime/mprof/ is the monitor (libmprof.so/.a),
 # runtime/sampler/ the resource sampler, with its collectors
 # runtime/cpprof/ (libcpprof.so) and runtime/cfprof/ (the
-# -finstrument-functions hooks, libcfprof.so); lib/ is shared by the tools
-# (reader, symbols, call graph, tables); lib/format.c, the file encoder,
-# and lib/newfile.c, which creates the files, are compiled into both.
+# -finstrument-functions hooks, libcfprof.so); lib/ is shared by the
+# tools, a folder per stage of the pipeline; lib/format/format.c, the file
+# encoder, and lib/format/newfile.c, which creates the files, are compiled
+# into both.
+#
+# lib/'s folders and the folders each one's files include ("read/reader.h",
+# through -Ilib); no cycles, so a stage never reaches back to a later one:
+#   base/     util, escape, pairmap                  nothing
+#   format/   format, newfile, keepfmt.h             nothing (the runtime's
+#                                                    only view of lib/)
+#   read/     reader, reader_stacks, reader_check,   base format
+#             reader_timeline
+#   symbols/  symbols*, cxxname, elfsyms             base read
+#   model/    model, lispview, callgraph, fntrie,    base format read symbols
+#             callpath, cfgraph
+#   views/    tables, tables_cg, tables_lisp,        base format read symbols model
+#             tables_diff, tables_timeline
+#   merge/    merge, lispmerge                       base format read model
+#   run/      launch, record, keeper, salvage_*      base format (and runtime/'s
+#                                                    headers, by -iquote)
+#   export/   export, diff, folded, pprof, html      all of the above
+# cmd/ (the three commands) includes any of them.
 
 PREFIX ?= /usr/local
 CC ?= cc
@@ -40,11 +59,13 @@ BASE_CFLAGS := -std=gnu11 $(WARN) -Ilib -Iinclude -D_GNU_SOURCE
 # partition: the library is small, and gcc otherwise splits it (and warns
 # that it compiles the parts one after the other).
 # The shared runtime headers are found with -iquote, for "unwind.h" only:
-# libgcc's <unwind.h> (the reference unwinder's) keeps its name.
+# libgcc's <unwind.h> (the reference unwinder's) keeps its name.  The one
+# folder of lib/ the runtime sees is lib/format/ (the encoder, the keep's
+# layout, newfile): its headers by their bare names, "format.h".
 RT_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden \
 	-ftls-model=initial-exec -fno-strict-aliasing -pthread \
 	-fdebug-prefix-map=$(CURDIR)=/usr/src/mprof -flto -flto-partition=one -ffat-lto-objects \
-	-iquote runtime/common
+	-iquote runtime/common -iquote lib/format
 
 TOOL_CFLAGS := $(BASE_CFLAGS) $(CFLAGS)
 # Names are demangled (C++, Rust legacy and v0) by libiberty, the GNU
@@ -58,9 +79,9 @@ TOOL_LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
 # Headers every runtime object depends on (each collector adds its own).
-RT_HDR := $(wildcard lib/*.h runtime/common/*.h include/*.h)
+RT_HDR := $(wildcard lib/format/*.h runtime/common/*.h include/*.h)
 COMMON_SRC := $(wildcard runtime/common/*.c)
-RT_SRC := $(wildcard runtime/mprof/*.c) $(COMMON_SRC) lib/format.c lib/newfile.c
+RT_SRC := $(wildcard runtime/mprof/*.c) $(COMMON_SRC) lib/format/format.c lib/format/newfile.c
 RT_OBJ := $(patsubst %.c,$(B)/rt/%.o,$(RT_SRC))
 # The sampler (runtime/sampler: resources, threads, signals, the watcher)
 # is shared by two collectors: cpprof (stacks) and cfprof (the
@@ -68,15 +89,15 @@ RT_OBJ := $(patsubst %.c,$(B)/rt/%.o,$(RT_SRC))
 # sampler, the unwinder, module list and mmap helpers of runtime/common
 # and the encoder and file creator; not the monitor's locks.
 SAMPLER_SRC := $(wildcard runtime/sampler/*.c)
-SAMPLER_COMMON := $(SAMPLER_SRC) $(filter-out runtime/common/lock.c,$(COMMON_SRC)) lib/format.c \
-	lib/newfile.c
+SAMPLER_COMMON := $(SAMPLER_SRC) $(filter-out runtime/common/lock.c,$(COMMON_SRC)) lib/format/format.c \
+	lib/format/newfile.c
 CP_SRC := $(wildcard runtime/cpprof/*.c)
 CP_OBJ := $(patsubst %.c,$(B)/rt/%.o,$(CP_SRC) $(SAMPLER_COMMON))
 CF_SRC := $(wildcard runtime/cfprof/*.c)
 # The hooks' fast paths are assembly (runtime/cfprof/hooks_x86_64.S says why).
 CF_ASM := runtime/cfprof/hooks_x86_64.S
 CF_OBJ := $(patsubst %.c,$(B)/rt/%.o,$(CF_SRC) $(SAMPLER_COMMON)) $(B)/rt/runtime/cfprof/hooks_x86_64.o
-LIB_SRC := $(wildcard lib/*.c lib/export/*.c)
+LIB_SRC := $(wildcard lib/*/*.c)
 # The HTML report's page, embedded by the assembler (.incbin).
 LIB_ASM := lib/export/report_html.S
 LIB_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC)) $(B)/obj/lib/export/report_html.o
@@ -100,22 +121,25 @@ $(B)/rt/%.o: %.c $(RT_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_CFLAGS) -c -o $@ $<
 
-$(B)/obj/%.o: %.c $(wildcard lib/*.h lib/export/*.h include/*.h)
+$(B)/obj/%.o: %.c $(wildcard lib/*/*.h include/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOL_CFLAGS) -c -o $@ $<
 
 # The launcher's side of the keep reads a dead program's tables as its
-# runtime laid them out: with the runtime's own headers (lib/keepfmt.h).
+# runtime laid them out: with the runtime's own headers (lib/format/keepfmt.h),
+# which name lib/format's by their bare names, as the runtime does.
 SALVAGE_IQUOTE := -iquote runtime/common -iquote runtime/mprof -iquote runtime/cpprof \
-	-iquote runtime/cfprof -iquote runtime/sampler
-$(B)/obj/lib/keeper.o: TOOL_CFLAGS += -iquote runtime/common
-$(B)/obj/lib/keeper.o: runtime/common/modules.h
-$(B)/obj/lib/salvage_mprof.o: TOOL_CFLAGS += -iquote runtime/mprof -iquote runtime/common
-$(B)/obj/lib/salvage_mprof.o: $(wildcard runtime/mprof/*.h)
-$(B)/obj/lib/salvage_cpprof.o: TOOL_CFLAGS += -iquote runtime/cpprof -iquote runtime/sampler -iquote runtime/common
-$(B)/obj/lib/salvage_cpprof.o: $(wildcard runtime/cpprof/*.h runtime/sampler/*.h)
-$(B)/obj/lib/salvage_cfprof.o: TOOL_CFLAGS += -iquote runtime/cfprof -iquote runtime/sampler -iquote runtime/common
-$(B)/obj/lib/salvage_cfprof.o: $(wildcard runtime/cfprof/*.h runtime/sampler/*.h)
+	-iquote runtime/cfprof -iquote runtime/sampler -iquote lib/format
+$(B)/obj/lib/run/keeper.o: TOOL_CFLAGS += -iquote runtime/common -iquote lib/format
+$(B)/obj/lib/run/keeper.o: runtime/common/modules.h
+$(B)/obj/lib/run/salvage_mprof.o: TOOL_CFLAGS += -iquote runtime/mprof -iquote runtime/common -iquote lib/format
+$(B)/obj/lib/run/salvage_mprof.o: $(wildcard runtime/mprof/*.h)
+$(B)/obj/lib/run/salvage_cpprof.o: TOOL_CFLAGS += -iquote runtime/cpprof -iquote runtime/sampler -iquote runtime/common \
+	-iquote lib/format
+$(B)/obj/lib/run/salvage_cpprof.o: $(wildcard runtime/cpprof/*.h runtime/sampler/*.h)
+$(B)/obj/lib/run/salvage_cfprof.o: TOOL_CFLAGS += -iquote runtime/cfprof -iquote runtime/sampler -iquote runtime/common \
+	-iquote lib/format
+$(B)/obj/lib/run/salvage_cfprof.o: $(wildcard runtime/cfprof/*.h runtime/sampler/*.h)
 
 $(B)/obj/lib/export/report_html.o: lib/export/report_html.S lib/export/report.html
 	@mkdir -p $(dir $@)
@@ -175,8 +199,8 @@ $(B)/bin/mprof: $(B)/obj/cmd/mprof.o $(B)/lib/libtools.a
 
 # The commands that record know the sampler's resources (resources.c).
 $(B)/obj/runtime/sampler/resources.o: runtime/sampler/resources.h
-$(B)/obj/cmd/cpprof.o $(B)/obj/cmd/cfprof.o $(B)/obj/lib/record.o: TOOL_CFLAGS += -Iruntime/sampler
-$(B)/obj/cmd/cpprof.o $(B)/obj/cmd/cfprof.o $(B)/obj/lib/record.o: runtime/sampler/resources.h
+$(B)/obj/cmd/cpprof.o $(B)/obj/cmd/cfprof.o $(B)/obj/lib/run/record.o: TOOL_CFLAGS += -Iruntime/sampler
+$(B)/obj/cmd/cpprof.o $(B)/obj/cmd/cfprof.o $(B)/obj/lib/run/record.o: runtime/sampler/resources.h
 
 $(B)/bin/cpprof: $(B)/obj/cmd/cpprof.o $(B)/obj/runtime/sampler/resources.o $(B)/lib/libtools.a
 	@mkdir -p $(dir $@)
@@ -191,9 +215,9 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/lib/libtools.a
 	$(CC) $(TOOL_LDFLAGS) -o $@ $^ $(TOOL_LDLIBS)
 
 # Writes hostile data files (valid checksums, harmful content) for the tests.
-$(B)/tests/hostile: tests/fuzz/hostile.c lib/format.c $(wildcard lib/*.h)
+$(B)/tests/hostile: tests/fuzz/hostile.c lib/format/format.c $(wildcard lib/format/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(TOOL_CFLAGS) $(TOOL_LDFLAGS) -o $@ tests/fuzz/hostile.c lib/format.c
+	$(CC) $(TOOL_CFLAGS) $(TOOL_LDFLAGS) -o $@ tests/fuzz/hostile.c lib/format/format.c
 
 # Every test: unit tests (TAP from C) and end-to-end scripts (TAP from sh),
 # summarised by prove; the fuzz target too (clang: scripts/install-deps.sh).
@@ -243,10 +267,10 @@ install: all
 # and fuzzes for a bounded time; `make fuzz` fuzzes for FUZZ_SECONDS,
 # seeded with that corpus and a real data file made by a test program.
 FUZZ_SECONDS ?= 60
-$(FUZZ): tests/fuzz/fuzz_tools.c $(LIB_SRC) $(LIB_ASM) lib/export/report.html $(wildcard lib/*.h)
+$(FUZZ): tests/fuzz/fuzz_tools.c $(LIB_SRC) $(LIB_ASM) lib/export/report.html $(wildcard lib/*/*.h)
 	@mkdir -p $(dir $@)
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		$(BASE_CFLAGS) $(SALVAGE_IQUOTE) -o $@ tests/fuzz/fuzz_tools.c $(filter-out lib/record.c,$(LIB_SRC)) $(LIB_ASM) \
+		$(BASE_CFLAGS) $(SALVAGE_IQUOTE) -o $@ tests/fuzz/fuzz_tools.c $(filter-out lib/run/record.c,$(LIB_SRC)) $(LIB_ASM) \
 		-ldw -lelf -lm -liberty -lz
 
 fuzz: all $(FUZZ)

@@ -19,7 +19,7 @@
  * an earlier stack are drawn again.  Counters and bins are consistent: each
  * stack allocates objects of one size, some keep a few.
  *
- * Built by bench/run against lib/format.c, the project's one encoder.
+ * Built by bench/run against lib/format/format.c, the project's one encoder.
  * Deterministic: the same arguments give the same file.
  */
 #include <errno.h>

@@ -9,19 +9,19 @@
  *
  * The data are weighted stacks like cpprof's, so `cpprof` reads them too.
  */
-#include "callpath.h"
-#include "cfgraph.h"
-#include "elfsyms.h"
+#include "model/callpath.h"
+#include "model/cfgraph.h"
+#include "symbols/elfsyms.h"
 #include "export/export.h"
-#include "format.h"
-#include "escape.h"
-#include "launch.h"
-#include "merge.h"
-#include "model.h"
-#include "reader.h"
-#include "record.h"
-#include "symbols.h"
-#include "util.h"
+#include "format/format.h"
+#include "base/escape.h"
+#include "run/launch.h"
+#include "merge/merge.h"
+#include "model/model.h"
+#include "read/reader.h"
+#include "run/record.h"
+#include "symbols/symbols.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -8,19 +8,19 @@
  * not a terminal, else from an interactive libedit loop with history and
  * tab completion of commands and function names.
  */
-#include "callpath.h"
+#include "model/callpath.h"
 #include "export/export.h"
-#include "format.h"
-#include "escape.h"
-#include "launch.h"
-#include "lispview.h"
-#include "merge.h"
-#include "model.h"
-#include "reader.h"
-#include "record.h"
+#include "format/format.h"
+#include "base/escape.h"
+#include "run/launch.h"
+#include "model/lispview.h"
+#include "merge/merge.h"
+#include "model/model.h"
+#include "read/reader.h"
+#include "run/record.h"
 #include "resources.h"
-#include "symbols.h"
-#include "util.h"
+#include "symbols/symbols.h"
+#include "base/util.h"
 
 #include <editline/readline.h>
 #include <errno.h>

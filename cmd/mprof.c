@@ -3,18 +3,18 @@
  * program under the monitor, or dump a data file raw.  A thin front end:
  * parse options, call lib/, print.  See doc/mprof.1.
  */
-#include "callgraph.h"
-#include "escape.h"
+#include "model/callgraph.h"
+#include "base/escape.h"
 #include "export/export.h"
-#include "format.h"
-#include "keeper.h"
-#include "launch.h"
-#include "merge.h"
-#include "model.h"
-#include "reader.h"
-#include "symbols.h"
-#include "tables.h"
-#include "util.h"
+#include "format/format.h"
+#include "run/keeper.h"
+#include "run/launch.h"
+#include "merge/merge.h"
+#include "model/model.h"
+#include "read/reader.h"
+#include "symbols/symbols.h"
+#include "views/tables.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -17,17 +17,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "callgraph.h"
-#include "callpath.h"
-#include "escape.h"
-#include "launch.h"
-#include "lispview.h"
-#include "model.h"
-#include "reader.h"
-#include "symbols.h"
-#include "tables.h"
-#include "tables_diff.h"
-#include "util.h"
+#include "model/callgraph.h"
+#include "model/callpath.h"
+#include "base/escape.h"
+#include "run/launch.h"
+#include "model/lispview.h"
+#include "model/model.h"
+#include "read/reader.h"
+#include "symbols/symbols.h"
+#include "views/tables.h"
+#include "views/tables_diff.h"
+#include "base/util.h"
 
 struct side {
 	const char *path;

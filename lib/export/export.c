@@ -10,15 +10,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "callgraph.h"
-#include "format.h"
-#include "launch.h"
-#include "model.h"
-#include "newfile.h"
-#include "reader.h"
-#include "symbols.h"
-#include "tables.h"
-#include "util.h"
+#include "model/callgraph.h"
+#include "format/format.h"
+#include "run/launch.h"
+#include "model/model.h"
+#include "format/newfile.h"
+#include "read/reader.h"
+#include "symbols/symbols.h"
+#include "views/tables.h"
+#include "base/util.h"
 
 enum { MP_ALLOC_OBJECTS, MP_ALLOC_SPACE, MP_INUSE_OBJECTS, MP_INUSE_SPACE };
 

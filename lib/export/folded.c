@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "escape.h"
-#include "model.h"
-#include "pairmap.h"
-#include "util.h"
+#include "base/escape.h"
+#include "model/model.h"
+#include "base/pairmap.h"
+#include "base/util.h"
 
 /* A name as folded stacks can carry it: ';' separates frames, so it
  * becomes ':'; a control character (a newline would end the line) is

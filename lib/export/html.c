@@ -18,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fntrie.h"
-#include "model.h"
-#include "reader.h"
-#include "util.h"
+#include "model/fntrie.h"
+#include "model/model.h"
+#include "read/reader.h"
+#include "base/util.h"
 
 extern const char export_report_html[];
 

@@ -28,12 +28,12 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "format.h"
-#include "merge.h"
-#include "model.h"
-#include "reader.h"
-#include "symbols.h"
-#include "util.h"
+#include "format/format.h"
+#include "merge/merge.h"
+#include "model/model.h"
+#include "read/reader.h"
+#include "symbols/symbols.h"
+#include "base/util.h"
 
 struct pb {
 	unsigned char *b;

@@ -1,4 +1,4 @@
-# mprof run (lib/launch.c, shared with cpprof record): the program's exit
+# mprof run (lib/run/launch.c, shared with cpprof record): the program's exit
 # status passes through, a death by signal too, a program that ends
 # without its save gets its profile from the keep (tests/e2e/96-keep.t),
 # one that cannot be run is 127.  The program gets

@@ -54,7 +54,7 @@ ok $([ "$sz" -lt 1048576 ]; echo $?) "deep: the file is bounded by the capped tr
 ok $? "deep: cpprof reads the file (body, down run)"
 
 # Killed at the bottom of the second recursion: the profile comes from the
-# keep (lib/salvage_cfprof.c), with the 200001 calls running, counted in
+# keep (lib/run/salvage_cfprof.c), with the 200001 calls running, counted in
 # the recursion's entry (tree.h: rcalls), as the save counts them.
 "$CFPROF" record -o deepk.data ./cf_deep kill > deepk.out 2> /dev/null
 is "$?/$(info deepk.data ended)" "137/killed" "deep, killed at the bottom: SIGKILL's status, INFO ended from the keep"

@@ -22,7 +22,7 @@ PY=/usr/bin/python3
 cd "$T" || exit 1
 case $B in *-san) san=1 ;; *) san=0 ;; esac
 
-cc -O2 -I"$TOP/lib" -D_GNU_SOURCE -o synth "$TOP/bench/synth.c" "$TOP/lib/format.c" -lelf || exit 1
+cc -O2 -I"$TOP/lib/format" -D_GNU_SOURCE -o synth "$TOP/bench/synth.c" "$TOP/lib/format/format.c" -lelf || exit 1
 python=$(readlink -f "$PY") # Debian's, as bench/run's
 libc=/lib/x86_64-linux-gnu/libc.so.6
 ./synth s100k.data 100000 "$python" "$libc" 2> synth.err &&

@@ -1,4 +1,4 @@
-# The keep (issue 22, item 2; lib/keepfmt.h): under mprof run, cpprof
+# The keep (issue 22, item 2; lib/format/keepfmt.h): under mprof run, cpprof
 # record and cfprof record, a program's profile survives however it ends
 # (SIGKILL from itself or from outside, the OOM killer, abort, a crash,
 # _exit, exit_group, a Go program's own exit), holding everything up to
@@ -16,8 +16,8 @@ cd "$T" || exit 1
 
 cc -g -O0 -pthread -o ends "$TOP/tests/progs/rt_ends.c" || exit 1
 cc -g -O2 -pthread -finstrument-functions -o ends-cf "$TOP/tests/progs/rt_ends.c" || exit 1
-cc -g -O0 -I"$TOP/lib" -o scribble "$TOP/tests/progs/rt_scribble.c" || exit 1
-cc -g -O0 -I"$TOP/lib" -finstrument-functions -o scribble-cf "$TOP/tests/progs/rt_scribble.c" || exit 1
+cc -g -O0 -I"$TOP/lib/format" -o scribble "$TOP/tests/progs/rt_scribble.c" || exit 1
+cc -g -O0 -I"$TOP/lib/format" -finstrument-functions -o scribble-cf "$TOP/tests/progs/rt_scribble.c" || exit 1
 
 # ended FILE, cmdline FILE: INFO's whole value.
 ended() { "$MPROF" dump "$1" | sed -n 's/^info ended //p'; }

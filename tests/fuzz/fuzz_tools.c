@@ -11,24 +11,24 @@
  * which keeps shared frames shared, must give each stack the path the
  * same stacks written out whole give (oracle()).  Every other input
  * is shown with full C++ names, and every input is also read as a
- * demangled name by lib/cxxname.c (names come from binaries, which may be
+ * demangled name by lib/symbols/cxxname.c (names come from binaries, which may be
  * anyone's).
  *
  * `make fuzz` runs it for FUZZ_SECONDS; tests/e2e/58-fuzz.t replays
  * tests/fuzz/corpus/ through it and fuzzes for a bounded time in
  * `make check`.
  */
-#include "callgraph.h"
-#include "callpath.h"
-#include "cfgraph.h"
-#include "cxxname.h"
+#include "model/callgraph.h"
+#include "model/callpath.h"
+#include "model/cfgraph.h"
+#include "symbols/cxxname.h"
 #include "export/export.h"
-#include "format.h"
-#include "model.h"
-#include "reader.h"
-#include "symbols.h"
-#include "tables.h"
-#include "util.h"
+#include "format/format.h"
+#include "model/model.h"
+#include "read/reader.h"
+#include "symbols/symbols.h"
+#include "views/tables.h"
+#include "base/util.h"
 
 #include <stddef.h>
 #include <stdint.h>

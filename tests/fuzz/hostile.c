@@ -1,6 +1,6 @@
 /*
  * hostile.c - write hostile data files: well-formed containers (valid
- * checksums, made with the project's one encoder, lib/format.c) whose
+ * checksums, made with the project's one encoder, lib/format/format.c) whose
  * content is what a structured fuzzer found to hurt the tools (issue 12).
  * They seed tests/fuzz/corpus/ and the bad-input tests.
  *
@@ -49,7 +49,7 @@
  * Frames lie in no module unless a case names one, so they print as 0xaddr:
  * every address is a function of its own, the worst case for the views.
  */
-#include "format.h"
+#include "format/format.h"
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -31,7 +31,7 @@ rm -f "$C"/*
 "$H" ctrl "$C/ctrl"
 "$H" ctrl "$C/ctrl-cf" cf
 "$H" ctrlcounter "$C/ctrlcounter"
-# Demangled names for lib/cxxname.c, which reads every input as one: a
+# Demangled names for lib/symbols/cxxname.c, which reads every input as one: a
 # long function name, an allocating frame, operators, and the unbalanced
 # conversion operators whose rescans once took seconds.
 printf '%s' 'std::_Rb_tree_node<std::pair<int const, std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > > >* std::_Rb_tree<int, std::pair<int const, std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > >, std::_Select1st<std::pair<int const, std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > > >, std::less<int>, std::allocator<std::pair<int const, std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > > > >::_M_create_node<std::piecewise_construct_t const&, std::tuple<int&&>, std::tuple<> >(std::piecewise_construct_t const&, std::tuple<int&&>&&, std::tuple<>&&) const::{lambda(int)#1}::operator()<int>(int) const [clone .cold]' > "$C/cxx-function-name"

@@ -1,5 +1,5 @@
 /*
- * rt_scribble.c - a program that wrecks its own keep (lib/keepfmt.h), as
+ * rt_scribble.c - a program that wrecks its own keep (lib/format/keepfmt.h), as
  * a program's wild writes might, and then dies by SIGKILL: the launcher
  * that reads the keep must never crash or hang, and a file it writes must
  * be one the tools read or refuse in one line (tests/e2e/96-keep.t).

@@ -2,11 +2,11 @@
  * test_callgraph.c - the allocation call graph, cycles, partial chains and
  * two-column percentages, on hand-made stacks with hand-computed answers.
  */
-#include "callgraph.h"
-#include "model.h"
-#include "reader.h"
-#include "tables.h"
-#include "util.h"
+#include "model/callgraph.h"
+#include "model/model.h"
+#include "read/reader.h"
+#include "views/tables.h"
+#include "base/util.h"
 #include "tap.h"
 
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * test_callpath.c - call path profiles on hand-made sample trees, with
  * answers computed by hand from the paper's appendix algorithm.
  */
-#include "callpath.h"
+#include "model/callpath.h"
 #include "tap.h"
 
 #include <stdlib.h>

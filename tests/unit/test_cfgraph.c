@@ -5,8 +5,8 @@
  * equally many), f once calling itself (a folded recursive call: its own
  * path, calls only), and samples while nothing was current.
  */
-#include "callpath.h"
-#include "cfgraph.h"
+#include "model/callpath.h"
+#include "model/cfgraph.h"
 #include "tap.h"
 
 #include <stdlib.h>

@@ -1,10 +1,10 @@
 /*
- * test_cxxname.c - lib/cxxname.c on names as libiberty's demangler (c++filt)
+ * test_cxxname.c - lib/symbols/cxxname.c on names as libiberty's demangler (c++filt)
  * prints them, taken from real programs built with g++ 12 and clang 14 and
  * from libc++'s: function names, type names, the type an allocating frame
  * names, and the frames that only pass an allocation on.
  */
-#include "cxxname.h"
+#include "symbols/cxxname.h"
 #include "tap.h"
 
 #include <stdlib.h>

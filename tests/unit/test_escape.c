@@ -3,7 +3,7 @@
  * (escape.c): which bytes are escaped and how, UTF-8 passed, a buffer too
  * small cut before an escape, and escaping twice the same as once.
  */
-#include "escape.h"
+#include "base/escape.h"
 #include "tap.h"
 
 #include <stdlib.h>

@@ -6,9 +6,9 @@
  * names, on runs hung from the middle of others, and with the frames
  * outer to main dropped as model_from_profile drops them.
  */
-#include "fntrie.h"
-#include "model.h"
-#include "util.h"
+#include "model/fntrie.h"
+#include "model/model.h"
+#include "base/util.h"
 #include "tap.h"
 
 #include <stdlib.h>

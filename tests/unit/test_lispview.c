@@ -4,10 +4,10 @@
  * from INFO, nested top-level forms as one frame, a stack with no Lisp
  * function, and INFO keys a hostile file may hold.
  */
-#include "lispview.h"
-#include "model.h"
-#include "reader.h"
-#include "util.h"
+#include "model/lispview.h"
+#include "model/model.h"
+#include "read/reader.h"
+#include "base/util.h"
 #include "tap.h"
 
 #include <stdlib.h>

@@ -2,8 +2,8 @@
  * test_reader.c - the codec round trip, and the reader against hostile
  * input: every truncation, every flipped byte, wrong magic/version/kind.
  */
-#include "format.h"
-#include "reader.h"
+#include "format/format.h"
+#include "read/reader.h"
 #include "tap.h"
 
 #include <stdlib.h>

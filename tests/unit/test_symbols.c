@@ -1,12 +1,12 @@
 /*
- * test_symbols.c - lib/symbols.c against this test's own process: the
+ * test_symbols.c - lib/symbols/symbols.c against this test's own process: the
  * profile is built by hand from dl_iterate_phdr (no reader), then functions,
  * return addresses, inline frames, libc, C++ names from libstdc++ (short,
  * full, mangled; a std::string member's type), unknown addresses, missing
  * and mismatched files, and the types-by-size index are checked.
  */
-#include "reader.h"
-#include "symbols.h"
+#include "read/reader.h"
+#include "symbols/symbols.h"
 #include "tap.h"
 
 #include <dlfcn.h>

@@ -4,12 +4,12 @@
  * modulo 2^64 through the call graph and the leak chains, and model_add's
  * sharing of outer frames that keeps the difference model small.
  */
-#include "callgraph.h"
-#include "model.h"
-#include "reader.h"
-#include "tables.h"
-#include "tables_diff.h"
-#include "util.h"
+#include "model/callgraph.h"
+#include "model/model.h"
+#include "read/reader.h"
+#include "views/tables.h"
+#include "views/tables_diff.h"
+#include "base/util.h"
 #include "tap.h"
 
 #include <stdlib.h>

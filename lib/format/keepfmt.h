@@ -1,0 +1,92 @@
+/*
+ * keepfmt.h - the keep: shared memory in which a collector keeps its
+ * tables while a launcher (`mprof run`, `cpprof record`, `cfprof record`)
+ * waits for the program, so that the launcher can write the profile
+ * however the program ends (issue 22: SIGKILL, the OOM killer, abort, a
+ * crash, _exit, exit_group).  The runtime (runtime/common/keep.c) and the
+ * launcher (lib/run/keeper.c) both include this; keep the two in step.
+ *
+ * The launcher makes a memfd, writes this header at its offset 0 (state
+ * KEEP_WAITING) and passes it to the program as fd N, naming it in the
+ * environment as N:DEV:INO (the fd's st_dev and st_ino, so a runtime never
+ * takes a file of the program's that happens to have that number).  The
+ * runtime of the process the launcher started maps the whole file shared,
+ * sets state KEEP_RECORDING and from then on takes the memory of the
+ * tables a save reads (stacks, per-thread counters, the module list) from
+ * it, by bumping `used`.  Those tables hold pointers: the program's
+ * addresses, which the launcher translates (address - base = offset).
+ * What a save also reads from the runtime's static variables is mirrored
+ * into the collector's root (a few stores on rare paths: a new stack, a
+ * new thread, a publish of the heap's peak), never on the hot path.
+ *
+ * When the runtime writes its file at exit (or mprof_stop), state becomes
+ * KEEP_SAVED and the launcher does nothing.  Just before the process execs
+ * another program, KEEP_EXECED: the runtime of that program, if it has
+ * one, takes the keep over; if not (static, set-user-ID, LD_PRELOAD gone),
+ * the tables left behind are not its profile.  When the program ends any
+ * other way, the state is still KEEP_RECORDING, and the launcher reads the
+ * tables from the memfd and writes the file, saying in INFO how the
+ * program ended.  Everything in the file is hostile to the launcher: a
+ * crash may have scribbled on it.  Every address is checked against the
+ * mapping, every count bounded, before use.
+ */
+#ifndef KEEPFMT_H
+#define KEEPFMT_H
+
+#include <stdint.h>
+
+#define KEEP_MAGIC 0x3170656b666f7270ull /* "profkep1" */
+#define KEEP_VERSION 1
+/* The header's size; the tables start after it. */
+#define KEEP_HEAD 16384
+
+enum keep_state {
+	KEEP_WAITING = 0,   /* made by the launcher; no runtime has it yet */
+	KEEP_RECORDING = 1, /* a runtime records into it */
+	KEEP_SAVED = 2,     /* the runtime wrote its file: nothing to do */
+	KEEP_VOID = 3,      /* it could not be used: `why` says why */
+	KEEP_EXECED = 4,    /* the process exec'd `exec`; a runtime there takes
+			     * the keep over (RECORDING), else nothing is left */
+};
+
+#define KEEP_MAX_INFO 256
+#define KEEP_MAX_COUNTERS 64
+#define KEEP_WHY 160
+
+/* A pair of NUL-terminated strings in the keep (the program's addresses). */
+struct keep_kv {
+	uint64_t key, val;
+};
+
+struct keep_head {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t kind;     /* FORMAT_KIND_* of the runtime that took it */
+	uint64_t layout;   /* the collector's layout signature (its keep.h) */
+	uint32_t state;    /* enum keep_state */
+	int32_t pid;       /* of the process that took it */
+	uint64_t base;     /* the program's address of offset 0 */
+	uint64_t size;     /* bytes mapped */
+	uint64_t used;     /* bytes handed out, this header included */
+	uint64_t start_ns; /* CLOCK_REALTIME when the runtime took it */
+	uint64_t saves;    /* files the runtime wrote (autosaves too) */
+	uint64_t file_dev, file_ino; /* the last of them */
+	uint64_t root;     /* the collector's root (the program's address) */
+	uint32_t exit_called; /* 1: the program called _exit (exit_status) */
+	int32_t exit_status;
+	/* The module list (runtime/common/modules.h, struct modules_ent):
+	 * every object the runtime saw mapped, oldest first. */
+	uint64_t mod_ents, mod_n, mod_str, mod_nstr;
+	uint32_t ninfo, ncounters; /* entries of info[] and counters[] in use */
+	uint64_t info_lost;        /* INFO entries that did not fit */
+	char why[KEEP_WHY];        /* KEEP_VOID: the reason */
+	char exec[KEEP_WHY];       /* KEEP_EXECED: the program exec'd */
+	struct keep_kv info[KEEP_MAX_INFO];         /* INFO as the runtime knows it */
+	struct keep_kv counters[KEEP_MAX_COUNTERS]; /* COUNTERS: name, unit */
+};
+_Static_assert(sizeof(struct keep_head) <= KEEP_HEAD, "the header fits its page");
+
+/* The program's address of a string in the keep, rounded up to this. */
+#define KEEP_ALIGN 16
+
+#endif

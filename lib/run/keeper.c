@@ -1,0 +1,429 @@
+/*
+ * keeper.c - owns the launcher's side of the keep (keeper_*, keeper.h): the
+ * memfd made for a run and handed to the program, and writing the profile
+ * of a program that ended without writing it: the image's addresses
+ * checked, INFO, MODULES and COUNTERS from the header, the rest by the
+ * kind's salvager, into a temporary file renamed into place.
+ */
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "format/format.h"
+#include "run/keeper.h"
+#include "format/keepfmt.h"
+#include "modules.h"
+#include "format/newfile.h"
+#include "base/util.h"
+
+int keeper_make(struct keeper *k)
+{
+	struct keep_head h = { .magic = KEEP_MAGIC, .version = KEEP_VERSION, .state = KEEP_WAITING };
+	struct rlimit r;
+	struct stat st;
+	int n = 1024;
+
+	k->fd = -1;
+	k->child_fd = -1;
+	k->env[0] = 0;
+	k->fd = memfd_create("profile-keep", MFD_CLOEXEC);
+	if (k->fd < 0)
+		return -1;
+	if (pwrite(k->fd, &h, sizeof h, 0) != (ssize_t)sizeof h || fstat(k->fd, &st) < 0) {
+		keeper_close(k);
+		return -1;
+	}
+	/* High, and free here, so the program's own descriptors (what it
+	 * inherits from us, what it opens first) are where they would be;
+	 * but below 1024: the kernel sizes a process's descriptor table by
+	 * its highest descriptor and copies it at every fork (descriptor
+	 * 19999 made a fork 90 us slower; under a limit of 2^20, as
+	 * containers have, the table is 8 MiB). */
+	if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < 1024)
+		n = (int)r.rlim_cur;
+	while (--n > 2 && (fcntl(n, F_GETFD) >= 0 || errno != EBADF))
+		;
+	if (n <= 2) {
+		keeper_close(k);
+		return -1;
+	}
+	k->child_fd = n;
+	snprintf(k->env, sizeof k->env, "%d:%llu:%llu", n, (unsigned long long)st.st_dev,
+		 (unsigned long long)st.st_ino);
+	return 0;
+}
+
+void keeper_child(const struct keeper *k)
+{
+	if (k->fd >= 0)
+		dup2(k->fd, k->child_fd); /* the copy is not close-on-exec */
+}
+
+void keeper_close(struct keeper *k)
+{
+	if (k->fd >= 0) {
+		/* A descendant that inherited the descriptor (and no runtime
+		 * to close it) holds no memory of ours.  Holes punched, not
+		 * the file cut: a process that still maps it (a child forked
+		 * without glibc's fork handlers) reads zeros, not SIGBUS. */
+		struct stat st;
+
+		if (fstat(k->fd, &st) == 0 && st.st_size > 0 &&
+		    fallocate(k->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, st.st_size) < 0)
+			errno = 0;
+		close(k->fd);
+	}
+	k->fd = -1;
+}
+
+int keeper_head(const struct keeper *k, struct keep_head *h)
+{
+	memset(h, 0, sizeof *h);
+	if (k->fd < 0 || pread(k->fd, h, sizeof *h, 0) != (ssize_t)sizeof *h ||
+	    h->magic != KEEP_MAGIC || h->version != KEEP_VERSION) {
+		memset(h, 0, sizeof *h);
+		return -1;
+	}
+	h->why[sizeof h->why - 1] = 0;
+	return 0;
+}
+
+const void *keeper_at(const struct keeper_img *k, uint64_t addr, uint64_t n)
+{
+	uint64_t off = addr - k->base;
+
+	if (addr < k->base || off > k->len || n > k->len - off)
+		return NULL;
+	return k->mem + off;
+}
+
+const char *keeper_str(const struct keeper_img *k, uint64_t addr, size_t max)
+{
+	const char *s = keeper_at(k, addr, 1);
+	uint64_t room;
+
+	if (!s)
+		return NULL;
+	room = k->len - (addr - k->base);
+	if (room > max + 1)
+		room = max + 1;
+	return memchr(s, 0, room) ? s : NULL;
+}
+
+/* ---- the sections every kind has ---- */
+
+void keeper_put_info(struct salvage *s, const char *const (*kv)[2], size_t n)
+{
+	const struct keep_head *h = s->k->h;
+	uint32_t ninfo = h->ninfo < KEEP_MAX_INFO ? h->ninfo : KEEP_MAX_INFO, good = 0;
+	const char *ki[KEEP_MAX_INFO], *vi[KEEP_MAX_INFO];
+	char pid[24], end[24];
+	const char *salvaged[][2] = {
+		{ "pid", pid },
+		{ "end_ns", end },
+		{ "reason", "salvage" },
+		{ "ended", s->ended },
+		{ "salvaged_by", "the launcher, from the runtime's keep" },
+	};
+	/* A snapshot of a running program: no end yet. */
+	const char *snapshot[][2] = {
+		{ "pid", pid },
+		{ "end_ns", end },
+		{ "reason", "snapshot" },
+		{ "salvaged_by", "mprof snapshot, from the running program's keep" },
+	};
+	const char *(*own)[2] = s->ended ? salvaged : snapshot;
+	size_t nown = s->ended ? sizeof salvaged / sizeof salvaged[0]
+			       : sizeof snapshot / sizeof snapshot[0];
+
+	for (uint32_t i = 0; i < ninfo; i++) {
+		ki[good] = keeper_str(s->k, h->info[i].key, FORMAT_MAX_STRING);
+		vi[good] = keeper_str(s->k, h->info[i].val, FORMAT_MAX_STRING);
+		if (ki[good] && vi[good])
+			good++;
+	}
+	snprintf(pid, sizeof pid, "%d", h->pid);
+	snprintf(end, sizeof end, "%llu", (unsigned long long)s->end_ns);
+	format_begin_section(s->w, FORMAT_SEC_INFO);
+	format_put_u32(s->w, good + (uint32_t)nown + (uint32_t)n);
+	for (uint32_t i = 0; i < good; i++) {
+		format_put_str(s->w, ki[i]);
+		format_put_str(s->w, vi[i]);
+	}
+	for (size_t i = 0; i < nown; i++) {
+		format_put_str(s->w, own[i][0]);
+		format_put_str(s->w, own[i][1]);
+	}
+	for (size_t i = 0; i < n; i++) {
+		format_put_str(s->w, kv[i][0]);
+		format_put_str(s->w, kv[i][1]);
+	}
+	format_end_section(s->w);
+}
+
+/* Entry i of the runtime's module list, checked: its path and build-id
+ * inside the list's strings, a range that is one. */
+static const struct modules_ent *mod_ent(const struct salvage *s, uint64_t i, const char **str)
+{
+	const struct keep_head *h = s->k->h;
+	const struct modules_ent *e =
+		keeper_at(s->k, h->mod_ents + i * sizeof *e, sizeof *e);
+
+	*str = keeper_at(s->k, h->mod_str, h->mod_nstr);
+	if (!e || !*str || e->start >= e->end || (uint64_t)e->path + e->path_len > h->mod_nstr ||
+	    (uint64_t)e->bid + e->bid_len > h->mod_nstr || e->path_len == 0 ||
+	    e->path_len > FORMAT_MAX_STRING || e->bid_len > 64)
+		return NULL;
+	return e;
+}
+
+void keeper_put_modules(struct salvage *s)
+{
+	const struct keep_head *h = s->k->h;
+	/* The newest 2^16 at most: the list is oldest first, and the frames
+	 * of the last moments are in the objects loaded last. */
+	uint64_t n = h->mod_n < (1u << 16) ? h->mod_n : 1u << 16, first = h->mod_n - n, nkept = 0;
+	unsigned char *keep = xcalloc(n ? n : 1, 1);
+	const char *str;
+
+	/* Newest first: of two that overlap (a library unloaded, another
+	 * loaded over its place), the later is what the frames since saw. */
+	for (uint64_t i = n; i-- > 0;) {
+		const struct modules_ent *e = mod_ent(s, first + i, &str), *o;
+		int clash = 0;
+
+		if (!e)
+			continue;
+		for (uint64_t j = i + 1; j < n && !clash; j++)
+			if (keep[j] && (o = mod_ent(s, first + j, &str)) && e->start < o->end &&
+			    o->start < e->end)
+				clash = 1;
+		if (!clash) {
+			keep[i] = 1;
+			nkept++;
+		}
+	}
+	format_begin_section(s->w, FORMAT_SEC_MODULES);
+	format_put_u32(s->w, (uint32_t)nkept);
+	for (uint64_t i = 0; i < n; i++) {
+		const struct modules_ent *e;
+
+		if (!keep[i] || !(e = mod_ent(s, first + i, &str)))
+			continue;
+		format_put_u64(s->w, e->start);
+		format_put_u64(s->w, e->end);
+		format_put_u64(s->w, e->bias);
+		format_put_u64(s->w, e->offset);
+		format_put_blob(s->w, str + e->path, e->path_len);
+		format_put_blob(s->w, str + e->bid, e->bid_len);
+	}
+	format_end_section(s->w);
+	free(keep);
+}
+
+void keeper_put_counters(struct salvage *s)
+{
+	const struct keep_head *h = s->k->h;
+	uint32_t n = h->ncounters < KEEP_MAX_COUNTERS ? h->ncounters : KEEP_MAX_COUNTERS;
+	const char *a[KEEP_MAX_COUNTERS], *b[KEEP_MAX_COUNTERS];
+	uint32_t good = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		a[good] = keeper_str(s->k, h->counters[i].key, 256);
+		b[good] = keeper_str(s->k, h->counters[i].val, 256);
+		if (a[good] && b[good])
+			good++;
+	}
+	format_begin_section(s->w, FORMAT_SEC_COUNTERS);
+	format_put_u32(s->w, good);
+	for (uint32_t i = 0; i < good; i++) {
+		format_put_str(s->w, a[i]);
+		format_put_str(s->w, b[i]);
+	}
+	format_end_section(s->w);
+}
+
+/* ---- the salvage ---- */
+
+uint64_t keeper_oom_kills(void)
+{
+	char line[128];
+	uint64_t n = 0;
+	FILE *f = fopen("/proc/vmstat", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "oom_kill %" SCNu64, &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+void keeper_ended(const struct keep_head *h, int status, int oom, char *buf, size_t len)
+{
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+		const char *name = sigabbrev_np(sig);
+
+		snprintf(buf, len, "killed by signal %d (SIG%s)%s%s", sig, name ? name : "?",
+			 WCOREDUMP(status) ? ", core dumped" : "",
+			 oom && sig == SIGKILL ? ", likely by the OOM killer" : "");
+	} else if (h->exit_called) {
+		snprintf(buf, len, "_exit(%d)", WEXITSTATUS(status));
+	} else {
+		snprintf(buf, len, "exit status %d without exit handlers (exit_group)",
+			 WEXITSTATUS(status));
+	}
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Write path from the keep at fd, whose header (read, checked) is h:
+ * ended says how the program ended, NULL for a snapshot of a running
+ * one.  1, or -1 with why. */
+static int write_from(int kfd, const struct keep_head *h, const char *ended, const char *path,
+		      char *why, size_t whylen)
+{
+	unsigned char buf[1 << 16];
+	char tmp[4200];
+	struct format_writer w;
+	struct keeper_img img;
+	struct salvage s;
+	struct stat st;
+	void *mem;
+	int fd, rc;
+
+	if (fstat(kfd, &st) < 0 || h->used < KEEP_HEAD || h->used > (uint64_t)st.st_size) {
+		snprintf(why, whylen, "its keep is damaged (%s)", "the size it says is not its own");
+		return -1;
+	}
+	mem = mmap(NULL, h->used, PROT_READ, MAP_PRIVATE | MAP_NORESERVE, kfd, 0);
+	if (mem == MAP_FAILED) {
+		snprintf(why, whylen, "cannot map its keep: %s", strerror(errno));
+		return -1;
+	}
+	/* The header as read, not as mapped: it is what was checked. */
+	img = (struct keeper_img){ .h = h, .mem = mem, .base = h->base, .len = h->used };
+	/* Never through a link another user planted (newfile.h). */
+	fd = newfile_open(path, tmp, sizeof tmp);
+	if (fd < 0) {
+		snprintf(why, whylen, "cannot write %s: %s", path, newfile_strerror(fd));
+		munmap(mem, h->used);
+		return -1;
+	}
+	s = (struct salvage){ .k = &img, .w = &w, .ended = ended, .end_ns = now_ns() };
+	format_writer_init(&w, fd, buf, sizeof buf, h->kind);
+	switch (h->kind) {
+	case FORMAT_KIND_MPROF:
+		rc = salvage_mprof(&s);
+		break;
+	case FORMAT_KIND_CPPROF:
+		rc = salvage_cpprof(&s);
+		break;
+	case FORMAT_KIND_CFPROF:
+		rc = salvage_cfprof(&s);
+		break;
+	default:
+		snprintf(s.why, sizeof s.why, "its keep is of no kind known (%u)", h->kind);
+		rc = -1;
+	}
+	munmap(mem, h->used);
+	if (rc == 0 && (rc = format_writer_finish(&w)) < 0)
+		snprintf(s.why, sizeof s.why, "cannot write %s: %s", tmp, strerror(-rc));
+	if (close(fd) < 0 && rc == 0) {
+		snprintf(s.why, sizeof s.why, "cannot write %s: %s", tmp, strerror(errno));
+		rc = -1;
+	}
+	if (rc == 0 && rename(tmp, path) < 0) {
+		snprintf(s.why, sizeof s.why, "cannot rename %s: %s", tmp, strerror(errno));
+		rc = -1;
+	}
+	if (rc < 0) {
+		unlink(tmp);
+		snprintf(why, whylen, "%s", s.why);
+		return -1;
+	}
+	return 1;
+}
+
+int keeper_salvage(const struct keeper *k, pid_t pid, int status, int oom, const char *path,
+		   struct keep_head *h, char *why, size_t whylen)
+{
+	char ended[96];
+
+	if (keeper_head(k, h) < 0 || h->state != KEEP_RECORDING || h->pid != (int32_t)pid)
+		return 0;
+	keeper_ended(h, status, oom, ended, sizeof ended);
+	return write_from(k->fd, h, ended, path, why, whylen);
+}
+
+int keeper_snapshot(pid_t pid, const char *path, char *why, size_t whylen)
+{
+	char dir[64], link[PATH_MAX], name[400];
+	struct keep_head h;
+	struct dirent *d;
+	DIR *fds;
+	int fd = -1, rc;
+	ssize_t n;
+
+	/* The memfd, among the process's descriptors (the launcher gave it
+	 * one, or its runtime made its own: MPROF_SNAPSHOT=1). */
+	snprintf(dir, sizeof dir, "/proc/%d/fd", (int)pid);
+	if (!(fds = opendir(dir))) {
+		snprintf(why, whylen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	while (fd < 0 && (d = readdir(fds))) {
+		snprintf(name, sizeof name, "%s/%s", dir, d->d_name);
+		n = readlink(name, link, sizeof link - 1);
+		if (n <= 0)
+			continue;
+		link[n] = 0;
+		if (!strncmp(link, "/memfd:profile-keep", 19))
+			fd = open(name, O_RDONLY | O_CLOEXEC);
+	}
+	closedir(fds);
+	if (fd < 0) {
+		snprintf(why, whylen,
+			 "process %d has no keep (run it with mprof run, or with MPROF_SNAPSHOT=1)",
+			 (int)pid);
+		return -1;
+	}
+	memset(&h, 0, sizeof h);
+	if (pread(fd, &h, sizeof h, 0) != (ssize_t)sizeof h || h.magic != KEEP_MAGIC ||
+	    h.version != KEEP_VERSION) {
+		close(fd);
+		snprintf(why, whylen, "process %d's keep is not one this mprof reads", (int)pid);
+		return -1;
+	}
+	h.why[sizeof h.why - 1] = 0;
+	if (h.pid != (int32_t)pid || (h.state != KEEP_RECORDING && h.state != KEEP_SAVED)) {
+		close(fd);
+		snprintf(why, whylen, "process %d's keep is not its own tables now (%s)", (int)pid,
+			 h.state == KEEP_VOID ? h.why : h.pid != (int32_t)pid ? "another process's" : "not recording");
+		return -1;
+	}
+	rc = write_from(fd, &h, NULL, path, why, whylen);
+	close(fd);
+	return rc;
+}

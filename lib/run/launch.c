@@ -1,0 +1,467 @@
+/*
+ * launch.c - run a program with a profiler library preloaded (launch.h).
+ */
+#include "run/keeper.h"
+#include "format/keepfmt.h"
+#include "run/launch.h"
+#include "base/util.h"
+
+#include <errno.h>
+#include <gelf.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int launch_is_elf(const char *path)
+{
+	char magic[4];
+	const char *why;
+	int fd = util_open_file(path, &why); /* a FIFO must not block us */
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, magic, sizeof(magic));
+	close(fd);
+	return n == 4 && memcmp(magic, "\177ELF", 4) == 0;
+}
+
+/* 1 if path is a regular file, opened to be sure (no FIFO, no device). */
+static int regular(const char *path, const char **why)
+{
+	int fd = util_open_file(path, why);
+
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
+static int copy_path(char *buf, size_t len, const char *a, const char *b, const char **why)
+{
+	if ((size_t)snprintf(buf, len, "%s%s%s", a, b ? "/" : "", b ? b : "") >= len) {
+		*why = strerror(ENAMETOOLONG);
+		return -1;
+	}
+	return 0;
+}
+
+int launch_find_exe(const char *name, const char *recorded, char *buf, size_t len,
+		    const char **why)
+{
+	const char *path = getenv("PATH"), *slash;
+	struct stat st;
+
+	/* A bare name is a file here only if it is a regular one: a
+	 * directory of that name must not hide the program (git/, say). */
+	if (strchr(name, '/') || (stat(name, &st) == 0 && S_ISREG(st.st_mode))) {
+		if (!regular(name, why))
+			return -1;
+		return copy_path(buf, len, name, NULL, why);
+	}
+	*why = strerror(ENOENT);
+	slash = recorded ? strrchr(recorded, '/') : NULL;
+	if (slash && strcmp(slash + 1, name) == 0 && regular(recorded, why))
+		return copy_path(buf, len, recorded, NULL, why);
+	/* As execvp: an empty PATH entry is the current directory; unset,
+	 * the default search path. */
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path;; p++) {
+		const char *end = strchrnul(p, ':');
+		char dir[PATH_MAX];
+
+		if ((size_t)(end - p) < sizeof(dir)) {
+			memcpy(dir, p, (size_t)(end - p));
+			dir[end - p] = 0;
+			if (copy_path(buf, len, dir[0] ? dir : ".", name, why) == 0 &&
+			    access(buf, X_OK) == 0 && regular(buf, why))
+				return 0;
+		}
+		if (!*end)
+			break;
+		p = end;
+	}
+	*why = strerror(ENOENT);
+	return -1;
+}
+
+void launch_operands(const char *const args[], int nargs, const char **exe, const char **data)
+{
+	char path[PATH_MAX];
+	const char *why;
+
+	if (nargs == 2) {
+		*exe = args[0];
+		*data = args[1];
+	} else if (nargs == 1) {
+		if (launch_find_exe(args[0], NULL, path, sizeof(path), &why) == 0 && launch_is_elf(path))
+			*exe = args[0];
+		else
+			*data = args[0];
+	}
+}
+
+/* $lib_env, else ../lib/lib_name beside this program (build and install
+ * trees alike). */
+static int find_lib(const struct launch *l, char *buf, size_t len, char *err, size_t errlen)
+{
+	const char *env = getenv(l->lib_env);
+	char self[PATH_MAX];
+	ssize_t n;
+	char *slash;
+
+	if (env && *env) {
+		snprintf(buf, len, "%s", env);
+		return 0;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n < 0) {
+		snprintf(err, errlen, "cannot find myself: /proc/self/exe: %s", strerror(errno));
+		return -1;
+	}
+	self[n] = 0;
+	slash = strrchr(self, '/');
+	if (slash)
+		*slash = 0;
+	if ((size_t)snprintf(buf, len, "%s/../lib/%s", self, l->lib_name) >= len) {
+		snprintf(err, errlen, "the path of %s is too long", l->lib_name);
+		return -1;
+	}
+	return 0;
+}
+
+static int same_file_state(const struct stat *a, const struct stat *b)
+{
+	return a->st_ino == b->st_ino && a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+	       a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+/* Whether environment entry e is NAME=... */
+static int env_is(const char *e, const char *name)
+{
+	size_t n = strlen(name);
+
+	return strncmp(e, name, n) == 0 && e[n] == '=';
+}
+
+/* "NAME=VALUE", or NULL: out of memory. */
+static char *env_entry(const char *name, const char *value)
+{
+	size_t n = strlen(name) + strlen(value) + 2;
+	char *s = malloc(n);
+
+	if (s)
+		snprintf(s, n, "%s=%s", name, value);
+	return s;
+}
+
+/*
+ * vfork and exec argv[0] (PATH searched) with envp: the child's pid, or -1
+ * (errno).  The child writes only its pid's digits at pid_at (room made by
+ * the caller) and, when the exec fails, *exec_errno; it never returns from
+ * here.
+ */
+static __attribute__((noinline)) pid_t start(char *const argv[], char **envp, char *pid_at,
+					     const struct keeper *kp, volatile int *exec_errno)
+{
+	pid_t pid = vfork();
+
+	if (pid == 0) {
+		keeper_child(kp);
+		char digits[24];
+		int nd = 0, i = 0;
+		unsigned long v = (unsigned long)getpid();
+
+		do
+			digits[nd++] = (char)('0' + v % 10);
+		while ((v /= 10) && nd < (int)sizeof(digits));
+		while (nd)
+			pid_at[i++] = digits[--nd];
+		pid_at[i] = 0;
+		execvpe(argv[0], argv, envp);
+		*exec_errno = errno;
+		_exit(127);
+	}
+	return pid;
+}
+
+/*
+ * Start argv[0] (searched in PATH) in *pid, with this environment where
+ * LD_PRELOAD, the output and pid variables and l->env are replaced.  -1
+ * with err when nothing could be tried; *pid = -1 when argv[0] could not
+ * be run (said on stderr).
+ *
+ * vfork, not fork: a fork copies the page tables of this process, which
+ * maps libdw and its dependencies, and that was half of what `mprof run`
+ * added to a short program's run.  The child shares our memory until it
+ * execs, so everything is made before: the environment, with room for the
+ * pid, which only the child knows; the child then writes only that buffer
+ * and the errno of a failed exec.
+ */
+static int spawn(const struct launch *l, char *const argv[], const char *preload,
+		 const char *outabs, const struct keeper *kp, pid_t *pid, char *err, size_t errlen)
+{
+	extern char **environ;
+	int exec_errno = 0, rc = -1;
+	size_t n = 0, k = 0, kept = 0, nextra = 4;
+	char **envp, *pidvar;
+
+	for (char **e = environ; e && *e; e++)
+		n++;
+	for (const char *const *e = l->env; e && e[0]; e += 2)
+		nextra++;
+	envp = calloc(n + nextra + 1, sizeof(*envp));
+	pidvar = env_entry(l->pid_env, "0000000000000000000000"); /* room for a pid */
+	if (!envp || !pidvar) {
+		snprintf(err, errlen, "out of memory");
+		free(pidvar);
+		goto done;
+	}
+	for (char **e = environ; e && *e; e++) {
+		int drop = env_is(*e, "LD_PRELOAD") || env_is(*e, l->out_env) ||
+			   env_is(*e, l->pid_env) || (l->keep_env && env_is(*e, l->keep_env));
+		for (const char *const *x = l->env; !drop && x && x[0]; x += 2)
+			drop = env_is(*e, x[0]);
+		if (!drop)
+			envp[k++] = *e;
+	}
+	kept = k; /* envp[kept..k) are ours to free */
+	envp[k++] = pidvar;
+	envp[k++] = env_entry("LD_PRELOAD", preload);
+	envp[k++] = env_entry(l->out_env, outabs);
+	for (const char *const *x = l->env; x && x[0]; x += 2)
+		envp[k++] = env_entry(x[0], x[1]);
+	if (l->keep_env && kp->fd >= 0)
+		envp[k++] = env_entry(l->keep_env, kp->env);
+	for (size_t i = kept; i < k; i++)
+		if (!envp[i]) {
+			snprintf(err, errlen, "out of memory");
+			goto done;
+		}
+	fflush(NULL);
+	*pid = start(argv, envp, pidvar + strlen(l->pid_env) + 1, kp, &exec_errno);
+	if (*pid < 0) {
+		snprintf(err, errlen, "vfork: %s", strerror(errno));
+		goto done;
+	}
+	if (exec_errno) {
+		/* The child ended; it ran nothing. */
+		waitpid(*pid, NULL, 0);
+		errx_("%s: cannot run %s: %s", l->what, argv[0], strerror(exec_errno));
+		*pid = -1;
+	}
+	rc = 0;
+done:
+	for (size_t i = kept; envp && i < k; i++)
+		free(envp[i]);
+	free(envp);
+	return rc;
+}
+
+/*
+ * Why the program's runtime never started, for a program the loader runs
+ * without the preload: statically linked (no PT_INTERP: no loader), or
+ * run in secure-execution mode (set-user-ID or set-group-ID for someone
+ * else, or file capabilities), where the loader ignores LD_PRELOAD.  A
+ * script is judged by its interpreter.
+ */
+static const char *why_unloaded(const char *name, const struct launch *l, char *buf, size_t len)
+{
+	char path[PATH_MAX], line[PATH_MAX];
+	const char *why;
+	struct stat st;
+	int fd, depth;
+	ssize_t n;
+
+	if (launch_find_exe(name, NULL, path, sizeof path, &why) < 0)
+		goto plain;
+	for (depth = 0; depth < 4; depth++) {
+		if ((fd = util_open_file(path, &why)) < 0)
+			goto plain;
+		n = read(fd, line, sizeof line - 1);
+		if (n > 2 && line[0] == '#' && line[1] == '!') {
+			char *p = line + 2, *e;
+
+			close(fd);
+			line[n] = 0;
+			while (*p == ' ' || *p == '\t')
+				p++;
+			e = p + strcspn(p, " \t\n");
+			*e = 0;
+			snprintf(path, sizeof path, "%s", p);
+			continue;
+		}
+		break;
+	}
+	if (depth == 4)
+		goto plain;
+	if (fstat(fd, &st) == 0 &&
+	    (((st.st_mode & S_ISUID) && st.st_uid != geteuid()) ||
+	     ((st.st_mode & S_ISGID) && st.st_gid != getegid()))) {
+		close(fd);
+		snprintf(buf, len,
+			 "%s is set-%s-ID: the loader runs it in secure-execution mode and ignores "
+			 "LD_PRELOAD",
+			 path, (st.st_mode & S_ISUID) && st.st_uid != geteuid() ? "user" : "group");
+		return buf;
+	}
+	if (elf_version(EV_CURRENT) != EV_NONE) {
+		Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+		size_t ph = 0;
+		int interp = 0, elf = e && elf_kind(e) == ELF_K_ELF;
+
+		if (elf && elf_getphdrnum(e, &ph) == 0)
+			for (size_t i = 0; i < ph; i++) {
+				GElf_Phdr p;
+				if (gelf_getphdr(e, (int)i, &p) && p.p_type == PT_INTERP)
+					interp = 1;
+			}
+		if (e)
+			elf_end(e);
+		if (elf && !interp) {
+			close(fd);
+			snprintf(buf, len, "%s is statically linked: no loader runs to preload %s%s",
+				 path, l->lib_name,
+				 strcmp(l->lib_name, "libmprof.so") ? ""
+								    : " (link it with libmprof.a)");
+			return buf;
+		}
+	}
+	close(fd);
+plain:
+	snprintf(buf, len,
+		 "its runtime never started: %s was not loaded (LD_PRELOAD removed from the "
+		 "environment, or an exec into a program that does not load it)",
+		 l->lib_name);
+	return buf;
+}
+
+/* Whether the file at path was (re)written during the run by someone other
+ * than the runtime whose keep says it last wrote (dev, ino): a program the
+ * root exec'd, whose runtime had no keep. */
+static int written_by_other(int had, const struct stat *before, const struct stat *after,
+			    const struct keep_head *h)
+{
+	if (had && same_file_state(before, after))
+		return 0;
+	return !(h->saves && (uint64_t)after->st_dev == h->file_dev &&
+		 (uint64_t)after->st_ino == h->file_ino);
+}
+
+int launch_run(const struct launch *l, char *const argv[], char *err, size_t errlen)
+{
+	char lib[PATH_MAX], outabs[PATH_MAX], preload[2 * PATH_MAX + 2], cwd[PATH_MAX];
+	char why[4600];
+	const char *old = getenv("LD_PRELOAD");
+	struct stat before, after;
+	struct keeper kp = { .fd = -1 };
+	struct keep_head h;
+	int status, had, wrote, salvaged = 0, damaged;
+	uint64_t oom;
+	pid_t pid;
+
+	if (find_lib(l, lib, sizeof(lib), err, errlen) < 0)
+		return -1;
+	if (access(lib, R_OK) != 0) {
+		snprintf(err, errlen, "cannot read the library %s: %s", lib, strerror(errno));
+		return -1;
+	}
+	if (l->out[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		cwd[0] = 0;
+	if ((size_t)snprintf(outabs, sizeof(outabs), "%s%s%s", cwd, cwd[0] ? "/" : "", l->out) >=
+	    sizeof(outabs)) {
+		snprintf(err, errlen, "output file name too long: %s", l->out);
+		return -1;
+	}
+	snprintf(preload, sizeof(preload), "%s%s%s", lib, old && *old ? ":" : "", old ? old : "");
+	had = stat(outabs, &before) == 0;
+	/* Read below whether or not there is a keep: none is state WAITING
+	 * with no magic. */
+	memset(&h, 0, sizeof h);
+	/* No memfd (an old kernel, a sandbox): the run goes on, and a
+	 * program that dies loses its profile as it did before the keep. */
+	if (l->keep_env && keeper_make(&kp) < 0)
+		kp.fd = -1;
+	oom = keeper_oom_kills();
+
+	if (spawn(l, argv, preload, outabs, &kp, &pid, err, errlen) < 0) {
+		keeper_close(&kp);
+		return -1;
+	}
+	if (pid < 0) {
+		keeper_close(&kp);
+		return 127; /* said why */
+	}
+	/* The program owns the terminal's signals; we only wait for it. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR) {
+			snprintf(err, errlen, "waitpid: %s", strerror(errno));
+			keeper_close(&kp);
+			return -1;
+		}
+	wrote = stat(outabs, &after) == 0 && !(had && same_file_state(&before, &after));
+	damaged = kp.fd >= 0 && keeper_head(&kp, &h) < 0;
+	/* The runtime left its tables recording: the program ended without
+	 * its save (a signal, _exit, exit_group).  Unless a program it exec'd
+	 * wrote the file since, write it from the keep. */
+	if (h.state == KEEP_RECORDING && h.pid == (int32_t)pid &&
+	    !(wrote && written_by_other(had, &before, &after, &h))) {
+		char ended[96];
+
+		oom = keeper_oom_kills() > oom;
+		keeper_ended(&h, status, (int)oom, ended, sizeof ended);
+		salvaged = keeper_salvage(&kp, pid, status, (int)oom, outabs, &h, why, sizeof why);
+		/* A death by a signal is news: the profile was saved all the
+		 * same.  A program that ends with _exit or exit_group (every Go
+		 * program) did what it meant to: its stderr stays its own. */
+		if (salvaged > 0 && WIFSIGNALED(status))
+			errx_("%s: %s ended without saving its profile (%s); written to %s from its keep",
+			      l->what, argv[0], ended, outabs);
+		else if (salvaged < 0)
+			errx_("%s: %s wrote no profile to %s: its keep could not be read: %s", l->what,
+			      argv[0], outabs, why);
+		wrote = salvaged > 0;
+	}
+	keeper_close(&kp);
+	/* 127: it could not be run (said above), or says so itself. */
+	if (!wrote && salvaged == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 127)) {
+		const char *reason;
+
+		if (damaged)
+			reason = "its keep's header is damaged (a wild write in the program?)";
+		else if (h.state == KEEP_VOID)
+			reason = h.why[0] ? h.why : "its keep could not be used";
+		else if (h.state == KEEP_SAVED)
+			reason = "its runtime wrote it, and it is gone";
+		else if (h.state == KEEP_EXECED) {
+			char inner[4200];
+
+			h.exec[sizeof h.exec - 1] = 0;
+			snprintf(why, sizeof why, "it exec'd %s, which did not take its keep: %s", h.exec,
+				 why_unloaded(h.exec, l, inner, sizeof inner));
+			reason = why;
+		}
+		else if (h.state == KEEP_RECORDING)
+			reason = "another process took its keep";
+		else if (h.magic || !WIFSIGNALED(status))
+			reason = why_unloaded(argv[0], l, why, sizeof why);
+		else
+			reason = "it was killed by a signal, and no keep could be made";
+		errx_("%s: %s wrote no profile to %s (%s)", l->what, argv[0], outabs, reason);
+	}
+	if (WIFSIGNALED(status)) {
+		signal(WTERMSIG(status), SIG_DFL);
+		raise(WTERMSIG(status));
+		return 128 + WTERMSIG(status);
+	}
+	return WEXITSTATUS(status);
+}

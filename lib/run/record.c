@@ -1,0 +1,107 @@
+/*
+ * record.c - owns the options the recording commands share (record_*):
+ * cpprof record samples stacks, cfprof record charges the current
+ * function, and both sample the same resources (resources.h).
+ */
+#include "run/record.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/util.h"
+
+static int no_perf(void)
+{
+	const char *s = getenv("CPPROF_NO_PERF");
+	return s && s[0] == '1';
+}
+
+void record_init(struct record_opts *r, const char *out)
+{
+	memset(r, 0, sizeof(*r));
+	r->random = 1;
+	r->out = out;
+}
+
+int record_option(struct record_opts *r, int argc, char **argv, int *i, const char *usage)
+{
+	const char *a = argv[*i];
+
+	if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+		if (*i + 1 >= argc)
+			die("record: -o needs a file name");
+		r->out = argv[++*i];
+	} else if (!strcmp(a, "-e") || !strcmp(a, "--event")) {
+		char spec[256], *colon;
+		int k;
+
+		if (*i + 1 >= argc)
+			die("record: -e needs a resource (cpprof list shows them)");
+		if (snprintf(spec, sizeof spec, "%s", argv[++*i]) >= (int)sizeof spec)
+			die("record: -e '%s': too long", argv[*i]);
+		colon = strchr(spec, ':');
+		if (colon)
+			*colon = 0;
+		k = res_find(spec);
+		if (k < 0)
+			die("record: unknown resource '%s' (cpprof list shows them)", spec);
+		r->interval[k] = res_table[k].interval;
+		if (colon && res_parse_interval(k, colon + 1, &r->interval[k]) < 0)
+			die("record: bad interval '%s' for %s (a positive count of %s%s)", colon + 1,
+			    spec, res_table[k].unit,
+			    !strcmp(res_table[k].unit, "ns")      ? "; or with ns, us, ms, s"
+			    : !strcmp(res_table[k].unit, "bytes") ? "; or with k, m"
+								  : "");
+		if (!r->want[k])
+			r->nwant++;
+		r->want[k] = 1;
+	} else if (!strcmp(a, "--no-random")) {
+		r->random = 0;
+	} else {
+		(void)usage;
+		return 0;
+	}
+	return 1;
+}
+
+void record_help(const char *usage, const char *extra)
+{
+	printf("%s\n"
+	       "  -e RESOURCE[:INTERVAL]  sample RESOURCE (cpprof list shows them; cpu if no -e),\n"
+	       "                          once every INTERVAL gticks on average (ns, us, ms, s\n"
+	       "                          for time, k, m for bytes); -e again for another\n"
+	       "  -o FILE                 the data file\n"
+	       "  --no-random             fixed intervals, not drawn around the mean\n"
+	       "%s",
+	       usage, extra ? extra : "");
+}
+
+void record_events(const struct record_opts *r, char *events, size_t len)
+{
+	char how[512], why[512];
+	int usable = 0;
+
+	events[0] = 0;
+	for (int k = 0; k < RES_N; k++) {
+		size_t n = strlen(events);
+		uint64_t iv = r->interval[k];
+
+		if (!r->want[k] && !(k == RES_CPU && !r->nwant))
+			continue;
+		if (!r->want[k])
+			iv = res_table[k].interval;
+		if (res_probe(k, no_perf(), how, sizeof how, why, sizeof why) < 0) {
+			errx_("record: %s not sampled: %s", res_table[k].name, why);
+			continue;
+		}
+		if ((k == RES_CPU || k == RES_REAL) && strncmp(how, "perf", 4) &&
+		    strncmp(how, "on CPU: perf", 12))
+			errx_("record: %s: %s", res_table[k].name, how);
+		snprintf(events + n, len - n, "%s%s:%" PRIu64, n ? "," : "", res_table[k].name, iv);
+		usable++;
+	}
+	if (!usable)
+		die("record: none of the resources asked for can be sampled here");
+}

@@ -185,7 +185,7 @@ struct cf_chunk {
 
 /*
  * The trees' root in the keep (keep.h), what the launcher reads a dead
- * program's trees from (lib/salvage_cfprof.c): every thread's record and
+ * program's trees from (lib/run/salvage_cfprof.c): every thread's record and
  * node chunks are keep memory when there is a keep, and the registry's
  * head and the failure count are mirrored here.
  */

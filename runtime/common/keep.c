@@ -2,7 +2,7 @@
  * keep.c - owns the runtime's side of the keep (keep_*): taking the
  * launcher's memfd, handing out its pages, the header's INFO and COUNTERS
  * entries, the states the launcher reads, and making the pages private in
- * a forked child.  What the keep is for and its layout: lib/keepfmt.h.
+ * a forked child.  What the keep is for and its layout: lib/format/keepfmt.h.
  *
  * One shared mapping of the whole memfd, made once: the file is sized at
  * once (sparse: a page takes memory only when written), so the memory

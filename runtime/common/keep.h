@@ -2,7 +2,7 @@
  * keep.h - the keep, the runtime's side (keep.c): the tables a save reads,
  * in memory the launcher can read after the program is gone, so the
  * profile survives SIGKILL, the OOM killer, abort, a crash, _exit and
- * exit_group (lib/keepfmt.h has the layout and the why; lib/keeper.c the
+ * exit_group (lib/format/keepfmt.h has the layout and the why; lib/run/keeper.c the
  * launcher's side).
  *
  * Only the process a launcher started takes the keep, and only when the

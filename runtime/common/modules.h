@@ -12,7 +12,7 @@ struct format_writer;
 /* One object: the address range of its PT_LOAD segments, the load bias,
  * the file offset of the first PT_LOAD, and its path and GNU build-id as
  * places in a string buffer.  The keep's module list is an array of these
- * (lib/keepfmt.h): the launcher reads them. */
+ * (lib/format/keepfmt.h): the launcher reads them. */
 struct modules_ent {
 	uint64_t start, end, bias, offset;
 	uint32_t path, path_len;

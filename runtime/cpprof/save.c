@@ -2,7 +2,7 @@
  * save.c - owns the cpprof data file (sv_*): INFO (the run, and the mean
  * interval of each resource as "interval.NAME"), MODULES, COUNTERS (one per
  * resource, its hits), STACKS (each distinct stack and thread with its
- * hits) and THREADS (the thread of each stack), through lib/format.h;
+ * hits) and THREADS (the thread of each stack), through lib/format/format.h;
  * written whole or not at all (outfile.h).
  *
  * Runs once, at exit (or never: a program that ends in _exit or a signal

@@ -22,7 +22,7 @@ struct tab_ent {
 };
 
 /* The table's root in the keep (keep.h): what the launcher reads the table
- * of a program that died from (lib/salvage_cpprof.c).  The slots and the
+ * of a program that died from (lib/run/salvage_cpprof.c).  The slots and the
  * entries are keep memory when there is a keep. */
 #define TAB_BITS 20 /* 1M slots: 4 MiB reserved */
 #define TAB_SLOTS (1u << TAB_BITS)

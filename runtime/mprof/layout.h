@@ -1,7 +1,7 @@
 /*
  * layout.h - the layout signature of what the monitor keeps (mkeep.h):
  * the runtime writes it into the keep's header, the launcher
- * (lib/salvage_mprof.c) compares it with its own before it reads a
+ * (lib/run/salvage_mprof.c) compares it with its own before it reads a
  * keep, so that an mprof never reads the tables of a libmprof.so of
  * another version laid out differently.
  */

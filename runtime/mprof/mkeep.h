@@ -1,7 +1,7 @@
 /*
- * mkeep.h - the monitor's root in the keep (keep.h, lib/keepfmt.h): what
+ * mkeep.h - the monitor's root in the keep (keep.h, lib/format/keepfmt.h): what
  * the launcher starts from to write the profile of a program that died
- * before the monitor could (lib/salvage_mprof.c reads it).
+ * before the monitor could (lib/run/salvage_mprof.c reads it).
  *
  * The tables a save reads are in the keep already (the stack records and
  * their directory's chunks, every thread's block and counter chunks); the

@@ -560,7 +560,7 @@ out:
 	errno = er;
 }
 
-void mon_sample_freed(void *p, uint32_t idx, uint64_t size)
+void mon_sample_freed(void *p, uint32_t idx, uint64_t size, int is_free)
 {
 	int g = mon_guard, er = errno;
 	uint64_t e;
@@ -571,7 +571,8 @@ void mon_sample_freed(void *p, uint32_t idx, uint64_t size)
 	/* A temporary: the thread's last sample, with no allocation since
 	 * (the exact totals count every one). */
 	settle_free(t, e, 1, idx, size, sample_count(size, mon.sample, (uintptr_t)p),
-		    t && t->last_p == (uintptr_t)p && t->last_n == t->s_allocs && (t->last_p = 0, 1),
+		    is_free && t && t->last_p == (uintptr_t)p && t->last_n == t->s_allocs &&
+			    (t->last_p = 0, 1),
 		    0);
 	mon_guard = g;
 	errno = er;

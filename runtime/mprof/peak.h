@@ -180,7 +180,7 @@ uint64_t peak_value(uint64_t e);
  * Stack k's share of peak p in block b, whose live values for it are now
  * lb, ln: into *sb, *sn (added).  Read while the block's owner may be
  * changing it: a snapshot a few events wide, like the counters.  Inline:
- * the launcher reads a dead program's shares so too (lib/salvage_mprof.c).
+ * the launcher reads a dead program's shares so too (lib/run/salvage_mprof.c).
  */
 static inline void peak_share(const struct peak_block *b, const struct peak_stack *k, int64_t lb,
 			      int64_t ln, uint64_t p, int64_t *sb, int64_t *sn)

@@ -26,7 +26,7 @@
  * counters give every stack's share of it.
  *
  * The table lives in the keep (mkeep.h's timeline), so a salvaged profile
- * has it too (lib/salvage_mprof.c).
+ * has it too (lib/run/salvage_mprof.c).
  */
 #ifndef TIMELINE_H
 #define TIMELINE_H

@@ -2,8 +2,8 @@
  * writer.c - owns saving the profile (writer_*): the save lock, the data
  * file's sections (INFO, MODULES, COUNTERS, STACKS, BINS; TIMELINE is
  * timeline.c's) through the
- * encoder of lib/format.h, and the atomic replace (a temporary made by
- * lib/newfile.h, renamed).
+ * encoder of lib/format/format.h, and the atomic replace (a temporary made by
+ * lib/format/newfile.h, renamed).
  *
  * Nothing here allocates: buffers are static (guarded by the save lock),
  * the encoder writes with write(2), and the caller holds the recursion

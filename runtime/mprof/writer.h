@@ -1,6 +1,6 @@
 /*
- * writer.h - saving the profile: one whole data file (lib/format.h), written
- * to a temporary beside FILE (lib/newfile.h: created exclusively, under a
+ * writer.h - saving the profile: one whole data file (lib/format/format.h), written
+ * to a temporary beside FILE (lib/format/newfile.h: created exclusively, under a
  * random name) and renamed over FILE, so a reader never sees half a file.
  * FILE is the caller's out, or out.PID in a process other than root_pid.
  *

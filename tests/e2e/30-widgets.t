@@ -19,8 +19,8 @@ check_tables() { # how data a.out
 	like "$out" '^ +1001028 \(\*\*\) +4907 +1001028 \(49\) +main > simulate > make_red_widget > make_widget$' \
 		"$1: the leak traced to main > simulate > make_red_widget > make_widget"
 	unlike "$out" 'make_blue_widget > make_widget$' "$1: blue widgets do not leak"
-	like "$out" '^ +\*\* +2040000 +\*\* +1001028 +\*\* +10000  make_widget$' \
-		"$1: direct allocation: make_widget 2040000 bytes, 1001028 kept, 10000 calls"
+	like "$out" '^ +\*\* +2040000 +\*\* +1001028 +\*\* +5093 +10000  make_widget$' \
+		"$1: direct allocation: make_widget 2040000 bytes, 1001028 kept, 10000 calls, the 5093 freed all temporary"
 	like "$out" '^\[[0-9]+\] +\*\* +0 \(  \) +----------- +10000\+0 +main \[[0-9]+\]$' \
 		"$1: call graph: main, 100% self+desc, 10000 calls"
 }

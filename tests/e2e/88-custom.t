@@ -20,8 +20,8 @@ like "$t" '^ +80000 \(29\) +3000 +120000 \(35\) +1000 +40000 \(11\) +main > buil
 like "$t" '^ +24000 \( 8\) +1000 +24000 \( 7\) +main > build_graph > pool_get > \[node\]$' \
 	"leak table: the nodes kept"
 unlike "$t" 'churn > pool_get > \[node\]' "churn's nodes all came back: no leak"
-like "$t" '^ +14 +48000 +14 +24000 +8 +2000  \[node\]$' \
-	"direct allocation: [node] 2000 objects, 48000 bytes, 24000 kept"
+like "$t" '^ +14 +48000 +14 +24000 +8 +0 +2000  \[node\]$' \
+	"direct allocation: [node] 2000 objects, 48000 bytes, 24000 kept, no temporaries (a pool's objects)"
 unlike "$t" 'mprof_alloc' "mprof.h's inline wrapper is not a frame"
 f=$("$MPROF" export --format folded p.data)
 like "$f" '^main;build_graph;pool_get;\[edge\] 80000$' "export: the category is the innermost frame"

@@ -183,6 +183,8 @@ static void diff_tables(const struct side *b, const struct side *n, const struct
 	callgraph_build(&g, &d);
 	/* Type names as NEW's program has them: the one being looked at. */
 	tables_diff_print(stdout, &d, &g, &bs, &ns, n->sy, o);
+	/* The two heaps over time, where both runs recorded them. */
+	tables_timeline_diff(stdout, &b->p, b->path, &n->p, n->path);
 	callgraph_release(&g);
 	model_release(&d);
 }

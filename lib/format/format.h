@@ -109,6 +109,7 @@ enum format_section {
 #define FORMAT_TL_ESTIMATES 1u /* section flag: a sampled run's estimates */
 #define FORMAT_TL_PEAK 1u      /* point flag: the heap's peak */
 #define FORMAT_TL_END 2u       /* point flag: the heap when the file was written */
+#define FORMAT_TL_RUN 4u       /* point flag: a merged file's next run begins */
 #define FORMAT_TL_TOP 8        /* tracked stacks' values a point holds at most */
 #define FORMAT_TL_TRACK 64     /* stacks a timeline tracks at most */
 #define FORMAT_TL_POINTS 4096  /* points a reader accepts at most */

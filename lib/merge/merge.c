@@ -7,7 +7,8 @@
  * others lack is added where it was, if that overlaps nothing.  Stacks
  * are written one after the other (equal ones are not summed: every view
  * aggregates anyway), each sharing its outer frames with the one before,
- * as the collectors write them; BINS are summed by size; THREADS kept.
+ * as the collectors write them; BINS are summed by size; THREADS kept;
+ * TIMELINE and LIFETIMES side by side (mergetime.h).
  * INFO is the first file's, but for Lisp profiles' functions: those of
  * every file, in one table (lispmerge.h).
  */
@@ -21,6 +22,7 @@
 
 #include "format/format.h"
 #include "merge/lispmerge.h"
+#include "merge/mergetime.h"
 #include "format/newfile.h"
 #include "read/reader.h"
 #include "base/util.h"
@@ -256,6 +258,8 @@ int merge_files(const char *const *paths, int n, const char *out, char *err, siz
 					format_put_u64(&w, bins[b][c]);
 			}
 		format_end_section(&w);
+		/* The heaps over time, side by side (mergetime.h). */
+		mergetime_put(&w, p, n);
 	}
 	if (threads) {
 		format_begin_section(&w, FORMAT_SEC_THREADS);

@@ -107,7 +107,7 @@ int reader_timeline(struct profile *p, const unsigned char *at, size_t len, char
 			break;
 		if (q->ns < last)
 			bad(&c, "corrupt timeline section: point %u goes back in time", i + 1);
-		if (q->flags & ~(FORMAT_TL_PEAK | FORMAT_TL_END))
+		if (q->flags & ~(FORMAT_TL_PEAK | FORMAT_TL_END | FORMAT_TL_RUN))
 			bad(&c, "corrupt timeline section: point %u has unknown flags %#x", i + 1,
 			    q->flags);
 		if (q->ntop > FORMAT_TL_TOP)

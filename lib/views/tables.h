@@ -45,6 +45,11 @@ void tables_print_types(FILE *out, struct symbols *s, uint32_t size, int full);
  * point.  -1 (nothing printed) when p has no timeline.
  */
 int tables_timeline(FILE *out, const struct profile *p, const struct model *m, int as_csv);
+/* mprof diff's last section: BASE's and NEW's heaps over time in one chart
+ * (each from its start), and each one's peak and end.  -1 (nothing
+ * printed) unless both have a timeline. */
+int tables_timeline_diff(FILE *out, const struct profile *base, const char *base_path,
+			 const struct profile *new_, const char *new_path);
 
 /*
  * A partial call chain of table 2: the innermost n frames of model stack

@@ -47,10 +47,16 @@ static void csv(FILE *out, const struct prof_timeline *t)
 	fputc('\n', out);
 	for (uint32_t i = 0; i < t->npoints; i++) {
 		const struct prof_tl_point *q = &t->points[i];
-		const char *mark = (q->flags & FORMAT_TL_PEAK) && (q->flags & FORMAT_TL_END) ? "peak end"
-				   : q->flags & FORMAT_TL_PEAK				    ? "peak"
-				   : q->flags & FORMAT_TL_END				    ? "end"
-											    : "";
+		char mark[24] = "";
+
+		/* Words for the point's flags: peak, end, run (a merged
+		 * file's next run begins). */
+		if (q->flags & FORMAT_TL_RUN)
+			strcat(mark, "run");
+		if (q->flags & FORMAT_TL_PEAK)
+			strcat(mark, *mark ? " peak" : "peak");
+		if (q->flags & FORMAT_TL_END)
+			strcat(mark, *mark ? " end" : "end");
 
 		fprintf(out, "%" PRIu64 ".%06" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%s",
 			q->ns / 1000000000u, q->ns / 1000 % 1000000, q->live, q->objects, q->allocated,
@@ -298,5 +304,94 @@ int tables_timeline(FILE *out, const struct profile *p, const struct model *m, i
 		fputs("  (no stack's live bytes recorded: the heap never grew enough to look)\n", out);
 	}
 	lifetimes(out, p, m);
+	return 0;
+}
+
+/* The most live bytes of t's points in [t0, t1), or, if none is there, at
+ * the last point before t0 (the heap held); -1 past t's end. */
+static int64_t live_in(const struct prof_timeline *t, uint64_t t0, uint64_t t1)
+{
+	int64_t best = -1, before = -1;
+
+	if (!t->npoints || t0 > t->points[t->npoints - 1].ns)
+		return -1;
+	for (uint32_t i = 0; i < t->npoints; i++) {
+		const struct prof_tl_point *q = &t->points[i];
+
+		if (q->ns < t0)
+			before = (int64_t)q->live;
+		else if (q->ns < t1 && (int64_t)q->live > best)
+			best = (int64_t)q->live;
+	}
+	return best >= 0 ? best : before >= 0 ? before : 0;
+}
+
+static void summary(FILE *out, const char *who, const char *path, const struct prof_timeline *t)
+{
+	const struct prof_tl_point *pk = NULL, *end = &t->points[t->npoints - 1];
+	char a[24], b[24];
+
+	for (uint32_t i = 0; i < t->npoints; i++)
+		if (!pk || t->points[i].live > pk->live)
+			pk = &t->points[i];
+	fprintf(out, "%-4s ", who);
+	escape_put(out, path);
+	fprintf(out, ": peak %s at %" PRIu64 ".%03" PRIu64 " s, %s live at the end (%" PRIu64
+		     ".%03" PRIu64 " s)\n",
+		human(a, sizeof a, pk->live), pk->ns / 1000000000u, pk->ns / 1000000 % 1000,
+		human(b, sizeof b, end->live), end->ns / 1000000000u, end->ns / 1000000 % 1000);
+}
+
+int tables_timeline_diff(FILE *out, const struct profile *bp, const char *bpath,
+			 const struct profile *np, const char *npath)
+{
+	const struct prof_timeline *b = bp->timeline, *n = np->timeline;
+	int64_t vb[CHART_W], vn[CHART_W], ymax = 1;
+	uint64_t tmax;
+	char a[24];
+
+	if (!b || !n || !b->npoints || !n->npoints)
+		return -1;
+	tmax = b->points[b->npoints - 1].ns;
+	if (n->points[n->npoints - 1].ns > tmax)
+		tmax = n->points[n->npoints - 1].ns;
+	for (uint32_t c = 0; c < CHART_W; c++) {
+		uint64_t t0 = (uint64_t)((unsigned __int128)tmax * c / CHART_W);
+		uint64_t t1 = c + 1 == CHART_W ? tmax + 1 : (uint64_t)((unsigned __int128)tmax * (c + 1) / CHART_W);
+
+		vb[c] = live_in(b, t0, t1);
+		vn[c] = live_in(n, t0, t1);
+		if (vb[c] > ymax)
+			ymax = vb[c];
+		if (vn[c] > ymax)
+			ymax = vn[c];
+	}
+	fputs("\n--------- HEAP OVER TIME (BASE and NEW) ---------\n\n", out);
+	summary(out, "BASE", bpath, b);
+	summary(out, "NEW", npath, n);
+	fputs("(b: BASE's heap alone, n: NEW's alone, *: both; one time axis from each start)\n\n",
+	      out);
+	for (int r = CHART_H - 1; r >= 0; r--) {
+		double y = ((double)r + 0.5) * (double)ymax / CHART_H;
+
+		if (r == CHART_H - 1)
+			fprintf(out, "%8s ^", human(a, sizeof a, (uint64_t)ymax));
+		else if (r == CHART_H / 2)
+			fprintf(out, "%8s |", human(a, sizeof a, (uint64_t)ymax / 2));
+		else
+			fputs("         |", out);
+		for (uint32_t c = 0; c < CHART_W; c++) {
+			int inb = (double)vb[c] >= y, inn = (double)vn[c] >= y;
+
+			fputc(inb && inn ? '*' : inb ? 'b' : inn ? 'n' : ' ', out);
+		}
+		fputc('\n', out);
+	}
+	fputs("       0 +", out);
+	for (uint32_t c = 0; c < CHART_W; c++)
+		fputc('-', out);
+	fputs("> s\n          0", out);
+	snprintf(a, sizeof a, "%" PRIu64 ".%03" PRIu64, tmax / 1000000000u, tmax / 1000000 % 1000);
+	fprintf(out, "%*s\n", (int)(CHART_W - 1), a);
 	return 0;
 }

@@ -9,10 +9,11 @@
 # the sampled one sampling every allocation, in the direct allocation
 # table, folded --counter and pprof.  tests/progs/lives.c's objects live
 # either not at all or to the end: the lifetimes (item 4) tell them
-# apart.  A program killed by SIGKILL has its timeline salvaged.  The section's bad cases are the reader's unit test's
+# apart.  Merged, two runs' timelines are side by side; diff draws the
+# two curves.  A program killed by SIGKILL has its timeline salvaged.  The section's bad cases are the reader's unit test's
 # (tests/unit/test_reader.c).
 . "$(dirname "$0")/../lib.sh"
-plan 25
+plan 32
 cc_prog "$T/phases" phases.c || exit 1
 cc_prog "$T/temps" temps.c || exit 1
 cd "$T" || exit 1
@@ -54,6 +55,28 @@ like "$(grep '^   B ' chart)" 'B +10MiB +10MiB +main > phase_one$' "B is phase_o
 is "$(awk 'substr($0, 10, 1) ~ /[|^]/' chart | wc -l | tr -d ' ')" 18 "18 rows of chart"
 like "$(awk 'substr($0, 10, 1) ~ /[|^]/ { r = $0 } END { print substr(r, 11) }' chart)" '^B+A+B+$' \
 	"its bottom row: phase_one's, phase_two's, phase_one's again"
+
+# --- merge (item 6): the runs side by side; diff: the two curves
+"$MPROF" run -o ph2.data ./phases
+"$MPROF" timeline --csv ph2.data > ph2.csv
+"$MPROF" merge ph.data ph2.data -o pm.data
+"$MPROF" timeline --csv pm.data > pm.csv
+is "$(awk 'END { print NR - 1 }' pm.csv)" "$(($(awk 'END { print NR - 1 }' ph.csv) + $(awk 'END { print NR - 1 }' ph2.csv)))" \
+	"merge: every point of both runs"
+is "$(awk -F, '$5 ~ /run/ { print NR - 1 }' pm.csv)" "$(($(awk 'END { print NR - 1 }' ph.csv) + 1))" \
+	"merge: the second run begins after the first's last point (marked run)"
+is "$(awk -F, 'NR > 1 && $5 ~ /peak/ { printf "%s ", $2 }' pm.csv)" "31457380 31457380 " "merge: both runs' peaks"
+is "$(awk -F, 'NR > 1 { if ($1 + 0 < last) bad = 1; last = $1 + 0 } END { print bad + 0 }' pm.csv)" 0 \
+	"merge: one time axis, the second run after the first"
+"$MPROF" diff ./phases ph.data ph2.data > pd
+like "$(grep -A3 '^--------- HEAP OVER TIME (BASE and NEW)' pd | grep '^BASE')" \
+	'^BASE ph\.data: peak 30MiB at 0\.[0-9]+ s, 5\.0MiB live at the end \(0\.[0-9]+ s\)$' \
+	"diff: BASE's peak and end"
+like "$(grep -A3 '^--------- HEAP OVER TIME (BASE and NEW)' pd | grep '^NEW')" \
+	'^NEW  ph2\.data: peak 30MiB at 0\.[0-9]+ s, 5\.0MiB live at the end \(0\.[0-9]+ s\)$' \
+	"diff: NEW's"
+is "$(sed -n '/^--------- HEAP OVER TIME/,$p' pd | awk 'substr($0, 10, 1) ~ /[|^]/ && /\*/' | wc -l | tr -d ' ')" 18 \
+	"diff: the two curves in one chart, both up to the top (*)"
 
 # --- temporaries
 "$MPROF" run -o t.data ./temps

@@ -152,6 +152,93 @@ static void put_node(void *ctx, uint32_t parent, uint32_t fn)
 	out_u64(w->o, fn);
 }
 
+/* A stack's innermost node in the page (leaf[i]: the model has the file's
+ * stacks one to one, in order; the export has let the file's own go by
+ * now), or -1 for a number past them. */
+static void put_leaf(struct out *o, const struct profile *p, const struct model *m,
+		     const uint32_t *leaf, uint64_t i)
+{
+	(void)p;
+	if (i >= m->nstacks) {
+		out_str(o, "-1");
+		return;
+	}
+	out_u64(o, leaf[i]);
+}
+
+/*
+ * The heap over time (issue 24), for the page's Timeline tab: "timeline"
+ * {estimates, track: the tracked stacks' nodes, points: [ns, live,
+ * objects, allocated, flags, [slot, bytes, ...]]} and "lifetimes" [[node,
+ * samples, 5 by time, 5 by bytes, live]], or null where the file has none.
+ */
+static void put_time(struct out *o, const struct profile *p, const struct model *m,
+		     const uint32_t *leaf)
+{
+	const struct prof_timeline *t = p->timeline;
+
+	out_str(o, ",\n\"timeline\":");
+	if (!t || !t->npoints) {
+		out_str(o, "null");
+	} else {
+		out_str(o, "{\"estimates\":");
+		out_u64(o, (t->flags & FORMAT_TL_ESTIMATES) != 0);
+		out_str(o, ",\"track\":[");
+		for (uint32_t k = 0; k < t->ntrack; k++) {
+			if (k)
+				out_c(o, ',');
+			put_leaf(o, p, m, leaf, t->track[k]);
+		}
+		out_str(o, "],\"points\":[");
+		for (uint32_t i = 0; i < t->npoints; i++) {
+			const struct prof_tl_point *q = &t->points[i];
+			const uint64_t v[5] = { q->ns, q->live, q->objects, q->allocated, q->flags };
+
+			out_str(o, i ? ",\n[" : "[");
+			for (int k = 0; k < 5; k++) {
+				out_u64(o, v[k]);
+				out_c(o, ',');
+			}
+			out_c(o, '[');
+			for (uint32_t k = 0; k < q->ntop; k++) {
+				if (k)
+					out_c(o, ',');
+				out_u64(o, q->top[k].slot);
+				out_c(o, ',');
+				out_u64(o, q->top[k].bytes);
+			}
+			out_str(o, "]]");
+		}
+		out_str(o, "]}");
+	}
+	out_str(o, ",\n\"lifetimes\":");
+	if (!p->nlifetimes) {
+		out_str(o, "null");
+		return;
+	}
+	out_c(o, '[');
+	for (size_t i = 0; i < p->nlifetimes; i++) {
+		const struct prof_lifetime *l = &p->lifetimes[i];
+
+		out_str(o, i ? ",\n[" : "[");
+		put_leaf(o, p, m, leaf, l->stack);
+		out_c(o, ',');
+		out_u64(o, l->samples);
+		for (int k = 0; k < FORMAT_LT_BUCKETS; k++) {
+			out_c(o, ',');
+			out_u64(o, l->t[k]);
+		}
+		for (int k = 0; k < FORMAT_LT_BUCKETS; k++) {
+			out_c(o, ',');
+			out_u64(o, l->b[k]);
+		}
+		out_c(o, ',');
+		out_u64(o, l->live);
+		out_c(o, ']');
+	}
+	out_c(o, ']');
+}
+
 int export_html(const struct export_data *d, const struct export_html_info *info, FILE *f)
 {
 	const struct model *m = d->m;
@@ -246,6 +333,7 @@ int export_html(const struct export_data *d, const struct export_html_info *info
 		json_str(o, info->tables);
 	else
 		out_str(o, "null");
+	put_time(o, d->p, m, leaf);
 	out_c(o, '}');
 	out_str(o, mark + strlen(MARKER));
 	out_flush(o);

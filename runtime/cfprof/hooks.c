@@ -187,7 +187,16 @@ CF_IN static struct cf_frame *pop_below(struct cf_thread *t, struct cf_frame *to
  */
 CF_IN static struct cf_frame *pop_to(struct cf_thread *t, struct cf_frame *top, uintptr_t sp)
 {
-	top = pop_below(t, top, sp);
+	struct cf_frame *f = top;
+
+	/* Below the target on its stack, and every frame of another stack
+	 * above them: a jump leaves those too (a handler that ran on an
+	 * alternate signal stack, as one does that interrupts our sampler's
+	 * handler: left on the stack, every later call was charged under
+	 * it), and they are all newer than the target's frame. */
+	while (f > t->base && (fsp(f) < sp || !same_stack(t, fsp(f), sp)))
+		f--;
+	top = drop_to(top, f);
 	if (top > t->base && top->reps && same_stack(t, fsp(top), sp)) {
 		if (fsp(top) > sp)
 			top->sp |= 1;

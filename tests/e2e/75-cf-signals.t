@@ -6,7 +6,7 @@
 # handler that siglongjmps out of a hook's slow path must not leave its
 # thread busy for good (nothing more counted).
 . "$(dirname "$0")/../lib.sh"
-plan 7
+plan 8
 CFPROF=$B/bin/cfprof
 cd "$T" || exit 1
 . "$TOP/tests/cf.sh"
@@ -40,4 +40,13 @@ want=$(awk '$1 == "f" { print $2 }' sj.out)
 g=$("$CFPROF" -q ./sj sj.data)
 [ "$f" -ge "$want" ] && [ "$f" -le $((want + 1000)) ] && [ "$(graph "$g" after callers)" = "1000/1000 main" ]
 ok $? "sigjump: the f's calls counted ($f of $want, and at most the 1000 jumps' entries more), then after's 1000 from main"
+# The handler on an alternate signal stack (as one is that interrupts the
+# sampler's handler, which runs on its own): each jump leaves a frame of
+# another stack than its target's, which is dead too.  Before, every
+# on_alrm stayed on the logical stack: after's calls were charged under
+# the last one.
+timeout 60 "$CFPROF" record -o sa.data ./sj alt > sa.out 2> sa.err
+g=$("$CFPROF" -q ./sj sa.data)
+is "$?/$(awk '$1 != "f"' sa.out)/$(graph "$g" after callers)" "0/$(printf 'after 1000\njumps 1000')/1000/1000 main" \
+	"sigjump on an alternate stack: after's 1000 calls from main"
 done_testing

@@ -5,7 +5,8 @@
  * land in a hook's slow path, which the jump leaves for good.  Then main
  * calls after 1000 times.  Prints the calls each function counted (the
  * hooks may count a few more: an entry hook a jump left before the body
- * ran) (tests/e2e/75-cf-signals.t):
+ * ran) (tests/e2e/75-cf-signals.t).  With the argument "alt" the handler
+ * runs on an alternate signal stack:
  *
  *   after 1000  f N  jumps 1000
  */
@@ -42,16 +43,28 @@ __attribute__((noinline)) void after(int i)
 __attribute__((noinline)) void on_alrm(int s)
 {
 	(void)s;
+	/* A signal after the thousandth jump (before the timer is off)
+	 * returns: jumping back would count a jump more. */
+	if (n_jumps >= 1000)
+		return;
 	n_jumps++;
 	siglongjmp(jb, 1);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct sigaction sa = { 0 };
 	struct itimerval it = { { 0, 300 }, { 0, 300 } }, off = { { 0, 0 }, { 0, 0 } };
+	static char alt[1 << 16];
+	stack_t ss = { alt, 0, sizeof alt };
 
 	sa.sa_handler = on_alrm;
+	/* "alt": the handler runs on an alternate signal stack, so that each
+	 * jump leaves a frame of another stack than its target's. */
+	if (argc > 1 && argv[1][0] == 'a') {
+		sigaltstack(&ss, NULL);
+		sa.sa_flags = SA_ONSTACK;
+	}
 	sigaction(SIGALRM, &sa, NULL);
 	sigsetjmp(jb, 1);
 	if (n_jumps == 0)

@@ -16,6 +16,8 @@ calls() {
 		on && $NF == n { print $(NF - 1); exit }'
 }
 # until_line FILE TEXT: wait (10 s at most) until FILE has the line TEXT.
+# Each run removes out first: the shell truncates it in the child, and a
+# wait begun before that took the last run's "phase 1" for this one's.
 until_line() {
 	i=0
 	while ! grep -qx "$2" "$1" 2>/dev/null && [ $i -lt 1000 ]; do sleep 0.01; i=$((i + 1)); done
@@ -23,7 +25,7 @@ until_line() {
 child_of() { pgrep -P "$1" -x server; }
 
 # Under mprof run: two snapshots, then the end.
-rm -f go stop
+rm -f go stop out
 "$MPROF" run -o s.data ./server > out 2> err &
 launcher=$!
 until_line out "phase 1"
@@ -54,7 +56,7 @@ like "$("$MPROF" diff ./server s.data.snapshot.1 s.data.snapshot.2 2>&1)" "grow_
 	"diff of two snapshots: what grew"
 
 # The sampled monitor: a snapshot is sampled too.
-rm -f go stop
+rm -f go stop out
 "$MPROF" run --sample=4k -o z.data ./server > out 2>&1 &
 launcher=$!
 until_line out "phase 1"
@@ -68,7 +70,7 @@ is "$(info "$z" sample_bytes)/$(info "$z" allocs)" "4096/$(info s.data allocs)" 
 
 # Without a launcher: MPROF_SNAPSHOT=1 makes the monitor keep its own,
 # high among the descriptors (the program's own are where they were).
-rm -f go stop
+rm -f go stop out
 MPROF_SNAPSHOT=1 MPROF_OUT="$T/p.data" LD_PRELOAD="$LIBMPROF/libmprof.so" ./server > out &
 srv=$!
 until_line out "phase 1"
@@ -80,7 +82,7 @@ is "$p/$(calls "$p" grow_a)" "$T/p.data.snapshot.1/1000" "preloaded with MPROF_S
 ok "$([ "${fdn:-0}" -ge 900 ]; echo $?)" "... its keep's descriptor is high ($fdn)"
 
 # A process with no keep: one line, exit 2.
-rm -f go stop
+rm -f go stop out
 ./server > out &
 srv=$!
 until_line out "phase 1"

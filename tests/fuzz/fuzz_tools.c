@@ -305,6 +305,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			callgraph_build(&g, &m);
 			tables_print(null_out, &m, &g, &p, sy, &o);
 			callgraph_release(&g);
+			/* The heap over time (issue 24): the chart, its key and
+			 * the lifetimes, and the CSV. */
+			tables_timeline(null_out, &p, &m, 0);
+			tables_timeline(null_out, &p, NULL, 1);
 		}
 		views(&p, &m);
 		exports(&p, &m, sy);

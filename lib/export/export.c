@@ -53,6 +53,7 @@ int export_prepare(struct export_data *d, const struct profile *p, const struct 
 	memset(d, 0, sizeof(*d));
 	d->p = p;
 	d->m = m;
+	d->nstacks = p->nstacks;
 	if (p->kind == FORMAT_KIND_MPROF) {
 		/* pprof's heap profile order; inuse_space is its default.
 		 * Then what each stack held at the heap's peak (a file from

@@ -37,6 +37,9 @@ struct export_data {
 	size_t n;
 	struct export_counter c[EXPORT_MAX_COUNTERS];
 	size_t dflt; /* the counter a tool shows first (pprof's default) */
+	size_t nstacks; /* the file's stacks, kept when the export drops them:
+			 * its sections that name stacks (TIMELINE, LIFETIMES)
+			 * are the model's when m->nstacks equals it */
 };
 
 /* The counters of p (modelled in m).  0, or -1 with a reason in err. */

@@ -152,14 +152,13 @@ static void put_node(void *ctx, uint32_t parent, uint32_t fn)
 	out_u64(w->o, fn);
 }
 
-/* A stack's innermost node in the page (leaf[i]: the model has the file's
- * stacks one to one, in order; the export has let the file's own go by
- * now), or -1 for a number past them. */
-static void put_leaf(struct out *o, const struct profile *p, const struct model *m,
-		     const uint32_t *leaf, uint64_t i)
+/* File stack i's innermost node in the page, or -1: where the model's
+ * stacks are not the file's one to one, in order (same is 0), or past
+ * them. */
+static void put_leaf(struct out *o, const struct model *m, const uint32_t *leaf, int same,
+		     uint64_t i)
 {
-	(void)p;
-	if (i >= m->nstacks) {
+	if (!same || i >= m->nstacks) {
 		out_str(o, "-1");
 		return;
 	}
@@ -168,26 +167,46 @@ static void put_leaf(struct out *o, const struct profile *p, const struct model 
 
 /*
  * The heap over time (issue 24), for the page's Timeline tab: "timeline"
- * {estimates, track: the tracked stacks' nodes, points: [ns, live,
- * objects, allocated, flags, [slot, bytes, ...]]} and "lifetimes" [[node,
- * samples, 5 by time, 5 by bytes, live]], or null where the file has none.
+ * {estimates, track: the tracked stacks' nodes, peak: each one's bytes at
+ * the heap's peak (its peak counter), points: [ns, live, objects,
+ * allocated, flags, [slot, bytes, ...]]} and "lifetimes" [[node, samples,
+ * 5 by time, 5 by bytes, live]], or null where the file has none.  The
+ * file names its stacks by number: where the model's stacks are not the
+ * file's one to one, no stack is tracked (track, peak and each point's
+ * slots empty) and every lifetime's node is -1.  Nothing here is per
+ * stack: a file with neither section costs the page two nulls.
  */
-static void put_time(struct out *o, const struct profile *p, const struct model *m,
-		     const uint32_t *leaf)
+static void put_time(struct out *o, const struct export_data *d, const uint32_t *leaf)
 {
+	const struct profile *p = d->p;
+	const struct model *m = d->m;
 	const struct prof_timeline *t = p->timeline;
+	const int same = m->nstacks == d->nstacks;
 
 	out_str(o, ",\n\"timeline\":");
 	if (!t || !t->npoints) {
 		out_str(o, "null");
 	} else {
+		const uint32_t ntrack = same ? t->ntrack : 0;
+		uint64_t buf[FORMAT_MAX_COUNTERS];
+
 		out_str(o, "{\"estimates\":");
 		out_u64(o, (t->flags & FORMAT_TL_ESTIMATES) != 0);
 		out_str(o, ",\"track\":[");
-		for (uint32_t k = 0; k < t->ntrack; k++) {
+		for (uint32_t k = 0; k < ntrack; k++) {
 			if (k)
 				out_c(o, ',');
-			put_leaf(o, p, m, leaf, t->track[k]);
+			put_leaf(o, m, leaf, same, t->track[k]);
+		}
+		out_str(o, "],\"peak\":[");
+		for (uint32_t k = 0; k < ntrack; k++) {
+			uint64_t i = t->track[k];
+
+			if (k)
+				out_c(o, ',');
+			out_u64(o, m->has_peak && i < m->nstacks
+					   ? model_peak(m, model_counts(m, &m->stacks[i], buf))
+					   : 0);
 		}
 		out_str(o, "],\"points\":[");
 		for (uint32_t i = 0; i < t->npoints; i++) {
@@ -200,7 +219,7 @@ static void put_time(struct out *o, const struct profile *p, const struct model 
 				out_c(o, ',');
 			}
 			out_c(o, '[');
-			for (uint32_t k = 0; k < q->ntop; k++) {
+			for (uint32_t k = 0; same && k < q->ntop; k++) {
 				if (k)
 					out_c(o, ',');
 				out_u64(o, q->top[k].slot);
@@ -221,7 +240,7 @@ static void put_time(struct out *o, const struct profile *p, const struct model 
 		const struct prof_lifetime *l = &p->lifetimes[i];
 
 		out_str(o, i ? ",\n[" : "[");
-		put_leaf(o, p, m, leaf, l->stack);
+		put_leaf(o, m, leaf, same, l->stack);
 		out_c(o, ',');
 		out_u64(o, l->samples);
 		for (int k = 0; k < FORMAT_LT_BUCKETS; k++) {
@@ -333,7 +352,7 @@ int export_html(const struct export_data *d, const struct export_html_info *info
 		json_str(o, info->tables);
 	else
 		out_str(o, "null");
-	put_time(o, d->p, m, leaf);
+	put_time(o, d, leaf);
 	out_c(o, '}');
 	out_str(o, mark + strlen(MARKER));
 	out_flush(o);

@@ -134,8 +134,9 @@ like "$(line 2)" "^\"shortlived:$(lt shortlived)\\|[0-9%,]*\\|100%,,,,\\| longli
 	"the lifetimes table: shortlived's samples (as many as mprof timeline's) all freed with under 4 KiB allocated meanwhile, none live; longlived's all live"
 is "$(line 3)/$(line 4)" "[]/[]" "no console error, nothing fetched"
 
-# --- no timeline: a cpprof profile; an mprof file from before the
-# timeline (the fuzz corpus's); a merge of more points than a file holds
+# --- no timeline: a cpprof profile; an mprof file with none (the fuzz
+# corpus's chain, made by tests/hostile as files were before the
+# timeline); a merge of more points than a file holds
 # (its lifetimes kept, in a Lifetimes tab).
 cat > spin.c <<'C'
 int main(void) { volatile unsigned long x = 0; for (unsigned long i = 0; i < 100000000; i++) x += i; return 0; }
@@ -143,8 +144,8 @@ C
 cc -O1 -o spin spin.c
 "$B/bin/cpprof" record -o c.data ./spin > /dev/null 2>&1
 "$B/bin/cpprof" export --format html -o c.html ./spin c.data
-OLD=$TOP/tests/fuzz/corpus/fg.mprof
-like "$("$MPROF" timeline "$OLD" 2>&1)" "has no timeline" "(the corpus's fg.mprof has no timeline)"
+OLD=$TOP/tests/fuzz/corpus/chain
+like "$("$MPROF" timeline "$OLD" 2>&1)" "has no timeline" "(the corpus's chain has no timeline)"
 "$MPROF" export --format html -o old.html "$OLD" 2> /dev/null
 n=$(($(wc -l < ph.csv) - 1))
 "$MPROF" merge $(for i in $(seq $((4096 / n + 1))); do echo ph.data; done) -o big.data 2> big.err

@@ -189,6 +189,7 @@ int tables_timeline(FILE *out, const struct profile *p, const struct model *m, i
 	const struct prof_tl_point *col[CHART_W] = { 0 }, *last[CHART_W] = { 0 }, *pk = NULL;
 	uint64_t tmax, ymax = 0, best[FORMAT_TL_TRACK] = { 0 }, peak[FORMAT_TL_TRACK] = { 0 };
 	uint32_t key[KEYS], nkey = 0, peakcol = 0;
+	int merged = 0;
 	char a[24], b[24];
 
 	if (!t || !t->npoints)
@@ -198,7 +199,11 @@ int tables_timeline(FILE *out, const struct profile *p, const struct model *m, i
 		return 0;
 	}
 	tmax = t->points[t->npoints - 1].ns;
-	for (uint32_t k = 0; k < t->ntrack; k++)
+	/* The peak counters are one run's peak shares; a merged file's
+	 * (runs side by side) are the runs' summed: no one point's. */
+	for (uint32_t i = 0; i < t->npoints; i++)
+		merged |= (t->points[i].flags & FORMAT_TL_RUN) != 0;
+	for (uint32_t k = 0; k < t->ntrack && !merged; k++)
 		best[k] = peak[k] = at_peak(m, p, t->track[k]);
 	/* Each column shows the point in its span of time with the most live
 	 * bytes; a column with none, the last point before it (the heap held
@@ -295,7 +300,7 @@ int tables_timeline(FILE *out, const struct profile *p, const struct model *m, i
 			uint64_t i = t->track[key[k]], at = peak[key[k]];
 
 			fprintf(out, "   %c  %9s  %10s  ", 'A' + (int)k, human(a, sizeof a, best[key[k]]),
-				human(b, sizeof b, at));
+				merged ? "-" : human(b, sizeof b, at));
 			put_stack(out, m, p, i);
 			fputc('\n', out);
 		}

@@ -13,7 +13,7 @@
 # two curves.  A program killed by SIGKILL has its timeline salvaged.  The section's bad cases are the reader's unit test's
 # (tests/unit/test_reader.c).
 . "$(dirname "$0")/../lib.sh"
-plan 32
+plan 33
 cc_prog "$T/phases" phases.c || exit 1
 cc_prog "$T/temps" temps.c || exit 1
 cd "$T" || exit 1
@@ -68,6 +68,8 @@ is "$(awk -F, '$5 ~ /run/ { print NR - 1 }' pm.csv)" "$(($(awk 'END { print NR -
 is "$(awk -F, 'NR > 1 && $5 ~ /peak/ { printf "%s ", $2 }' pm.csv)" "31457380 31457380 " "merge: both runs' peaks"
 is "$(awk -F, 'NR > 1 { if ($1 + 0 < last) bad = 1; last = $1 + 0 } END { print bad + 0 }' pm.csv)" 0 \
 	"merge: one time axis, the second run after the first"
+is "$("$MPROF" timeline ./phases pm.data | awk '/^  key/ { k = 1; next } k && $1 ~ /^[A-H]$/ { printf "%s ", $3 }')" "- - - - " \
+	"merge: the key gives no share of the peak (the runs' peaks are summed in the counters: no one point's)"
 "$MPROF" diff ./phases ph.data ph2.data > pd
 like "$(grep -A3 '^--------- HEAP OVER TIME (BASE and NEW)' pd | grep '^BASE')" \
 	'^BASE ph\.data: peak 30MiB at 0\.[0-9]+ s, 5\.0MiB live at the end \(0\.[0-9]+ s\)$' \

@@ -16,7 +16,12 @@ _failed=0
 
 plan() { echo "1..$1"; }
 pass() { _n=$((_n + 1)); echo "ok $_n - $1"; }
-fail() { _n=$((_n + 1)); _failed=$((_failed + 1)); echo "not ok $_n - $1"; }
+# A failure is said on stderr too, which prove prints without -v: the CI's
+# log then names the check and its figures, not only its number.
+fail() {
+	_n=$((_n + 1)); _failed=$((_failed + 1)); echo "not ok $_n - $1"
+	echo "$(basename "$0"): not ok $_n - $1" >&2
+}
 diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
 
 # ok COND-EXIT-STATUS NAME: `ok $? "name"` after a command, or ok_cmd.

@@ -26,9 +26,14 @@
  * Per thread: MEMO_SETS sets of MEMO_WAYS entries, the set chosen by frame
  * 0's sp and pc (one frame 0 is often reached through several chains: the
  * ways keep them side by side), for stacks up to MEMO_FRAMES deep.
+ * 128 sets (1.6 MiB of address space a thread, its pages touched only as
+ * walks are kept): with 32, which frame 0s met in one set hung on where
+ * the stack began, so python json's cost moved between 1.68x and 1.85x
+ * bare as the environment's size changed by 16 bytes; with 128, 1.681x
+ * to 1.695x (tests/e2e/98-budget.t, bench/RESULTS.md).
  */
 #ifndef MEMO_BITS /* tests build a runtime with one set (0) */
-#define MEMO_BITS 5
+#define MEMO_BITS 7
 #endif
 #define MEMO_SETS (1 << MEMO_BITS)
 #define MEMO_WAYS 4

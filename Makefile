@@ -65,7 +65,7 @@ BASE_CFLAGS := -std=gnu11 $(WARN) -Ilib -Iinclude -D_GNU_SOURCE
 RT_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden \
 	-ftls-model=initial-exec -fno-strict-aliasing -pthread \
 	-fdebug-prefix-map=$(CURDIR)=/usr/src/mprof -flto -flto-partition=one -ffat-lto-objects \
-	-iquote runtime/common -iquote lib/format
+	-iquote runtime/common -iquote lib/format -iquote runtime/lang -iquote $(B)/gen
 
 TOOL_CFLAGS := $(BASE_CFLAGS) $(CFLAGS)
 # Names are demangled (C++, Rust legacy and v0) by libiberty, the GNU
@@ -79,9 +79,12 @@ TOOL_LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
 # Headers every runtime object depends on (each collector adds its own).
-RT_HDR := $(wildcard lib/format/*.h runtime/common/*.h include/*.h)
+RT_HDR := $(wildcard lib/format/*.h runtime/common/*.h runtime/lang/*.h include/*.h)
 COMMON_SRC := $(wildcard runtime/common/*.c)
-RT_SRC := $(wildcard runtime/mprof/*.c) $(COMMON_SRC) lib/format/format.c lib/format/newfile.c
+# Language frames (runtime/lang: Python's now), read inside the program;
+# pylayout_gen.c is a build-time program, not part of it.
+LANG_SRC := $(filter-out runtime/lang/pylayout_gen.c,$(wildcard runtime/lang/*.c))
+RT_SRC := $(wildcard runtime/mprof/*.c) $(COMMON_SRC) $(LANG_SRC) lib/format/format.c lib/format/newfile.c
 RT_OBJ := $(patsubst %.c,$(B)/rt/%.o,$(RT_SRC))
 # The sampler (runtime/sampler: resources, threads, signals, the watcher)
 # is shared by two collectors: cpprof (stacks) and cfprof (the
@@ -120,6 +123,19 @@ deps:
 $(B)/rt/%.o: %.c $(RT_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_CFLAGS) -c -o $@ $<
+
+# CPython's layout, from the installed python3's headers (python3-dev):
+# runtime/lang/pylayout_gen.c says what it holds.  Without the headers,
+# or with a CPython whose layout it does not name, the header says
+# PYL_NONE and Python programs keep native stacks.
+PY_INC := $(shell /usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)
+$(B)/gen/pylayout.h: runtime/lang/pylayout_gen.c
+	@mkdir -p $(dir $@)
+	@if $(CC) -I$(PY_INC) -o $(B)/gen/pylayout_gen $< 2> $(B)/gen/pylayout_gen.log && \
+		$(B)/gen/pylayout_gen > $@.tmp; then mv $@.tmp $@; \
+	else echo '#define PYL_NONE 1 /* no python3-dev headers: $(B)/gen/pylayout_gen.log */' > $@; \
+		echo "note: no CPython layout ($(B)/gen/pylayout_gen.log): Python programs keep native stacks"; fi
+$(B)/rt/runtime/lang/pyframes.o: $(B)/gen/pylayout.h
 
 $(B)/obj/%.o: %.c $(wildcard lib/*/*.h include/*.h)
 	@mkdir -p $(dir $@)

@@ -30,6 +30,7 @@
 
 #include "format/format.h"
 #include "merge/merge.h"
+#include "model/langview.h"
 #include "model/model.h"
 #include "read/reader.h"
 #include "symbols/symbols.h"
@@ -254,6 +255,41 @@ static void lisp_sample(struct tabs *t, const struct export_data *e, size_t i, s
 	}
 }
 
+/* Location id for language frame a of e (langview.h): no address, one
+ * line, its function by name and file. */
+static void lang_location(struct tabs *t, const struct export_data *e, uint64_t a, uint32_t id)
+{
+	const char *fn, *loc, *colon;
+	size_t fnlen;
+	char *name, *file = NULL;
+	struct pb z = { 0 }, l = { 0 };
+	struct sym_frame sf;
+	long line = 0;
+
+	if (langview_frame(e->m->lang, FORMAT_LANG_FRAME_ID(a), &fn, &fnlen, &loc) < 0) {
+		name = xasprintf("(frame %u)", FORMAT_LANG_FRAME_ID(a));
+	} else {
+		name = xasprintf("%.*s", (int)fnlen, fn);
+		if (loc && (colon = strrchr(loc, ':')) != NULL) {
+			file = xasprintf("%.*s", (int)(colon - loc), loc);
+			line = strtol(colon + 1, NULL, 10);
+		}
+	}
+	memset(&sf, 0, sizeof sf);
+	sf.func = sf.full = sf.sysname = name;
+	sf.file = file;
+	pb_int(&z, 1, id);
+	pb_int(&l, 1, fn_of(&t->fm, &t->fns, &t->s, &sf));
+	if (line > 0)
+		pb_int(&l, 2, (uint64_t)line);
+	pb_bytes(&z, 4, l.b, l.n);
+	pb_bytes(&t->loc, 4, z.b, z.n);
+	free(l.b);
+	free(z.b);
+	free(name);
+	free(file);
+}
+
 /*
  * Sample i of e (a base's when delta: its addresses moved into d's),
  * innermost first, into y: the file's own frames, each a location (its
@@ -278,6 +314,10 @@ static void addr_sample(struct tabs *t, const struct export_data *d, const struc
 		pb_varint(y, id);
 		if (!fresh)
 			continue;
+		if (FORMAT_IS_LANG_FRAME(t->frames[j]) && e->m->lang) {
+			lang_location(t, e, t->frames[j], id);
+			continue;
+		}
 		cnt = d->sy ? symbols_resolve(d->sy, a, ret, sf, 32) : 0;
 		pb_int(&z, 1, id);
 		pb_int(&z, 2, mapping_of(d->p, a));

@@ -140,6 +140,17 @@ struct format_tl_top {
 #define FORMAT_IS_LISP_FRAME(a) (((a) >> 32) == FORMAT_LISP_FRAME_BASE >> 32)
 #define FORMAT_LISP_FRAME_ID(a) ((uint32_t)(a))
 
+/*
+ * A language frame (a Python function at a line, doc/format.md "Language
+ * frames"): FORMAT_LANG_FRAME(id), not canonical either, stands for the
+ * function INFO's lang.fn.<id> names ("NAME<tab>FILE:LINE"), in place of
+ * the interpreter's frame that ran it.
+ */
+#define FORMAT_LANG_FRAME_BASE 0xfffd000000000000ull
+#define FORMAT_LANG_FRAME(id) (FORMAT_LANG_FRAME_BASE | (uint64_t)(uint32_t)(id))
+#define FORMAT_IS_LANG_FRAME(a) (((a) >> 32) == FORMAT_LANG_FRAME_BASE >> 32)
+#define FORMAT_LANG_FRAME_ID(a) ((uint32_t)(a))
+
 /* Largest values a reader accepts; a file beyond them is corrupt. */
 #define FORMAT_MAX_DEPTH 4096
 #define FORMAT_MAX_COUNTERS 256

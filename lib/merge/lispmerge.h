@@ -19,8 +19,10 @@ struct prof_kv;
 struct lispmerge {
 	uint32_t **map;   /* map[file][id]: the merged id, 0: the file names no id */
 	uint32_t *nmap;   /* ids of each file's map */
+	uint32_t **lmap;  /* the same for language frames (langview.h) */
+	uint32_t *nlmap;
 	int nfiles;
-	struct prof_kv *info; /* the merged file's lisp.fn and lisp.entry keys */
+	struct prof_kv *info; /* the merged file's lisp.fn, lisp.entry and lang.fn keys */
 	size_t ninfo;
 };
 

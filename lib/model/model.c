@@ -15,6 +15,7 @@
 #include "model/model.h"
 #include "symbols/cxxname.h"
 #include "base/escape.h"
+#include "model/langview.h"
 #include "model/lispview.h"
 #include "read/reader.h"
 #include "symbols/symbols.h"
@@ -307,6 +308,37 @@ static __attribute__((noinline)) const uint32_t *expand_new(struct model *m, str
 
 	if (a->n >= a->max)
 		return NULL;
+	if (m->lang && FORMAT_IS_LANG_FRAME(addr)) {
+		/* A language's frame (langview.h): its function at its line. */
+		const char *fn, *loc;
+		size_t fnlen;
+		char name[512], where[512];
+		struct model_site st;
+
+		memset(&st, 0, sizeof(st)); /* sites are compared bytewise */
+		if (langview_frame(m->lang, FORMAT_LANG_FRAME_ID(addr), &fn, &fnlen, &loc) < 0) {
+			snprintf(name, sizeof name, "(frame %u)", FORMAT_LANG_FRAME_ID(addr));
+		} else {
+			snprintf(name, sizeof name, "%.*s", (int)(fnlen < 500 ? fnlen : 500), fn);
+		}
+		st.fn = own_fn(m, name);
+		st.offset = MODEL_NO_OFFSET;
+		st.loc = MODEL_NO_LOC;
+		st.atype = MODEL_NONE;
+		if (loc) {
+			/* The file's last part, as C frames show theirs. */
+			const char *colon = strrchr(loc, ':'), *base = loc;
+			for (const char *q = loc; colon && q < colon; q++)
+				if (*q == '/')
+					base = q + 1;
+			snprintf(where, sizeof where, "%s", base);
+			st.loc = strtab_intern(m->locs, own_copy(m, printable(m, where)));
+		}
+		util_grow(&a->pool, &a->cap, a->npool + 1, sizeof(uint32_t));
+		a->pool[a->npool] = site_id(m, &st);
+		cnt = 1;
+		goto cached;
+	}
 	if (m->lisp) {
 		/* A Lisp profile: one frame, the Lisp function's, or none. */
 		char buf[256];
@@ -514,6 +546,7 @@ int model_from_profile(struct model *m, const struct profile *p, struct symbols 
 	 * has about 1 per 40; an allocation profile far fewer). */
 	ac.max = p->size / 4 + (1u << 14);
 	m->main_fn = strtab_intern(m->fns, "main");
+	m->lang = langview_open(p);
 	m->lisp = lispview_open(p);
 	if (m->lisp)
 		m->toplevel_fn = own_fn(m, LISP_TOPLEVEL);
@@ -621,6 +654,7 @@ void model_release(struct model *m)
 	free(sm);
 
 	lispview_free(m->lisp);
+	langview_free(m->lang);
 	strtab_free(m->fns);
 	strtab_free(m->locs);
 	if (m->own_names)

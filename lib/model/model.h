@@ -23,6 +23,7 @@
 struct profile;
 struct symbols;
 struct strtab;
+struct langview;
 struct lispview;
 
 #define MODEL_NO_OFFSET UINT32_MAX
@@ -68,6 +69,7 @@ struct model {
 	uint64_t *atype_size;  /* sizeof each, 0 if unknown */
 	size_t atype_cap;
 	struct lispview *lisp;    /* a Lisp profile's view (lispview.h), or NULL */
+	struct langview *lang;    /* its language frames (langview.h), or NULL */
 	uint32_t toplevel_fn;     /* its "(top-level)" function, or MODEL_NONE */
 	struct model_site *sites;
 	size_t nsites, sites_cap;

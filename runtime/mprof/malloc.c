@@ -279,8 +279,12 @@ void mon_dispatch(void)
 		 * ON) the C allocator's events pass through: the generic
 		 * paths, whose c_enter says so. */
 		int c = st == MON_ON && __atomic_load_n(&lisp_on, __ATOMIC_ACQUIRE) == 0;
+		/* In an interpreter's process (monitor.h's mon_lang) malloc
+		 * takes the generic path, whose mon_alloc reads its frames;
+		 * free stays the hot one. */
+		int hot = c && !__atomic_load_n(&mon_lang, __ATOMIC_ACQUIRE);
 		__atomic_store_n(&malloc_to,
-				 c ? malloc_on : st == MON_SAMPLING ? malloc_sampled : malloc_exact,
+				 hot ? malloc_on : st == MON_SAMPLING ? malloc_sampled : malloc_exact,
 				 __ATOMIC_RELEASE);
 		__atomic_store_n(&free_to, c ? free_on : st == MON_SAMPLING ? free_sampled : free_other,
 				 __ATOMIC_RELEASE);

@@ -377,12 +377,84 @@ __attribute__((noinline)) void mon_alloc_walk(void *p, size_t n, const struct un
 }
 
 
+#define LANG_CUT 16 /* frames of the first walk of mon_alloc_lang */
+
+/*
+ * An object of an interpreted language (python.c): as mon_alloc_walk, a
+ * full walk, but never remembered (one C stack runs many Python stacks:
+ * the eval loop's frame is the same), and rewrite puts the language's
+ * frames in place of the interpreter's before the stack is counted.
+ */
+void mon_alloc_lang(void *p, size_t n, const struct unwind_frame0 *f0,
+		    int (*rewrite)(uint64_t *frames, int depth, int max, int cut))
+{
+	MON_KEEP_ERRNO;
+	uint64_t orphan_frames[ORPHAN_DEPTH], *frames, e;
+	struct blocks_thread *t = mon_self(&e);
+	uint32_t flags, hash;
+	int64_t idx, left = 0;
+	int depth, max, tl, d;
+
+	if ((uint64_t)n >> MON_SIZE_BITS) {
+		mon_drop();
+		return;
+	}
+	if (t) {
+		t->last_p = (uintptr_t)p;
+		t->last_n = t->s_allocs;
+	}
+	tl = t && !mon.sample;
+	if (tl)
+		left = TIMELINE_DOWN(t, n);
+	frames = t ? t->frames : orphan_frames;
+	max = t ? MON_MAX_DEPTH : ORPHAN_DEPTH;
+	/* The innermost frames first: most often the eval loop is among
+	 * them, and the language's frames are the rest of the stack (a walk
+	 * costs by the frame: python json's stacks are 30 to 50 deep). */
+	depth = unwind_capture(frames, LANG_CUT, f0, &flags, e, NULL, &hash);
+	if (!(flags & FORMAT_STACK_TRUNCATED)) {
+		depth = rewrite(frames, depth, max, 0);
+	} else if ((d = rewrite(frames, depth, max, 1)) >= 0) {
+		depth = d;
+		flags &= ~FORMAT_STACK_TRUNCATED;
+	} else {
+		depth = unwind_capture(frames, max, f0, &flags, e, NULL, &hash);
+		depth = rewrite(frames, depth, max, 0);
+	}
+	if (!mon_on(__atomic_load_n(&mon.state, __ATOMIC_RELAXED)))
+		return;
+	hash = stackhash(frames, (uint32_t)depth, flags);
+	if (t) {
+		idx = count_alloc(t, frames, depth, flags, hash, n, format_size_class(n), 1, NULL,
+				  NULL);
+	} else {
+		if (!(t = blocks_orphan_lock(e)))
+			return;
+		idx = count_alloc(t, frames, depth, flags, hash, n, format_size_class(n), 1, NULL,
+				  NULL);
+		blocks_orphan_flush(t);
+		blocks_orphan_unlock();
+	}
+	mon_alloc_settle(p, n, e, idx);
+	if (tl)
+		TIMELINE_DUE(t, left, p);
+}
+
+int (*mon_lang)(uint64_t *frames, int depth, int max, int cut);
+
 void mon_alloc(void *p, size_t n, const struct unwind_frame0 *f0)
 {
+	/* In an interpreter's process, malloc's blocks get its frames too
+	 * (python.c): one C stack runs many of its stacks, so none is
+	 * remembered. */
+	if (__builtin_expect(mon_lang != NULL, 0)) {
+		mon_alloc_lang(p, n, f0, mon_lang);
+		return;
+	}
 	mon_alloc_inline(p, n, f0);
 }
 
-void mon_free(void *p)
+static inline __attribute__((always_inline)) void free_body(void *p)
 {
 	uint64_t e, size = 0;
 	struct blocks_thread *t = mon_self(&e);
@@ -390,6 +462,18 @@ void mon_free(void *p)
 	int found = addrmap_take((uintptr_t)p, &idx, &size);
 
 	settle_free(t, e, found, idx, size, 1, TEMP_CHECK, (uintptr_t)p);
+}
+
+/* malloc.c's free_on is its only caller: inlined there (loop: 9
+ * instructions a pair less than as a call). */
+void mon_free(void *p)
+{
+	free_body(p);
+}
+
+void mon_free_lang(void *p)
+{
+	free_body(p);
 }
 
 /*

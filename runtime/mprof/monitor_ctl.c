@@ -17,6 +17,7 @@
 #include "custom.h"
 #include "freeres.h"
 #include "keep.h"
+#include "langname.h"
 #include "layout.h"
 #include "leakscan.h"
 #include "lifetime.h"
@@ -28,6 +29,7 @@
 #include "monitor.h"
 #include "outfile.h"
 #include "peak.h"
+#include "python.h"
 #include "real.h"
 #include "sample.h"
 #include "stacks.h"
@@ -332,6 +334,23 @@ static void put_time(struct format_writer *w, uint64_t peak, int64_t peak_object
 	lifetime_put(w, base, stacks_count());
 }
 
+/* INFO's entries of a Lisp profile (lname.h) or of a language's frames
+ * (langname.h): one kind or neither in a process. */
+static size_t lname_n;
+
+static size_t more_info_count(void)
+{
+	lname_n = lname_info_count();
+	return lname_n + langname_info_count();
+}
+
+static void more_info_put(struct format_writer *w)
+{
+	if (lname_n)
+		lname_info_put(w);
+	langname_info_put(w);
+}
+
 /* Write the profile (writer.h): the caller holds the save lock and the
  * guard.  Like the save, the configuration leaves errno as it was. */
 static int save(const char *reason, const char *ended)
@@ -352,8 +371,8 @@ static int save(const char *reason, const char *ended)
 		.read_counters = mon_read_counters,
 		.read_bins = mon_read_bins,
 		.extra_info = mon_extra_info,
-		.more_info_count = lname_info_count,
-		.more_info_put = lname_info_put,
+		.more_info_count = more_info_count,
+		.more_info_put = more_info_put,
 		.fail = save_failed,
 		.ended = ended,
 		.put_timeline = put_time,
@@ -574,6 +593,11 @@ static void fork_child(void)
 __attribute__((constructor(101))) static void mon_ctor(void)
 {
 	int g = api_enter();
+
+	/* Before the interpreter starts (python.h): the exact monitor in a
+	 * process that is not a Lisp one. */
+	if (__atomic_load_n(&mon.state, __ATOMIC_ACQUIRE) == MON_ON && !mon.sample && lisp_on == 0)
+		python_start();
 	mon_guard = g;
 }
 

@@ -1,0 +1,29 @@
+/*
+ * langview.h - the language frames of a profile (langview.c;
+ * doc/format.md, "Language frames"): pseudo-frames FORMAT_LANG_FRAME(id)
+ * that stand for a function of an interpreted language (Python) at a
+ * line, named by INFO lang.fn.<id> as "NAME<tab>FILE:LINE".
+ */
+#ifndef LANGVIEW_H
+#define LANGVIEW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct profile;
+struct langview;
+
+/* p's language frames, or NULL when it has none (no INFO lang). */
+struct langview *langview_open(const struct profile *p);
+void langview_free(struct langview *l);
+
+/* The name of frame id into *fn and its file:line into *loc (NULL when
+ * the file gives none), both of the profile's storage: 0, else -1 (no
+ * such frame: *fn gets NULL). */
+int langview_frame(const struct langview *l, uint32_t id, const char **fn, size_t *fnlen,
+		   const char **loc);
+
+/* The id of an INFO key lang.fn.<id> (1 and up), else 0. */
+uint32_t langview_fn_id(const char *key);
+
+#endif

@@ -1,0 +1,158 @@
+/*
+ * langname.c - owns the names of language frames (langname_*,
+ * langname.h): an open-addressing table of ids by the language's key,
+ * the names by id, and their INFO entries.
+ *
+ * Storage comes from mmap (arena.h) when the first frame comes.  An entry
+ * is filled, then its key stored with release; a reader loads the key
+ * with acquire, so it never sees half an entry.  The table is never
+ * rehashed: at most half full, further frames go unnamed.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "arena.h"
+#include "format.h"
+#include "langname.h"
+#include "lock.h"
+#include "outfile.h"
+
+#define SLOTS (2 * LANGNAME_MAX)
+
+struct slot {
+	uintptr_t key; /* 0: empty (stored last) */
+	uintptr_t check;
+	uint32_t sub, id;
+};
+
+static struct lock lk = LOCK_INIT;
+static struct slot *slot;
+static const char **names; /* names[id], id 1..nnames */
+static struct arena names_arena;
+static uint32_t nnames; /* published with release */
+static const char *lang;  /* NULL: not a language profile */
+static const char *status = "none: no frame read yet";
+
+static uint32_t snap;
+static const char *snap_lang; /* NULL: langname_info_count gave 0 */
+static char keybuf[32];
+
+void langname_lock_reinit(void)
+{
+	lock_reinit(&lk);
+}
+
+void langname_profile(const char *l)
+{
+	if (!__atomic_exchange_n(&lang, l, __ATOMIC_ACQ_REL))
+		pthread_atfork(NULL, NULL, langname_lock_reinit);
+}
+
+void langname_status(const char *s)
+{
+	__atomic_store_n(&status, s, __ATOMIC_RELEASE);
+}
+
+static inline size_t home(uintptr_t key, uint32_t sub)
+{
+	return (size_t)(((uint64_t)key * 0x9e3779b97f4a7c15ull ^ (uint64_t)sub * 0xc2b2ae3d27d4eb4full) >>
+			40) &
+	       (SLOTS - 1);
+}
+
+uint32_t langname_find(uintptr_t key, uint32_t sub, uintptr_t check)
+{
+	struct slot *s = __atomic_load_n(&slot, __ATOMIC_ACQUIRE);
+	uintptr_t k;
+
+	if (!s)
+		return 0;
+	for (size_t j = home(key, sub);; j = (j + 1) & (SLOTS - 1)) {
+		if (!(k = __atomic_load_n(&s[j].key, __ATOMIC_ACQUIRE)))
+			return 0;
+		if (k == key && s[j].sub == sub && s[j].check == check)
+			return s[j].id;
+	}
+}
+
+/* Copy n bytes of s to d, control bytes as '?' (tables print names). */
+static char *put(char *d, const char *s, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		*d++ = (unsigned char)s[k] < 0x20 || s[k] == 0x7f ? '?' : s[k];
+	return d;
+}
+
+uint32_t langname_add(uintptr_t key, uint32_t sub, uintptr_t check, const char *fn, size_t fnlen,
+		      const char *file, size_t filelen, int line)
+{
+	uint32_t id = 0;
+	char num[24], *copy, *d;
+	size_t j, nn;
+
+	if (!key || lock_take(&lk, "the language frames") < 0)
+		return 0;
+	if (!slot) {
+		names = arena_map((LANGNAME_MAX + 1) * sizeof(*names));
+		if (!names)
+			goto out;
+		__atomic_store_n(&slot, arena_map(SLOTS * sizeof(*slot)), __ATOMIC_RELEASE);
+		if (!slot)
+			goto out;
+	}
+	for (j = home(key, sub); slot[j].key; j = (j + 1) & (SLOTS - 1))
+		if (slot[j].key == key && slot[j].sub == sub && slot[j].check == check) {
+			id = slot[j].id; /* another thread added it meanwhile */
+			goto out;
+		}
+	if (nnames >= LANGNAME_MAX)
+		goto out;
+	fnlen = fnlen > LANGNAME_LEN ? LANGNAME_LEN : fnlen;
+	filelen = filelen > LANGNAME_LEN ? LANGNAME_LEN : filelen;
+	outfile_u64(num, line > 0 ? (uint64_t)line : 0);
+	nn = strlen(num);
+	if (!(copy = arena_alloc(&names_arena, fnlen + filelen + nn + 3)))
+		goto out;
+	/* "NAME<tab>FILE:LINE" */
+	d = put(copy, fn, fnlen);
+	*d++ = '\t';
+	d = put(d, file, filelen);
+	*d++ = ':';
+	memcpy(d, num, nn + 1);
+	id = nnames + 1;
+	names[id] = copy;
+	slot[j].check = check;
+	slot[j].sub = sub;
+	slot[j].id = id;
+	__atomic_store_n(&slot[j].key, key, __ATOMIC_RELEASE);
+	__atomic_store_n(&nnames, id, __ATOMIC_RELEASE);
+out:
+	lock_give(&lk);
+	return id;
+}
+
+#define NFIXED 2 /* lang, lang.frames */
+
+size_t langname_info_count(void)
+{
+	if (!(snap_lang = __atomic_load_n(&lang, __ATOMIC_ACQUIRE)))
+		return 0;
+	snap = __atomic_load_n(&nnames, __ATOMIC_ACQUIRE);
+	return NFIXED + snap;
+}
+
+void langname_info_put(struct format_writer *w)
+{
+	if (!snap_lang)
+		return;
+	format_put_str(w, "lang");
+	format_put_str(w, snap_lang);
+	format_put_str(w, "lang.frames");
+	format_put_str(w, __atomic_load_n(&status, __ATOMIC_ACQUIRE));
+	for (uint32_t id = 1; id <= snap; id++) {
+		memcpy(keybuf, "lang.fn.", 8);
+		outfile_u64(keybuf + 8, id);
+		format_put_str(w, keybuf);
+		format_put_str(w, names[id]);
+	}
+}

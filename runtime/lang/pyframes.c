@@ -1,0 +1,376 @@
+/*
+ * pyframes.c - owns reading CPython from inside it (py_*, pyframes.h):
+ * whether the interpreter is one whose layout the runtime knows, and the
+ * Python frames that a captured C stack runs.
+ *
+ * CPython 3.11 keeps a thread's Python frames in a chain of
+ * _PyInterpreterFrame (pycore_frame.h), innermost first from the thread
+ * state's cframe->current_frame, each with its code object and its last
+ * instruction.  One C activation of the eval loop, _PyEval_EvalFrameDefault,
+ * runs several of them (a Python call from Python makes no C call): the
+ * frames up to and including one marked is_entry.  So the k-th eval frame
+ * of a C stack, from the innermost, runs the k-th such group.  The
+ * interpreter's other C frames (the object allocator, the call
+ * machinery, main) are left out; C frames of other objects (extension
+ * modules, libraries) stay where they are: a mixed stack, as py-spy's
+ * native mode shows one.  A group whose eval frame the walk did not see
+ * (a frame in the loop's cold part, split out by the compiler) goes with
+ * the next one found, and the groups left after the last go at the end:
+ * the Python frames are always all there, in order.
+ *
+ * The layout comes from pylayout.h (the installed python3's headers).
+ * py_setup checks it before any frame is read: the interpreter's version,
+ * and the names of two type objects (code, str) at the offset the headers
+ * give, read with reads that cannot fault.  Every frame read is checked:
+ * its code object must be of the code type; if not, frames are read no
+ * more (said once).
+ */
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "format.h"
+#include "langname.h"
+#include "pyframes.h"
+#include "pylayout.h"
+
+static int state = -2; /* -2: not set up; else py_setup's answer */
+static uintptr_t eval_lo, eval_hi;     /* _PyEval_EvalFrameDefault */
+static uintptr_t interp_lo, interp_hi; /* the interpreter's code */
+static uintptr_t libc_lo, libc_hi;     /* libc's (the start, below main) */
+static uintptr_t code_type, str_type;
+static void *(*tstate_get)(void);
+static int (*addr2line)(void *, int);
+static char lang[40] = "python";
+
+#define WORD(p, off) (*(const uintptr_t *)((p) + (off)))
+
+/* Say why frames are not read, once, on stderr and in INFO. */
+static void refuse(const char *why)
+{
+	static const char m[] = "mprof: Python frames not read: ";
+	static int said;
+
+	langname_status(why);
+	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED)) {
+		(void)!write(2, m, sizeof m - 1);
+		(void)!write(2, why + 6, strlen(why + 6)); /* after "none: " */
+		(void)!write(2, "; stacks stay native\n", 21);
+	}
+}
+
+/* ---- is this CPython? ---- */
+
+static int found_libpython;
+
+static int find_libpython(struct dl_phdr_info *info, size_t size, void *data)
+{
+	const char *base = strrchr(info->dlpi_name, '/');
+
+	(void)size;
+	(void)data;
+	base = base ? base + 1 : info->dlpi_name;
+	if (!strncmp(base, "libpython3", 10))
+		found_libpython = 1;
+	return found_libpython;
+}
+
+/* The executable is a python3 or a libpython3 is loaded: only then is
+ * dlsym asked (a failed one leaves libc a message to free). */
+static int python_here(void)
+{
+	char exe[256], *base;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+
+	if (n > 0) {
+		exe[n] = 0;
+		base = strrchr(exe, '/');
+		base = base ? base + 1 : exe;
+		if (!strncmp(base, "python3", 7))
+			return 1;
+	}
+	dl_iterate_phdr(find_libpython, NULL);
+	return found_libpython;
+}
+
+/* The executable segment of the object that holds address a. */
+struct seg {
+	uintptr_t a, lo, hi;
+};
+
+static int find_seg(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct seg *s = data;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && s->a >= lo &&
+		    s->a < lo + ph->p_memsz) {
+			s->lo = lo;
+			s->hi = lo + ph->p_memsz;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* n bytes at src into dst, or -1 if they are not all readable. */
+static int safe_read(void *dst, uintptr_t src, size_t n)
+{
+	struct iovec l = { dst, n }, r = { (void *)src, n };
+
+	return process_vm_readv(getpid(), &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -1;
+}
+
+/* Whether the type object at t is named want (tp_name, safe reads). */
+static int type_named(uintptr_t t, const char *want)
+{
+	uintptr_t name;
+	char buf[16];
+	size_t n = strlen(want) + 1;
+
+	return t && safe_read(&name, t + PYL_TP_NAME, sizeof name) == 0 &&
+	       safe_read(buf, name, n) == 0 && !memcmp(buf, want, n);
+}
+
+#ifdef PYL_NONE
+int py_setup(void)
+{
+	if (state == -2) {
+		state = python_here() ? -1 : 0;
+		if (state < 0) {
+			langname_profile(lang);
+			refuse("none: the runtime was built without Python's headers (python3-dev)");
+		}
+	}
+	return state;
+}
+#else
+int py_setup(void)
+{
+	const uint32_t *ver;
+	Dl_info info;
+	const ElfW(Sym) *sym = NULL;
+	struct seg sg = { 0, 0, 0 };
+	void *f;
+
+	if (state != -2)
+		return state;
+	state = 0;
+	if (!python_here())
+		return 0;
+	state = -1;
+	ver = dlsym(RTLD_DEFAULT, "Py_Version");
+	if (ver)
+		snprintf(lang, sizeof lang, "python %u.%u.%u", *ver >> 24, *ver >> 16 & 0xff,
+			 *ver >> 8 & 0xff);
+	langname_profile(lang);
+	if (!ver || (*ver & 0xffff0000u) != PYL_HEX) {
+		refuse("none: not the Python whose layout the runtime has (" PYL_VERSION ")");
+		return state;
+	}
+	tstate_get = (void *(*)(void))dlsym(RTLD_DEFAULT, "_PyThreadState_UncheckedGet");
+	addr2line = (int (*)(void *, int))dlsym(RTLD_DEFAULT, "PyCode_Addr2Line");
+	code_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyCode_Type");
+	str_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyUnicode_Type");
+	f = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
+	if (!tstate_get || !addr2line || !code_type || !str_type || !f) {
+		refuse("none: the interpreter's functions were not found");
+		return state;
+	}
+	if (!dladdr1(f, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym || !sym->st_size) {
+		refuse("none: the eval loop's size is not known");
+		return state;
+	}
+	eval_lo = (uintptr_t)f;
+	eval_hi = eval_lo + sym->st_size;
+	sg.a = eval_lo;
+	dl_iterate_phdr(find_seg, &sg);
+	if (!sg.lo) {
+		refuse("none: the interpreter's code was not found");
+		return state;
+	}
+	interp_lo = sg.lo;
+	interp_hi = sg.hi;
+	sg = (struct seg){ (uintptr_t)&exit, 0, 0 };
+	dl_iterate_phdr(find_seg, &sg);
+	libc_lo = sg.lo;
+	libc_hi = sg.hi;
+	if (!type_named(code_type, "code") || !type_named(str_type, "str")) {
+		refuse("none: the interpreter's objects are not laid out as its headers say");
+		return state;
+	}
+	langname_status("read");
+	__atomic_store_n(&state, 1, __ATOMIC_RELEASE);
+	return state;
+}
+#endif
+
+#ifndef PYL_NONE
+
+/* ---- names ---- */
+
+/* The text of str object s, as UTF-8, into buf (cap bytes); its length. */
+static size_t str_text(uintptr_t s, char *buf, size_t cap)
+{
+	unsigned char st;
+	size_t len, k = 0;
+	const unsigned char *d;
+	int kind;
+
+	if (!s || (s & 7) || WORD(s, PYL_OB_TYPE) != str_type)
+		goto unknown;
+	st = *(const unsigned char *)(s + PYL_STR_COMPACT_AT);
+	len = WORD(s, PYL_STR_LENGTH);
+	if (!(st & PYL_STR_COMPACT_MASK))
+		goto unknown; /* a legacy string: not one of code's */
+	if (*(const unsigned char *)(s + PYL_STR_ASCII_AT) & PYL_STR_ASCII_MASK) {
+		len = len < cap ? len : cap;
+		memcpy(buf, (const void *)(s + PYL_STR_ASCII_DATA), len);
+		return len;
+	}
+	kind = *(const unsigned char *)(s + PYL_STR_KIND_AT) >> PYL_STR_KIND_SHIFT & 7;
+	d = (const unsigned char *)(s + PYL_STR_COMPACT_DATA);
+	for (size_t i = 0; i < len; i++) {
+		uint32_t c = kind == 1 ? d[i] : kind == 2 ? ((const uint16_t *)d)[i]
+							: ((const uint32_t *)d)[i];
+		if (k + 4 > cap)
+			break;
+		if (c < 0x80) {
+			buf[k++] = (char)c;
+		} else if (c < 0x800) {
+			buf[k++] = (char)(0xc0 | c >> 6);
+			buf[k++] = (char)(0x80 | (c & 0x3f));
+		} else if (c < 0x10000) {
+			buf[k++] = (char)(0xe0 | c >> 12);
+			buf[k++] = (char)(0x80 | (c >> 6 & 0x3f));
+			buf[k++] = (char)(0x80 | (c & 0x3f));
+		} else {
+			buf[k++] = (char)(0xf0 | c >> 18);
+			buf[k++] = (char)(0x80 | (c >> 12 & 0x3f));
+			buf[k++] = (char)(0x80 | (c >> 6 & 0x3f));
+			buf[k++] = (char)(0x80 | (c & 0x3f));
+		}
+	}
+	return k;
+unknown:
+	memcpy(buf, "?", 1);
+	return 1;
+}
+
+/* A frame met for the first time: its names and line, interned. */
+static __attribute__((noinline)) uint32_t name_frame(uintptr_t code, uint32_t instr)
+{
+	char fn[LANGNAME_LEN], file[LANGNAME_LEN];
+	size_t nf = str_text(WORD(code, PYL_CO_QUALNAME), fn, sizeof fn);
+	size_t nl = str_text(WORD(code, PYL_CO_FILENAME), file, sizeof file);
+	int line = addr2line((void *)code, (int)(instr * PYL_CODEUNIT));
+
+	return langname_add(code, instr, WORD(code, PYL_CO_QUALNAME), fn, nf, file, nl, line);
+}
+
+/* The pseudo-frame of interpreter frame f, or 0 when f is incomplete (a
+ * call under way: not yet a frame of its function's); BAD on a frame that
+ * is not laid out as the headers say. */
+#define BAD 1
+static uint64_t frame_of(uintptr_t f)
+{
+	uintptr_t code = WORD(f, PYL_FR_CODE), start, prev;
+	uint32_t instr, id;
+
+	if (!code || (code & 7) || WORD(code, PYL_OB_TYPE) != code_type)
+		return BAD;
+	start = code + PYL_CO_CODE;
+	prev = WORD(f, PYL_FR_PREV_INSTR);
+	if (*(const char *)(f + PYL_FR_OWNER) != PYL_OWNED_BY_GENERATOR &&
+	    prev < start + (uintptr_t)*(const int *)(code + PYL_CO_FIRSTTRACEABLE) * PYL_CODEUNIT)
+		return 0;
+	instr = prev >= start ? (uint32_t)((prev - start) / PYL_CODEUNIT) : 0;
+	id = langname_find(code, instr, WORD(code, PYL_CO_QUALNAME));
+	if (!id)
+		id = name_frame(code, instr);
+	return FORMAT_LANG_FRAME(id);
+}
+
+/* Frames of the chain from *f into out[*n..max), through the end of its
+ * group (an entry frame), or all of it (all); *f moves on.  -1 on a
+ * frame laid out otherwise. */
+static int group(uintptr_t *f, uint64_t *out, int *n, int max, int all)
+{
+	int guard = 0;
+
+	while (*f && guard++ < 4096) {
+		uintptr_t cur = *f;
+		int entry = *(const unsigned char *)(cur + PYL_FR_IS_ENTRY) != 0;
+		uint64_t v = frame_of(cur);
+
+		if (v == BAD)
+			return -1;
+		*f = WORD(cur, PYL_FR_PREVIOUS);
+		if (v && *n < max)
+			out[(*n)++] = v;
+		if (entry && !all)
+			break;
+	}
+	return 0;
+}
+
+int py_rewrite(uint64_t *frames, int depth, int max, int cut)
+{
+	uint64_t out[max];
+	uintptr_t ts, cf, f;
+	int n = 0, evals = 0, i;
+
+	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != 1 || !(ts = (uintptr_t)tstate_get()) ||
+	    !(cf = WORD(ts, PYL_TS_CFRAME)) || !(f = WORD(cf, PYL_CF_CURRENT)))
+		return cut ? -1 : depth;
+	for (i = 0; i < depth; i++)
+		evals += frames[i] > eval_lo && frames[i] <= eval_hi;
+	if (!evals)
+		return cut ? -1 : depth;
+	for (i = 0; i < depth; i++) {
+		uint64_t pc = frames[i];
+
+		/* A return address: pc - 1 is in the calling function.  Below
+		 * the outermost eval frame, libc's start is left out too. */
+		if (pc > eval_lo && pc <= eval_hi) {
+			/* A cut walk: the first eval frame runs the whole chain. */
+			if (cut)
+				break;
+			if (group(&f, out, &n, max, 0) < 0)
+				goto mismatch;
+			evals--;
+		} else if ((pc <= interp_lo || pc > interp_hi) &&
+			   (evals || pc <= libc_lo || pc > libc_hi)) {
+			if (n < max)
+				out[n++] = pc;
+		}
+	}
+	if (group(&f, out, &n, max, 1) < 0)
+		goto mismatch;
+	memcpy(frames, out, (size_t)n * sizeof(*out));
+	return n;
+mismatch:
+	__atomic_store_n(&state, -1, __ATOMIC_RELEASE);
+	refuse("none: a frame's code object is not of the code type");
+	return cut ? -1 : depth;
+}
+
+#else
+
+int py_rewrite(uint64_t *frames, int depth, int max, int cut)
+{
+	(void)frames;
+	(void)max;
+	return cut ? -1 : depth;
+}
+
+#endif

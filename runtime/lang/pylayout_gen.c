@@ -1,0 +1,74 @@
+/*
+ * pylayout_gen.c - a build-time program, not part of any runtime: prints
+ * pylayout.h, the offsets and constants of CPython's internals that
+ * pyframes.c reads, taken from the installed interpreter's own headers
+ * (Debian's python3-dev: /usr/include/python3.X, its internal/ headers
+ * with Py_BUILD_CORE).  The Makefile compiles and runs it; when the
+ * headers are missing, or are of a version whose layout this file does
+ * not name (CPython 3.12 moved the frame's fields), it does not compile,
+ * and the Makefile writes a pylayout.h that says so (PYL_NONE): the
+ * runtime then shows Python programs by their native frames.
+ */
+#define Py_BUILD_CORE 1
+#include <Python.h>
+#include <internal/pycore_frame.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The byte and mask of the bit-field that sets `field` in PyASCIIObject's
+ * state: set it in an object of zeros, look for the byte. */
+#define STATE_BIT(label, field)                                                  \
+	do {                                                                     \
+		PyASCIIObject o;                                                 \
+		memset(&o, 0, sizeof o);                                         \
+		o.state.field = 1;                                               \
+		for (size_t i = 0; i < sizeof o; i++)                            \
+			if (((unsigned char *)&o)[i])                            \
+				printf("#define PYL_STR_%s_AT %zu\n#define PYL_STR_%s_MASK 0x%x\n", \
+				       label, i, label, ((unsigned char *)&o)[i]);       \
+	} while (0)
+
+int main(void)
+{
+
+	printf("/* Made by runtime/lang/pylayout_gen.c from Python %s's headers. */\n",
+	       PY_VERSION);
+	printf("#define PYL_VERSION \"%s\"\n", PY_VERSION);
+	/* Layouts hold within a minor version (3.11.x). */
+	printf("#define PYL_HEX 0x%08xu\n", (unsigned)(PY_VERSION_HEX & 0xffff0000));
+	printf("#define PYL_TS_CFRAME %zu\n", offsetof(PyThreadState, cframe));
+	printf("#define PYL_CF_CURRENT %zu\n", offsetof(_PyCFrame, current_frame));
+	printf("#define PYL_FR_CODE %zu\n", offsetof(_PyInterpreterFrame, f_code));
+	printf("#define PYL_FR_PREVIOUS %zu\n", offsetof(_PyInterpreterFrame, previous));
+	printf("#define PYL_FR_PREV_INSTR %zu\n", offsetof(_PyInterpreterFrame, prev_instr));
+	printf("#define PYL_FR_IS_ENTRY %zu\n", offsetof(_PyInterpreterFrame, is_entry));
+	printf("#define PYL_FR_OWNER %zu\n", offsetof(_PyInterpreterFrame, owner));
+	printf("#define PYL_OWNED_BY_GENERATOR %d\n", FRAME_OWNED_BY_GENERATOR);
+	printf("#define PYL_OB_TYPE %zu\n", offsetof(PyObject, ob_type));
+	printf("#define PYL_TP_NAME %zu\n", offsetof(PyTypeObject, tp_name));
+	printf("#define PYL_CO_QUALNAME %zu\n", offsetof(PyCodeObject, co_qualname));
+	printf("#define PYL_CO_FILENAME %zu\n", offsetof(PyCodeObject, co_filename));
+	printf("#define PYL_CO_FIRSTLINENO %zu\n", offsetof(PyCodeObject, co_firstlineno));
+	printf("#define PYL_CO_FIRSTTRACEABLE %zu\n", offsetof(PyCodeObject, _co_firsttraceable));
+	printf("#define PYL_CO_CODE %zu\n", offsetof(PyCodeObject, co_code_adaptive));
+	printf("#define PYL_CODEUNIT %zu\n", sizeof(_Py_CODEUNIT));
+	printf("#define PYL_STR_LENGTH %zu\n", offsetof(PyASCIIObject, length));
+	printf("#define PYL_STR_ASCII_DATA %zu\n", sizeof(PyASCIIObject));
+	printf("#define PYL_STR_COMPACT_DATA %zu\n", sizeof(PyCompactUnicodeObject));
+	STATE_BIT("COMPACT", compact);
+	STATE_BIT("ASCII", ascii);
+	/* kind: 3 bits; its byte and shift, from setting it to 1. */
+	{
+		PyASCIIObject o;
+		memset(&o, 0, sizeof o);
+		o.state.kind = 1;
+		for (size_t i = 0; i < sizeof o; i++) {
+			unsigned b = ((unsigned char *)&o)[i];
+			if (b)
+				printf("#define PYL_STR_KIND_AT %zu\n#define PYL_STR_KIND_SHIFT %d\n", i,
+				       __builtin_ctz(b));
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,116 @@
+# mprof on CPython (issue 25, items 1, 3, 4): Debian's python3 (3.11),
+# with no change to the program and no PYTHONMALLOC, every object the
+# interpreter makes (pymalloc's too) counted under the Python function and
+# line that made it, the eval loop's C frames replaced by the Python
+# frames they run, the interpreter's other C frames left out, C extension
+# frames kept where they are (a mixed stack).
+#
+# Known answers: tests/progs/py_alloc.py keeps 20000 strings made in
+# strings() and 30000 tuples made in tuples(); the bytes each function
+# keeps, by the monitor, are tracemalloc's for the same function on the
+# same program (both count the bytes asked for) within 0.5%.
+# tests/progs/py_shapes.py keeps what a thread, a generator, a caught
+# exception, a coroutine and json's C encoder make, and exits with 3.
+. "$(dirname "$0")/../lib.sh"
+plan 23
+cd "$T" || exit 1
+
+PY=/usr/bin/python3
+if [ ! -x "$PY" ]; then
+	absent 23 "$PY (Debian's python3, scripts/install-deps.sh)"
+	done_testing
+fi
+lib=$LIBMPROF/libmprof.so
+cp "$TOP/tests/progs/py_alloc.py" "$TOP/tests/progs/py_shapes.py" .
+
+# infov DATA KEY: an INFO value, spaces and all.
+infov() { "$MPROF" dump "$1" | awk -v k="$2" '$1 == "info" && $2 == k { sub(/^info [^ ]+ /, ""); print }'; }
+# kept DATA STACK: the kept bytes of the folded stack STACK exactly.
+kept() { "$MPROF" export --format folded "$1" | awk -v s="$2" '{ v = $NF; sub(/ [0-9]+$/, "") } $0 == s { n += v } END { print n + 0 }'; }
+# near A B PCT: A within PCT percent of B.
+near() { awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= b * p / 100) }'; }
+
+# 1-8: py_alloc, against tracemalloc.
+"$PY" -X tracemalloc=1 py_alloc.py tm > tm.out 2>&1
+tm_s=$(awk '$1 == "strings" { print $2 }' tm.out)
+tm_t=$(awk '$1 == "tuples" { print $2 }' tm.out)
+out=$(MPROF_OUT=pa.data LD_PRELOAD=$lib "$PY" py_alloc.py 2> pa.err)
+rc=$?
+is "$rc $out" "0 done 20000 30000" "py_alloc prints and exits as it does bare"
+like "$(infov pa.data lang) / $(infov pa.data lang.frames)" '^python 3\.11\.[0-9]+ / read$' \
+	"INFO: the language and its frames read"
+ms=$(kept pa.data "<module>;strings")
+mt=$(kept pa.data "<module>;tuples")
+near "$ms" "$tm_s" 0.5
+ok $? "strings() keeps $ms bytes; tracemalloc says $tm_s (0.5%)"
+near "$mt" "$tm_t" 0.5
+ok $? "tuples() keeps $mt bytes; tracemalloc says $tm_t (0.5%)"
+line=$(grep -n 'out.append("s" \* 200' py_alloc.py | cut -d: -f1)
+like "$("$MPROF" dump pa.data | grep -F 'info lang.fn.')" "strings.*py_alloc\\.py:$line\$" \
+	"a frame names strings() at its line ($line)"
+unlike "$("$MPROF" export --format folded pa.data)" '_PyEval_EvalFrameDefault|PyObject_Malloc' \
+	"no stack shows the eval loop or the object allocator"
+row=$("$MPROF" pa.data | awk '/^--------- DIRECT/ { d = 1 } /^--------- ALLOCATION CALL/ { d = 0 } d && $NF == "strings"')
+like "$row" " $ms " "the direct allocation table charges strings() its kept bytes"
+if [ -x "$B/tools/pprof" ]; then
+	"$MPROF" export --format pprof -o pa.pb.gz pa.data
+	like "$("$B/tools/pprof" -top -lines pa.pb.gz 2> /dev/null)" "strings .*py_alloc\\.py:$line" \
+		"pprof shows strings() by name, file and line"
+else
+	fail "pprof not built ($B/tools/pprof: make builds it from Debian's golang-github-google-pprof-dev)"
+fi
+
+# 9-16: the shapes of Python code.
+bare=$("$PY" py_shapes.py 2>&1; echo "rc=$?")
+out=$(MPROF_OUT=sh.data LD_PRELOAD=$lib "$PY" py_shapes.py 2>&1; echo "rc=$?")
+is "$out" "$bare" "py_shapes prints and exits (3) as it does bare"
+"$MPROF" export --format folded sh.data > sh.folded
+th=$(kept sh.data "Thread._bootstrap;Thread._bootstrap_inner;Thread.run;in_thread;in_thread.<locals>.<listcomp>")
+[ "$th" -ge 100000 ]
+ok $? "a thread's objects under its Python frames ($th bytes of 100 x 1000)"
+g=$(kept sh.data "<module>;from_gen;gen")
+[ "$g" -ge 100000 ]
+ok $? "a generator's objects under it, called from where it is consumed ($g bytes of 200 x 500)"
+c=$(grep -E ';Handle\._run;coro;coro\.<locals>\.<listcomp> [0-9]+$' sh.folded | awk '{ n += $NF } END { print n + 0 }')
+[ "$c" -ge 21000 ]
+ok $? "a coroutine's objects under the event loop's frames ($c bytes of 30 x 700)"
+e=$(kept sh.data "<module>;catcher;raiser")
+[ "$e" -gt 300 ]
+ok $? "the exceptions raised and kept, under the function that raised them ($e bytes)"
+like "$(cat sh.folded)" '^<module>;encode;dumps;JSONEncoder\.encode;JSONEncoder\.iterencode;_json\.cpython-311-x86_64-linux-gnu\.so\+0x[0-9a-f]+ [0-9]+$' \
+	"a mixed stack: json's C encoder under the Python frames that called it"
+like "$("$MPROF" export --format folded --counter alloc_space sh.data)" ';JSONEncoder\.iterencode;(.*;)?Enc\.default [0-9]+$' \
+	"Python called back from C: Enc.default under the frames that called json"
+unlike "$(cat sh.folded)" '_PyEval_EvalFrameDefault' "no eval loop frame in any stack"
+
+# 17-18: the native view, asked for; PYTHONMALLOC=malloc.
+MPROF_PYTHON=0 MPROF_OUT=nat.data LD_PRELOAD=$lib "$PY" py_alloc.py > /dev/null 2>&1
+is "$(infov nat.data lang)" "" "MPROF_PYTHON=0: no language frames"
+like "$("$MPROF" export --format folded nat.data)" '_PyEval_EvalFrameDefault' \
+	"MPROF_PYTHON=0: the stacks are native"
+PYTHONMALLOC=malloc MPROF_OUT=pm.data LD_PRELOAD=$lib "$PY" py_alloc.py > /dev/null 2>&1
+pm=$(kept pm.data "<module>;strings")
+near "$pm" "$tm_s" 0.5
+ok $? "PYTHONMALLOC=malloc: malloc's blocks get the Python frames ($pm bytes for strings())"
+
+# 19-20: merge and diff read the language frames of each file.
+"$MPROF" merge pa.data pm.data -o m.data 2> merge.err
+mm=$(kept m.data "<module>;strings")
+is "$mm" "$((ms + pm))" "merged: strings() keeps both runs' bytes under one name"
+like "$("$MPROF" diff pa.data sh.data)" ' strings$' "diff names the Python functions"
+
+# 21-22: a subprocess (python3 starting python3) is profiled too, by its
+# own file, with its own frames.
+cat > parent.py <<'PYEOF'
+import subprocess, sys
+subprocess.run([sys.executable, "py_alloc.py"], check=True)
+PYEOF
+"$MPROF" run -o sub.data "$PY" parent.py > sub.out 2>&1
+is "$(grep -c done sub.out)" "1" "the child ran under mprof run"
+ls sub.data* > files.txt 2>&1
+found=0
+for f in sub.data*; do
+	[ "$(kept "$f" "<module>;strings")" -gt 5000000 ] && found=1
+done
+is "$found" "1" "the child's profile names strings() ($(tr '\n' ' ' < files.txt))"
+done_testing

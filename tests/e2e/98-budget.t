@@ -99,7 +99,7 @@ ok $? "exact, python json: $r x bare (today's 1.687, budget 1.721; goal 1.30)"
 # object by malloc, native stacks).  Goal 1.1; today's 2.05 (every object
 # walks its stack: one C stack runs many Python stacks, so the monitor's
 # remembered walks do not serve), budget +2%.
-r=$(awk -v a="$pview" -v b="$pexact" 'BEGIN { printf "%.3f", b > 0 ? a / b : 0 }')
+r=$(awk -v a="$pview" -v b="$pexact" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }')
 within "$r" 2.09
 ok $? "exact, python json, the Python view: $r x the native view (today's 2.05, budget 2.09; goal 1.1)"
 cc -O2 -g -o deep22b "$TOP/bench/deep22.c" || exit 1

@@ -28,6 +28,7 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +45,8 @@ static uintptr_t eval_lo, eval_hi;     /* _PyEval_EvalFrameDefault */
 static uintptr_t interp_lo, interp_hi; /* the interpreter's code */
 static uintptr_t libc_lo, libc_hi;     /* libc's (the start, below main) */
 static uintptr_t code_type, str_type;
-static void *(*tstate_get)(void);
+static void *(*tstate_get)(void);  /* the thread holding the GIL's */
+static void *(*tstate_mine)(void); /* this thread's, GIL or not */
 static int (*addr2line)(void *, int);
 static char lang[40] = "python";
 
@@ -178,11 +180,12 @@ int py_setup(void)
 		return state;
 	}
 	tstate_get = (void *(*)(void))dlsym(RTLD_DEFAULT, "_PyThreadState_UncheckedGet");
+	tstate_mine = (void *(*)(void))dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
 	addr2line = (int (*)(void *, int))dlsym(RTLD_DEFAULT, "PyCode_Addr2Line");
 	code_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyCode_Type");
 	str_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyUnicode_Type");
 	f = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
-	if (!tstate_get || !addr2line || !code_type || !str_type || !f) {
+	if (!tstate_get || !tstate_mine || !addr2line || !code_type || !str_type || !f) {
 		refuse("none: the interpreter's functions were not found");
 		return state;
 	}
@@ -329,8 +332,17 @@ int py_rewrite(uint64_t *frames, int depth, int max, int cut)
 	uintptr_t ts, cf, f;
 	int n = 0, evals = 0, i;
 
-	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != 1 || !(ts = (uintptr_t)tstate_get()) ||
-	    !(cf = WORD(ts, PYL_TS_CFRAME)) || !(f = WORD(cf, PYL_CF_CURRENT)))
+	/* The thread state: the GIL holder's is one load, this thread's if
+	 * its id says so; a thread that let the GIL go (a C function that
+	 * may block: os.listdir's opendir) finds its own by its thread-
+	 * specific key.  Its frames stay as they are while it runs C code:
+	 * only it changes them. */
+	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != 1)
+		return cut ? -1 : depth;
+	ts = (uintptr_t)tstate_get();
+	if (!ts || WORD(ts, PYL_TS_THREAD_ID) != (uintptr_t)pthread_self())
+		ts = (uintptr_t)tstate_mine();
+	if (!ts || !(cf = WORD(ts, PYL_TS_CFRAME)) || !(f = WORD(cf, PYL_CF_CURRENT)))
 		return cut ? -1 : depth;
 	for (i = 0; i < depth; i++)
 		evals += frames[i] > eval_lo && frames[i] <= eval_hi;

@@ -38,6 +38,7 @@ int main(void)
 	/* Layouts hold within a minor version (3.11.x). */
 	printf("#define PYL_HEX 0x%08xu\n", (unsigned)(PY_VERSION_HEX & 0xffff0000));
 	printf("#define PYL_TS_CFRAME %zu\n", offsetof(PyThreadState, cframe));
+	printf("#define PYL_TS_THREAD_ID %zu\n", offsetof(PyThreadState, thread_id));
 	printf("#define PYL_CF_CURRENT %zu\n", offsetof(_PyCFrame, current_frame));
 	printf("#define PYL_FR_CODE %zu\n", offsetof(_PyInterpreterFrame, f_code));
 	printf("#define PYL_FR_PREVIOUS %zu\n", offsetof(_PyInterpreterFrame, previous));

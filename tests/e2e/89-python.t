@@ -12,7 +12,7 @@
 # tests/progs/py_shapes.py keeps what a thread, a generator, a caught
 # exception, a coroutine and json's C encoder make, and exits with 3.
 . "$(dirname "$0")/../lib.sh"
-plan 23
+plan 24
 cd "$T" || exit 1
 
 PY=/usr/bin/python3
@@ -60,7 +60,7 @@ else
 	fail "pprof not built ($B/tools/pprof: make builds it from Debian's golang-github-google-pprof-dev)"
 fi
 
-# 9-16: the shapes of Python code.
+# 9-17: the shapes of Python code.
 bare=$("$PY" py_shapes.py 2>&1; echo "rc=$?")
 out=$(MPROF_OUT=sh.data LD_PRELOAD=$lib "$PY" py_shapes.py 2>&1; echo "rc=$?")
 is "$out" "$bare" "py_shapes prints and exits (3) as it does bare"
@@ -81,9 +81,12 @@ like "$(cat sh.folded)" '^<module>;encode;dumps;JSONEncoder\.encode;JSONEncoder\
 	"a mixed stack: json's C encoder under the Python frames that called it"
 like "$("$MPROF" export --format folded --counter alloc_space sh.data)" ';JSONEncoder\.iterencode;(.*;)?Enc\.default [0-9]+$' \
 	"Python called back from C: Enc.default under the frames that called json"
+d=$(kept sh.data "<module>;scan;opendir_tail;__alloc_dir")
+[ "$d" -ge 32768 ]
+ok $? "C code run with the GIL let go: opendir's buffer under scan() ($d bytes)"
 unlike "$(cat sh.folded)" '_PyEval_EvalFrameDefault' "no eval loop frame in any stack"
 
-# 17-18: the native view, asked for; PYTHONMALLOC=malloc.
+# 18-19: the native view, asked for; PYTHONMALLOC=malloc.
 MPROF_PYTHON=0 MPROF_OUT=nat.data LD_PRELOAD=$lib "$PY" py_alloc.py > /dev/null 2>&1
 is "$(infov nat.data lang)" "" "MPROF_PYTHON=0: no language frames"
 like "$("$MPROF" export --format folded nat.data)" '_PyEval_EvalFrameDefault' \
@@ -93,13 +96,13 @@ pm=$(kept pm.data "<module>;strings")
 near "$pm" "$tm_s" 0.5
 ok $? "PYTHONMALLOC=malloc: malloc's blocks get the Python frames ($pm bytes for strings())"
 
-# 19-20: merge and diff read the language frames of each file.
+# 20-21: merge and diff read the language frames of each file.
 "$MPROF" merge pa.data pm.data -o m.data 2> merge.err
 mm=$(kept m.data "<module>;strings")
 is "$mm" "$((ms + pm))" "merged: strings() keeps both runs' bytes under one name"
 like "$("$MPROF" diff pa.data sh.data)" ' strings$' "diff names the Python functions"
 
-# 21-22: a subprocess (python3 starting python3) is profiled too, by its
+# 22-23: a subprocess (python3 starting python3) is profiled too, by its
 # own file, with its own frames.
 cat > parent.py <<'PYEOF'
 import subprocess, sys

@@ -1,7 +1,8 @@
 # Python's shapes of code for the monitor's Python view
 # (tests/e2e/89-python.t): a thread, a generator, an exception caught, a
-# coroutine, and a C extension (json) calling back into Python; each
-# keeps what it makes, so each is a row of its own at exit.
+# coroutine, a C extension (json) calling back into Python, and C code
+# run with the GIL let go (os.scandir's opendir); each keeps what it
+# makes, so each is a row of its own at exit.
 import asyncio
 import json
 import os
@@ -40,6 +41,11 @@ async def coro():
     kept.append([bytearray(700) for _ in range(30)])
 
 
+def scan():
+    # opendir's buffer, made with the GIL let go (os.scandir)
+    kept.append(os.scandir("/"))
+
+
 class Enc(json.JSONEncoder):
     def default(self, o):
         return "y" * (2000 + len(type(o).__name__))
@@ -56,6 +62,7 @@ from_gen()
 catcher()
 asyncio.run(coro())
 encode()
+scan()
 print("shapes", len(kept))
 sys.stdout.flush()
 os._exit(3)

@@ -51,6 +51,9 @@ int unwind_capture(uint64_t *frames, int max, const struct unwind_frame0 *f0, ui
  * for the first time, most of which never come back.
  */
 void unwind_memo_set(uint64_t owner, uint64_t value, const uint64_t *frames, int depth, int whole);
+/* The same, whole, for a second caller (the monitor's language stacks):
+ * each entry point has one, which keeps it inlined in the other. */
+void unwind_memo_keep(uint64_t owner, uint64_t value, const uint64_t *frames, int depth);
 /*
  * After a capture of depth frames (filled, not truncated), whether its
  * outer frames are those of the stack a previous capture's value stands

@@ -29,6 +29,7 @@
 #include <elf.h>
 #include <link.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,9 +47,12 @@ static uintptr_t interp_lo, interp_hi; /* the interpreter's code */
 static uintptr_t libc_lo, libc_hi;     /* libc's (the start, below main) */
 static uintptr_t code_type, str_type;
 static void *(*tstate_get)(void);  /* the thread holding the GIL's */
+static const uintptr_t *tstate_current; /* what tstate_get reads */
 static void *(*tstate_mine)(void); /* this thread's, GIL or not */
-static int (*addr2line)(void *, int);
+static int (*check_line)(int, void *); /* _PyCode_CheckLineNumber */
 static char lang[40] = "python";
+uintptr_t py_code_type;
+uint64_t py_code_frees;
 
 #define WORD(p, off) (*(const uintptr_t *)((p) + (off)))
 
@@ -181,11 +185,14 @@ int py_setup(void)
 	}
 	tstate_get = (void *(*)(void))dlsym(RTLD_DEFAULT, "_PyThreadState_UncheckedGet");
 	tstate_mine = (void *(*)(void))dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
-	addr2line = (int (*)(void *, int))dlsym(RTLD_DEFAULT, "PyCode_Addr2Line");
+	check_line = (int (*)(int, void *))dlsym(RTLD_DEFAULT, "_PyCode_CheckLineNumber");
 	code_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyCode_Type");
 	str_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyUnicode_Type");
 	f = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
-	if (!tstate_get || !tstate_mine || !addr2line || !code_type || !str_type || !f) {
+	tstate_current = dlsym(RTLD_DEFAULT, "_PyRuntime");
+	if (tstate_current)
+		tstate_current = (const uintptr_t *)((uintptr_t)tstate_current + PYL_RT_TSTATE);
+	if (!tstate_get || !tstate_current || !tstate_mine || !check_line || !code_type || !str_type || !f) {
 		refuse("none: the interpreter's functions were not found");
 		return state;
 	}
@@ -212,6 +219,7 @@ int py_setup(void)
 		return state;
 	}
 	langname_status("read");
+	py_code_type = code_type;
 	__atomic_store_n(&state, 1, __ATOMIC_RELEASE);
 	return state;
 }
@@ -269,15 +277,73 @@ unknown:
 	return 1;
 }
 
+/* What tells code objects at one address apart (one freed, another made
+ * there: module code is freed once run): its names and first line. */
+static uintptr_t code_check(uintptr_t code)
+{
+	return WORD(code, PYL_CO_QUALNAME) ^ WORD(code, PYL_CO_FILENAME) * 0x9e3779b97f4a7c15ull ^
+	       (uintptr_t)*(const int *)(code + PYL_CO_FIRSTLINENO);
+}
+
+/*
+ * The line of instruction instr of code.  CPython's PyCode_Addr2Line
+ * reads the code's line table from its start each time (module code is
+ * long: thousands of instructions a call); this thread's cursor into the
+ * table of the code last asked about moves from where it was (both ways:
+ * _PyCode_CheckLineNumber, CPython's own reader).  The cursor is laid out
+ * as cpython/code.h's PyCodeAddressRange; forgotten when a code object
+ * was freed since (another could be at its address).
+ */
+struct line_cursor {
+	int ar_start, ar_end, ar_line;
+	struct {
+		int computed_line;
+		const uint8_t *lo_next, *limit;
+	} o;
+};
+_Static_assert(sizeof(struct line_cursor) == PYL_RANGE_SIZE &&
+		       offsetof(struct line_cursor, ar_line) == PYL_RANGE_LINE &&
+		       offsetof(struct line_cursor, o.computed_line) == PYL_RANGE_LINE0 &&
+		       offsetof(struct line_cursor, o.lo_next) == PYL_RANGE_NEXT &&
+		       offsetof(struct line_cursor, o.limit) == PYL_RANGE_LIMIT,
+	       "_PyCode_CheckLineNumber's cursor as the headers lay it out");
+static __thread struct {
+	uintptr_t code, check;
+	uint64_t frees;
+	struct line_cursor c;
+} lc;
+
+static int line_of(uintptr_t code, uintptr_t check, uint32_t instr)
+{
+	uint64_t frees = __atomic_load_n(&py_code_frees, __ATOMIC_RELAXED);
+
+	if (lc.code != code || lc.check != check || lc.frees != frees) {
+		uintptr_t table = WORD(code, PYL_CO_LINETABLE);
+
+		lc.code = code;
+		lc.check = check;
+		lc.frees = frees;
+		/* As CPython's _PyLineTable_InitAddressRange. */
+		lc.c.o.lo_next = (const uint8_t *)(table + PYL_BYTES_DATA);
+		lc.c.o.limit = lc.c.o.lo_next + WORD(table, PYL_VAR_SIZE);
+		lc.c.ar_start = -1;
+		lc.c.ar_end = 0;
+		lc.c.o.computed_line = *(const int *)(code + PYL_CO_FIRSTLINENO);
+		lc.c.ar_line = -1;
+	}
+	return check_line((int)(instr * PYL_CODEUNIT), &lc.c);
+}
+
 /* A frame met for the first time: its names and line, interned. */
 static __attribute__((noinline)) uint32_t name_frame(uintptr_t code, uint32_t instr)
 {
 	char fn[LANGNAME_LEN], file[LANGNAME_LEN];
+	uintptr_t check = code_check(code);
 	size_t nf = str_text(WORD(code, PYL_CO_QUALNAME), fn, sizeof fn);
 	size_t nl = str_text(WORD(code, PYL_CO_FILENAME), file, sizeof file);
-	int line = addr2line((void *)code, (int)(instr * PYL_CODEUNIT));
+	int line = line_of(code, check, instr);
 
-	return langname_add(code, instr, WORD(code, PYL_CO_QUALNAME), fn, nf, file, nl, line);
+	return langname_add(code, instr, check, fn, nf, file, nl, line);
 }
 
 /* The pseudo-frame of interpreter frame f, or 0 when f is incomplete (a
@@ -297,7 +363,7 @@ static uint64_t frame_of(uintptr_t f)
 	    prev < start + (uintptr_t)*(const int *)(code + PYL_CO_FIRSTTRACEABLE) * PYL_CODEUNIT)
 		return 0;
 	instr = prev >= start ? (uint32_t)((prev - start) / PYL_CODEUNIT) : 0;
-	id = langname_find(code, instr, WORD(code, PYL_CO_QUALNAME));
+	id = langname_find(code, instr, code_check(code));
 	if (!id)
 		id = name_frame(code, instr);
 	return FORMAT_LANG_FRAME(id);
@@ -326,63 +392,157 @@ static int group(uintptr_t *f, uint64_t *out, int *n, int max, int all)
 	return 0;
 }
 
-int py_rewrite(uint64_t *frames, int depth, int max, int cut)
+/* The calling thread's innermost Python frame, or 0.  The thread state:
+ * the GIL holder's is one load (what _PyThreadState_UncheckedGet reads,
+ * checked against it as each new stack is made), this thread's if its
+ * id says so; a thread that let the GIL go (a C function that may block:
+ * os.listdir's opendir) finds its own by its thread-specific key.  Its
+ * frames stay as they are while it runs C code: only it changes them. */
+static uintptr_t innermost(void)
 {
-	uint64_t out[max];
-	uintptr_t ts, cf, f;
-	int n = 0, evals = 0, i;
+	uintptr_t ts, cf;
 
-	/* The thread state: the GIL holder's is one load, this thread's if
-	 * its id says so; a thread that let the GIL go (a C function that
-	 * may block: os.listdir's opendir) finds its own by its thread-
-	 * specific key.  Its frames stay as they are while it runs C code:
-	 * only it changes them. */
 	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != 1)
-		return cut ? -1 : depth;
-	ts = (uintptr_t)tstate_get();
+		return 0;
+	ts = __atomic_load_n(tstate_current, __ATOMIC_RELAXED);
 	if (!ts || WORD(ts, PYL_TS_THREAD_ID) != (uintptr_t)pthread_self())
 		ts = (uintptr_t)tstate_mine();
-	if (!ts || !(cf = WORD(ts, PYL_TS_CFRAME)) || !(f = WORD(cf, PYL_CF_CURRENT)))
-		return cut ? -1 : depth;
-	for (i = 0; i < depth; i++)
-		evals += frames[i] > eval_lo && frames[i] <= eval_hi;
-	if (!evals)
-		return cut ? -1 : depth;
-	for (i = 0; i < depth; i++) {
+	if (!ts || !(cf = WORD(ts, PYL_TS_CFRAME)))
+		return 0;
+	return WORD(cf, PYL_CF_CURRENT);
+}
+
+static void mismatch(const char *why)
+{
+	__atomic_store_n(&state, -1, __ATOMIC_RELEASE);
+	refuse(why);
+}
+
+#define EVAL(pc) ((pc) > eval_lo && (pc) <= eval_hi)
+
+/*
+ * The key (lang.h) of the chain from innermost(): per frame, its last
+ * instruction (an address in its code object: the code and the
+ * instruction at once) and its entry and owner marks (one 16-bit word);
+ * and the count of code objects freed (python.c): another code object
+ * made where one was freed has the same addresses, and the key then
+ * changes.  Two hashes of their own.  No frames: the key (0, 0), which no
+ * chain gives.
+ */
+static void py_key(uint64_t k[2])
+{
+	uint64_t a = 0x243f6a8885a308d3ull, b = __atomic_load_n(&py_code_frees, __ATOMIC_RELAXED);
+	uintptr_t f = innermost();
+	int n = 0;
+
+	if (!f) {
+		k[0] = k[1] = 0;
+		return;
+	}
+	while (f && n++ < 4096) {
+		uint64_t w = WORD(f, PYL_FR_PREV_INSTR) ^
+			     (uint64_t)*(const uint16_t *)(f + PYL_FR_IS_ENTRY) << 48;
+
+		a = (a ^ w) * 0x9e3779b97f4a7c15ull;
+		a ^= a >> 29;
+		b = (b + w) * 0xc2b2ae3d27d4eb4full;
+		f = WORD(f, PYL_FR_PREVIOUS);
+	}
+	k[0] = a | 1; /* never (0, 0) */
+	k[1] = b ^ (uint64_t)n;
+}
+
+/*
+ * A C stack as kept (lang.h's strip): with an eval frame, the
+ * interpreter's other frames left out, each eval frame as one address
+ * (whichever of its calls it was in), and below the outermost, libc's
+ * start left out; rewrite reads it as it reads the stack captured.
+ */
+static int py_strip(uint64_t *frames, int depth)
+{
+	int n = 0, last, i;
+
+	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != 1)
+		return depth;
+	/* The outermost eval frame, from the outer end: most C stacks of an
+	 * interpreter have one, near main. */
+	for (last = depth - 1; last >= 0 && !EVAL(frames[last]); last--)
+		;
+	if (last < 0)
+		return depth;
+	for (i = 0; i <= last; i++) {
 		uint64_t pc = frames[i];
 
-		/* A return address: pc - 1 is in the calling function.  Below
-		 * the outermost eval frame, libc's start is left out too. */
-		if (pc > eval_lo && pc <= eval_hi) {
-			/* A cut walk: the first eval frame runs the whole chain. */
-			if (cut)
-				break;
+		/* A return address: pc - 1 is in the calling function. */
+		if (EVAL(pc))
+			frames[n++] = eval_lo + 1;
+		else if (pc <= interp_lo || pc > interp_hi)
+			frames[n++] = pc;
+	}
+	for (; i < depth; i++) {
+		uint64_t pc = frames[i];
+
+		if ((pc <= interp_lo || pc > interp_hi) && (pc <= libc_lo || pc > libc_hi))
+			frames[n++] = pc;
+	}
+	return n;
+}
+
+static int py_rewrite(uint64_t *frames, int depth, int max)
+{
+	uint64_t out[max];
+	uintptr_t f = innermost(), ts;
+	int n = 0, evals = 0, i;
+
+	if (!f)
+		return depth;
+	ts = __atomic_load_n(tstate_current, __ATOMIC_RELAXED);
+	if (ts != (uintptr_t)tstate_get()) {
+		mismatch("none: the thread state is not where the headers say");
+		return depth;
+	}
+	depth = py_strip(frames, depth);
+	for (i = 0; i < depth; i++)
+		evals += EVAL(frames[i]);
+	if (!evals)
+		return depth;
+	for (i = 0; i < depth; i++) {
+		if (EVAL(frames[i])) {
 			if (group(&f, out, &n, max, 0) < 0)
-				goto mismatch;
-			evals--;
-		} else if ((pc <= interp_lo || pc > interp_hi) &&
-			   (evals || pc <= libc_lo || pc > libc_hi)) {
-			if (n < max)
-				out[n++] = pc;
+				goto bad;
+		} else if (n < max) {
+			out[n++] = frames[i];
 		}
 	}
 	if (group(&f, out, &n, max, 1) < 0)
-		goto mismatch;
+		goto bad;
 	memcpy(frames, out, (size_t)n * sizeof(*out));
 	return n;
-mismatch:
-	__atomic_store_n(&state, -1, __ATOMIC_RELEASE);
-	refuse("none: a frame's code object is not of the code type");
-	return cut ? -1 : depth;
+bad:
+	mismatch("none: a frame's code object is not of the code type");
+	return depth;
 }
 
 #else
 
-int py_rewrite(uint64_t *frames, int depth, int max, int cut)
+static void py_key(uint64_t k[2])
+{
+	k[0] = k[1] = 0;
+}
+
+static int py_strip(uint64_t *frames, int depth)
+{
+	(void)frames;
+	return depth;
+}
+
+static int py_rewrite(uint64_t *frames, int depth, int max)
 {
 	(void)frames;
 	(void)max;
-	return cut ? -1 : depth;
+	return depth;
 }
 
 #endif
+
+const struct lang_ops py_lang = { py_key, py_strip, py_rewrite };

@@ -15,26 +15,37 @@
 
 #include <stdint.h>
 
+#include "lang.h"
+
 /* Once: 1 = CPython with the layout known (frames can be read), 0 = no
  * CPython in this process, -1 = CPython, but frames cannot be read
  * (another version, a custom build: said once on stderr). */
 int py_setup(void);
 
 /*
- * Replace, in frames[0..depth-1] (innermost first, return addresses), each
- * frame of the interpreter's eval loop by the Python frames it runs,
- * innermost first, FORMAT_LANG_FRAME(id) each (langname.h), within max
- * frames in all, and leave out the interpreter's other frames; the new
- * depth.  The calling thread holds the GIL (an object allocation: the
- * thread state is the current one).  A stack with no eval frame, or a
- * thread with no Python frame, comes back as it was.
- *
- * cut: frames are only the innermost of the stack (a walk stopped early,
- * to cost less): the Python frames go after the C frames before the
- * first eval frame, and C frames between Python frames further out are
- * not shown.  Then -1 when there is no eval frame among them (the caller
- * walks the whole stack and asks again without cut).
+ * CPython's operations (lang.h).  py_lang.rewrite replaces, in
+ * frames[0..depth-1], each frame of the interpreter's eval loop by the
+ * Python frames it runs, innermost first, FORMAT_LANG_FRAME(id) each
+ * (langname.h), within max frames in all, and leaves out the
+ * interpreter's other frames.  A stack with no eval frame, or a thread
+ * with no Python frame, comes back as it was.  py_lang.key hashes the
+ * thread's chain of Python frames (code, instruction, kind), 128 bits.
  */
-int py_rewrite(uint64_t *frames, int depth, int max, int cut);
+extern const struct lang_ops py_lang;
+
+/*
+ * The code objects freed: py_lang.key reads a frame's code by the
+ * address of its last instruction, so a code object made where another
+ * was freed must change the key.  The object allocator's free (python.c)
+ * calls py_freed on every object it frees, whose type is still in place
+ * (ob_type, the second word: CPython 3.11's, the only layout read).
+ */
+extern uintptr_t py_code_type; /* 0 until frames can be read */
+extern uint64_t py_code_frees;
+static inline void py_freed(const void *p)
+{
+	if (((const uintptr_t *)p)[1] == py_code_type)
+		__atomic_fetch_add(&py_code_frees, 1, __ATOMIC_RELAXED);
+}
 
 #endif

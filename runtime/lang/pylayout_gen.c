@@ -12,6 +12,7 @@
 #define Py_BUILD_CORE 1
 #include <Python.h>
 #include <internal/pycore_frame.h>
+#include <internal/pycore_runtime.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -38,6 +39,7 @@ int main(void)
 	/* Layouts hold within a minor version (3.11.x). */
 	printf("#define PYL_HEX 0x%08xu\n", (unsigned)(PY_VERSION_HEX & 0xffff0000));
 	printf("#define PYL_TS_CFRAME %zu\n", offsetof(PyThreadState, cframe));
+	printf("#define PYL_RT_TSTATE %zu\n", offsetof(_PyRuntimeState, gilstate.tstate_current));
 	printf("#define PYL_TS_THREAD_ID %zu\n", offsetof(PyThreadState, thread_id));
 	printf("#define PYL_CF_CURRENT %zu\n", offsetof(_PyCFrame, current_frame));
 	printf("#define PYL_FR_CODE %zu\n", offsetof(_PyInterpreterFrame, f_code));
@@ -45,6 +47,9 @@ int main(void)
 	printf("#define PYL_FR_PREV_INSTR %zu\n", offsetof(_PyInterpreterFrame, prev_instr));
 	printf("#define PYL_FR_IS_ENTRY %zu\n", offsetof(_PyInterpreterFrame, is_entry));
 	printf("#define PYL_FR_OWNER %zu\n", offsetof(_PyInterpreterFrame, owner));
+	/* pyframes.c reads the two marks as one 16-bit word. */
+	if (offsetof(_PyInterpreterFrame, owner) != offsetof(_PyInterpreterFrame, is_entry) + 1)
+		return 1;
 	printf("#define PYL_OWNED_BY_GENERATOR %d\n", FRAME_OWNED_BY_GENERATOR);
 	printf("#define PYL_OB_TYPE %zu\n", offsetof(PyObject, ob_type));
 	printf("#define PYL_TP_NAME %zu\n", offsetof(PyTypeObject, tp_name));
@@ -53,6 +58,16 @@ int main(void)
 	printf("#define PYL_CO_FIRSTLINENO %zu\n", offsetof(PyCodeObject, co_firstlineno));
 	printf("#define PYL_CO_FIRSTTRACEABLE %zu\n", offsetof(PyCodeObject, _co_firsttraceable));
 	printf("#define PYL_CO_CODE %zu\n", offsetof(PyCodeObject, co_code_adaptive));
+	printf("#define PYL_CO_LINETABLE %zu\n", offsetof(PyCodeObject, co_linetable));
+	printf("#define PYL_VAR_SIZE %zu\n", offsetof(PyVarObject, ob_size));
+	printf("#define PYL_BYTES_DATA %zu\n", offsetof(PyBytesObject, ob_sval));
+	/* The cursor of _PyCode_CheckLineNumber (cpython/code.h), which
+	 * pyframes.c lays out itself and checks against these. */
+	printf("#define PYL_RANGE_SIZE %zu\n", sizeof(PyCodeAddressRange));
+	printf("#define PYL_RANGE_LINE %zu\n", offsetof(PyCodeAddressRange, ar_line));
+	printf("#define PYL_RANGE_LINE0 %zu\n", offsetof(PyCodeAddressRange, opaque.computed_line));
+	printf("#define PYL_RANGE_NEXT %zu\n", offsetof(PyCodeAddressRange, opaque.lo_next));
+	printf("#define PYL_RANGE_LIMIT %zu\n", offsetof(PyCodeAddressRange, opaque.limit));
 	printf("#define PYL_CODEUNIT %zu\n", sizeof(_Py_CODEUNIT));
 	printf("#define PYL_STR_LENGTH %zu\n", offsetof(PyASCIIObject, length));
 	printf("#define PYL_STR_ASCII_DATA %zu\n", sizeof(PyASCIIObject));

@@ -98,6 +98,11 @@ struct blocks_thread {
 	uint64_t bins[FORMAT_NBINS][2];
 	uint64_t big[2]; /* bytes allocated, freed */
 	uint64_t frames[STACKS_MAX_DEPTH];
+	/* In an interpreter's process (langrec.h): its stacks remembered,
+	 * mapped on first use; lang_failed once mapping failed.  Last: the
+	 * hot fields' places are as they were without it. */
+	struct langrec *lang;
+	int lang_failed;
 };
 
 /* This thread's block; NULL before it has one, or after it went back. */

@@ -22,6 +22,8 @@
 #include "addrmap.h"
 #include "blocks.h"
 #include "custom.h"
+#include "lang.h"
+#include "langrec.h"
 #include "mkeep.h"
 #include "monitor.h"
 #include "monitor_rec.h"
@@ -377,77 +379,119 @@ __attribute__((noinline)) void mon_alloc_walk(void *p, size_t n, const struct un
 }
 
 
-#define LANG_CUT 16 /* frames of the first walk of mon_alloc_lang */
+/* Count, in t's block or the orphan's (t NULL), the allocation of n bytes
+ * at p on the stack frames[0..depth-1]; its index, or -1. */
+static int64_t lang_count(struct blocks_thread *t, uint64_t e, uint64_t *frames, int depth,
+			  uint32_t flags, size_t n)
+{
+	uint32_t hash = stackhash(frames, (uint32_t)depth, flags);
+	int64_t idx;
+
+	if (t)
+		return count_alloc(t, frames, depth, flags, hash, n, format_size_class(n), 1, NULL,
+				   NULL);
+	if (!(t = blocks_orphan_lock(e)))
+		return -1;
+	idx = count_alloc(t, frames, depth, flags, hash, n, format_size_class(n), 1, NULL, NULL);
+	blocks_orphan_flush(t);
+	blocks_orphan_unlock();
+	return idx;
+}
 
 /*
- * An object of an interpreted language (python.c): as mon_alloc_walk, a
- * full walk, but never remembered (one C stack runs many Python stacks:
- * the eval loop's frame is the same), and rewrite puts the language's
- * frames in place of the interpreter's before the stack is counted.
+ * An object of an interpreted language (python.c), or any allocation in
+ * its process: its C stack, with the language's frames in place of the
+ * interpreter's (lang.h).  The C stack is a record the unwinder remembers
+ * (langrec.h); the stack made of it with the thread's language frames is
+ * looked up by their key, and made (rewritten, hashed, counted) only the
+ * first time.  A thread past its block, or one whose record cannot be
+ * mapped, walks and rewrites every time.  errno: the caller keeps it
+ * (python.c's hooks, mon_alloc).
  */
-void mon_alloc_lang(void *p, size_t n, const struct unwind_frame0 *f0,
-		    int (*rewrite)(uint64_t *frames, int depth, int max, int cut))
+void mon_alloc_lang(void *p, size_t n, const struct unwind_frame0 *f0, const struct lang_ops *ops)
 {
-	MON_KEEP_ERRNO;
-	uint64_t orphan_frames[ORPHAN_DEPTH], *frames, e;
+	uint64_t *frames, e, v = 0, k[2], idx1;
 	struct blocks_thread *t = mon_self(&e);
+	struct langrec *lr;
 	uint32_t flags, hash;
-	int64_t idx, left = 0;
-	int depth, max, tl, d;
+	int64_t idx, left = 0, c;
+	int depth = 0;
 
 	if ((uint64_t)n >> MON_SIZE_BITS) {
 		mon_drop();
 		return;
 	}
-	if (t) {
-		t->last_p = (uintptr_t)p;
-		t->last_n = t->s_allocs;
+	if (__builtin_expect(!t || !(lr = langrec_get(t, e)), 0)) {
+		uint64_t orphan_frames[ORPHAN_DEPTH];
+
+		frames = t ? t->frames : orphan_frames;
+		depth = unwind_capture(frames, t ? MON_MAX_DEPTH : ORPHAN_DEPTH, f0, &flags, e, NULL,
+				       &hash);
+		depth = ops->rewrite(frames, depth, t ? MON_MAX_DEPTH : ORPHAN_DEPTH);
+		if (!mon_on(__atomic_load_n(&mon.state, __ATOMIC_RELAXED)))
+			return;
+		if (t) {
+			t->last_p = (uintptr_t)p;
+			if (!mon.sample)
+				left = TIMELINE_DOWN(t, n);
+		}
+		idx = lang_count(t, e, frames, depth, flags, n);
+		mon_alloc_settle(p, n, e, idx);
+		if (t && !mon.sample)
+			TIMELINE_DUE(t, left, p);
+		return;
 	}
-	tl = t && !mon.sample;
-	if (tl)
-		left = TIMELINE_DOWN(t, n);
-	frames = t ? t->frames : orphan_frames;
-	max = t ? MON_MAX_DEPTH : ORPHAN_DEPTH;
-	/* The innermost frames first: most often the eval loop is among
-	 * them, and the language's frames are the rest of the stack (a walk
-	 * costs by the frame: python json's stacks are 30 to 50 deep). */
-	depth = unwind_capture(frames, LANG_CUT, f0, &flags, e, NULL, &hash);
-	if (!(flags & FORMAT_STACK_TRUNCATED)) {
-		depth = rewrite(frames, depth, max, 0);
-	} else if ((d = rewrite(frames, depth, max, 1)) >= 0) {
-		depth = d;
-		flags &= ~FORMAT_STACK_TRUNCATED;
-	} else {
-		depth = unwind_capture(frames, max, f0, &flags, e, NULL, &hash);
-		depth = rewrite(frames, depth, max, 0);
+	frames = t->frames;
+	c = -1;
+	if (unwind_recall(f0, lr->owner, MON_MAX_DEPTH, &v) < 0) {
+		depth = unwind_capture(frames, MON_MAX_DEPTH, f0, &flags, lr->owner, &v, &hash);
+		if (!v) {
+			unwind_fill(frames, depth);
+			if ((c = langrec_add(lr, frames, depth, flags, ops->strip)) >= 0)
+				unwind_memo_keep(lr->owner, (uint64_t)c + 1, frames, depth);
+		}
 	}
+	if (v && v - 1 < lr->ncrec)
+		c = (int64_t)v - 1;
+	ops->key(k);
+	idx1 = c >= 0 ? langrec_find(lr, (uint64_t)c, k) : 0;
 	if (!mon_on(__atomic_load_n(&mon.state, __ATOMIC_RELAXED)))
 		return;
-	hash = stackhash(frames, (uint32_t)depth, flags);
-	if (t) {
-		idx = count_alloc(t, frames, depth, flags, hash, n, format_size_class(n), 1, NULL,
-				  NULL);
-	} else {
-		if (!(t = blocks_orphan_lock(e)))
-			return;
-		idx = count_alloc(t, frames, depth, flags, hash, n, format_size_class(n), 1, NULL,
-				  NULL);
-		blocks_orphan_flush(t);
-		blocks_orphan_unlock();
+	t->last_p = (uintptr_t)p; /* the thread's last allocation (temporaries) */
+	if (idx1) {
+		if ((idx = mon_count_known(t, idx1, n, 1, !mon.sample, &left)) >= 0) {
+			mon_alloc_settle(p, n, e, idx);
+			if (!mon.sample)
+				TIMELINE_DUE(t, left, p);
+		}
+		return;
 	}
+	/* A new pair: the stack made of the record's frames (or of the walk
+	 * just made, too deep to keep). */
+	if (c >= 0)
+		depth = langrec_frames(lr, (uint64_t)c, frames, &flags);
+	else if (v)
+		return; /* cannot be: a remembered walk of no record */
+	depth = ops->rewrite(frames, depth, MON_MAX_DEPTH);
+	if (!mon.sample)
+		left = TIMELINE_DOWN(t, n);
+	idx = lang_count(t, e, frames, depth, flags, n);
+	if (idx >= 0 && c >= 0)
+		langrec_put(lr, (uint64_t)c, k, (uint64_t)idx + 1);
 	mon_alloc_settle(p, n, e, idx);
-	if (tl)
+	if (!mon.sample)
 		TIMELINE_DUE(t, left, p);
 }
 
-int (*mon_lang)(uint64_t *frames, int depth, int max, int cut);
+const struct lang_ops *mon_lang;
 
 void mon_alloc(void *p, size_t n, const struct unwind_frame0 *f0)
 {
 	/* In an interpreter's process, malloc's blocks get its frames too
-	 * (python.c): one C stack runs many of its stacks, so none is
-	 * remembered. */
+	 * (python.c), and its stacks are remembered otherwise (langrec.h). */
 	if (__builtin_expect(mon_lang != NULL, 0)) {
+		MON_KEEP_ERRNO;
+
 		mon_alloc_lang(p, n, f0, mon_lang);
 		return;
 	}

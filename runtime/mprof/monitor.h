@@ -134,16 +134,16 @@ void mon_alloc_lisp(size_t n, int cls, const struct unwind_frame0 *f0,
 		    int (*rewrite)(uint64_t *frames, int depth));
 
 /* An object of an interpreted language (python.c): n bytes at p, made
- * from frame 0 f0; rewrite(frames, depth, max, cut) puts the language's
- * frames in the captured stack and gives its new depth (pyframes.h's
- * py_rewrite says how).  Freed by mon_free. */
-void mon_alloc_lang(void *p, size_t n, const struct unwind_frame0 *f0,
-		    int (*rewrite)(uint64_t *frames, int depth, int max, int cut));
+ * from frame 0 f0, its stack the C stack with the language's frames that
+ * ops give (lang.h) in place of the interpreter's.  Freed by
+ * mon_free_lang. */
+struct lang_ops;
+void mon_alloc_lang(void *p, size_t n, const struct unwind_frame0 *f0, const struct lang_ops *ops);
 /* The free of such an object (python.c's hooks; mon_free is free_on's). */
 void mon_free_lang(void *p);
 /* Set (before mon_dispatch) in an interpreter's process: every
  * allocation, malloc's too, is recorded by mon_alloc_lang with it. */
-extern int (*mon_lang)(uint64_t *frames, int depth, int max, int cut) __attribute__((visibility("hidden")));
+extern const struct lang_ops *mon_lang __attribute__((visibility("hidden")));
 
 /* realloc: take p out of the map before the real call, then settle. */
 struct mon_old {

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "frame0.h"
+#include "lang.h"
 #include "monitor.h"
 #include "pyframes.h"
 #include "python.h"
@@ -48,7 +49,7 @@ static struct py_alloc prev[3]; /* what the hooks replaced, by domain */
 static inline void made(void *q, size_t n, const struct unwind_frame0 *f0)
 {
 	if (q)
-		mon_alloc_lang(q, n, f0, py_rewrite);
+		mon_alloc_lang(q, n, f0, &py_lang);
 }
 
 static void *hook_malloc(void *ctx, size_t n)
@@ -124,6 +125,8 @@ static void hook_free(void *ctx, void *p)
 		return;
 	}
 	e = errno;
+	if (a == &prev[DOMAIN_OBJ])
+		py_freed(p);
 	mon_free_lang(p);
 	a->free(a->ctx, p);
 	mon_leave();
@@ -149,6 +152,6 @@ void python_start(void)
 		set(d, &h);
 	}
 	/* malloc's blocks too (monitor.h): the generic paths from now on. */
-	__atomic_store_n(&mon_lang, py_rewrite, __ATOMIC_RELEASE);
+	__atomic_store_n(&mon_lang, &py_lang, __ATOMIC_RELEASE);
 	mon_dispatch();
 }

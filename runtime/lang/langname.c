@@ -48,6 +48,11 @@ void langname_profile(const char *l)
 		pthread_atfork(NULL, NULL, langname_lock_reinit);
 }
 
+int langname_any(void)
+{
+	return __atomic_load_n(&nnames, __ATOMIC_ACQUIRE) != 0;
+}
+
 void langname_status(const char *s)
 {
 	__atomic_store_n(&status, s, __ATOMIC_RELEASE);

@@ -28,6 +28,9 @@ struct format_writer;
  * its frames are read (INFO lang.frames: "read", or "none: " and why). */
 void langname_profile(const char *lang);
 void langname_status(const char *status);
+/* Whether frames were named (their names are not in a launcher's keep:
+ * the runtime saves at _exit itself, monitor_ctl.c). */
+int langname_any(void);
 
 /* The id of the frame (key, sub) whose check is check: 0 if none yet. */
 uint32_t langname_find(uintptr_t key, uint32_t sub, uintptr_t check);

@@ -654,7 +654,9 @@ void mon_exit_now(int status)
 
 	if (__atomic_load_n(&mon.state, __ATOMIC_ACQUIRE) == MON_UNINIT || getpid() != mon_pid)
 		return;
-	if (keep_exiting(status))
+	/* A launcher's keep has the tables, but not a language's names
+	 * (langname.c): then the runtime saves, and the launcher does not. */
+	if (keep_exiting(status) && !langname_any())
 		return;
 	mon_guard = 1;
 	if (writer_trylock() != 0) {

@@ -12,7 +12,7 @@
 # tests/progs/py_shapes.py keeps what a thread, a generator, a caught
 # exception, a coroutine and json's C encoder make, and exits with 3.
 . "$(dirname "$0")/../lib.sh"
-plan 24
+plan 25
 cd "$T" || exit 1
 
 PY=/usr/bin/python3
@@ -116,4 +116,11 @@ for f in sub.data*; do
 	[ "$(kept "$f" "<module>;strings")" -gt 5000000 ] && found=1
 done
 is "$found" "1" "the child's profile names strings() ($(tr '\n' ' ' < files.txt))"
+
+# 25: under mprof run, a program that ends with os._exit (multiprocessing's
+# workers do): the launcher's keep has the tables but not the names, so
+# the runtime saves them itself.
+"$MPROF" run -o ox.data "$PY" py_alloc.py > /dev/null 2>&1
+is "$(kept ox.data "<module>;strings")/$(infov ox.data reason)" "$ms/exit" \
+	"mprof run, os._exit: the runtime's own file, strings() named ($ms bytes)"
 done_testing

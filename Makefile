@@ -92,8 +92,8 @@ RT_OBJ := $(patsubst %.c,$(B)/rt/%.o,$(RT_SRC))
 # sampler, the unwinder, module list and mmap helpers of runtime/common
 # and the encoder and file creator; not the monitor's locks.
 SAMPLER_SRC := $(wildcard runtime/sampler/*.c)
-SAMPLER_COMMON := $(SAMPLER_SRC) $(filter-out runtime/common/lock.c,$(COMMON_SRC)) lib/format/format.c \
-	lib/format/newfile.c
+SAMPLER_COMMON := $(SAMPLER_SRC) $(filter-out runtime/common/lock.c,$(COMMON_SRC)) $(LANG_SRC) \
+	lib/format/format.c lib/format/newfile.c
 CP_SRC := $(wildcard runtime/cpprof/*.c)
 CP_OBJ := $(patsubst %.c,$(B)/rt/%.o,$(CP_SRC) $(SAMPLER_COMMON))
 CF_SRC := $(wildcard runtime/cfprof/*.c)

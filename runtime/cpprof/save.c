@@ -19,6 +19,7 @@
 
 #include "format.h"
 #include "keep.h"
+#include "langname.h"
 #include "modules.h"
 #include "outfile.h"
 #include "save.h"
@@ -75,15 +76,17 @@ static void put_info(struct format_writer *w)
 	const char *kv[8 + RES_N][2];
 	char num[1 + RES_N][24], key[RES_N][64], more[3][24];
 	int n = static_info(kv, num, key);
+	size_t nlang = langname_info_count(); /* a Python program's names */
 
 	format_begin_section(w, FORMAT_SEC_INFO);
-	format_put_u32(w, (uint32_t)n + 4);
+	format_put_u32(w, (uint32_t)(n + 4 + nlang));
 	for (int i = 0; i < n; i++)
 		put_kv(w, kv[i][0], kv[i][1]);
 	put_kv(w, "pid", outfile_u64(more[0], (uint64_t)getpid()));
 	put_kv(w, "end_ns", outfile_u64(more[1], cp_now(CLOCK_REALTIME)));
 	put_kv(w, "dropped", outfile_u64(more[2], tab_dropped()));
 	put_kv(w, "ended", cp_ended);
+	langname_info_put(w);
 	format_end_section(w);
 }
 

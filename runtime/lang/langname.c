@@ -7,6 +7,13 @@
  * is filled, then its key stored with release; a reader loads the key
  * with acquire, so it never sees half an entry.  The table is never
  * rehashed: at most half full, further frames go unnamed.
+ *
+ * Writers take a lock of its own, a flag: the monitor names frames as an
+ * allocation is recorded, cpprof's sampler in its signal handler (which
+ * the monitor's futex locks are not for).  A writer holds it for a copy
+ * and a few stores, never waiting on anything; a thread that finds it
+ * held yields and tries again, and after many tries leaves the frame
+ * unnamed rather than wait on.
  */
 #include <pthread.h>
 #include <string.h>
@@ -14,7 +21,7 @@
 #include "arena.h"
 #include "format.h"
 #include "langname.h"
-#include "lock.h"
+#include <sched.h>
 #include "outfile.h"
 
 #define SLOTS (2 * LANGNAME_MAX)
@@ -25,7 +32,7 @@ struct slot {
 	uint32_t sub, id;
 };
 
-static struct lock lk = LOCK_INIT;
+static int lk; /* 1: held */
 static struct slot *slot;
 static const char **names; /* names[id], id 1..nnames */
 static struct arena names_arena;
@@ -39,7 +46,17 @@ static char keybuf[32];
 
 void langname_lock_reinit(void)
 {
-	lock_reinit(&lk);
+	__atomic_store_n(&lk, 0, __ATOMIC_RELEASE);
+}
+
+static int take(void)
+{
+	for (int tries = 0; __atomic_exchange_n(&lk, 1, __ATOMIC_ACQUIRE); tries++) {
+		if (tries == 100000)
+			return -1;
+		sched_yield();
+	}
+	return 0;
 }
 
 void langname_profile(const char *l)
@@ -95,7 +112,7 @@ uint32_t langname_add(uintptr_t key, uint32_t sub, uintptr_t check, const char *
 	char num[24], *copy, *d;
 	size_t j, nn;
 
-	if (!key || lock_take(&lk, "the language frames") < 0)
+	if (!key || take() < 0)
 		return 0;
 	if (!slot) {
 		names = arena_map((LANGNAME_MAX + 1) * sizeof(*names));
@@ -132,7 +149,7 @@ uint32_t langname_add(uintptr_t key, uint32_t sub, uintptr_t check, const char *
 	__atomic_store_n(&slot[j].key, key, __ATOMIC_RELEASE);
 	__atomic_store_n(&nnames, id, __ATOMIC_RELEASE);
 out:
-	lock_give(&lk);
+	__atomic_store_n(&lk, 0, __ATOMIC_RELEASE);
 	return id;
 }
 

@@ -48,6 +48,7 @@ static uintptr_t libc_lo, libc_hi;     /* libc's (the start, below main) */
 static uintptr_t code_type, str_type;
 static void *(*tstate_get)(void);  /* the thread holding the GIL's */
 static const uintptr_t *tstate_current; /* what tstate_get reads */
+static uintptr_t runtime;               /* _PyRuntime */
 static void *(*tstate_mine)(void); /* this thread's, GIL or not */
 static int (*check_line)(int, void *); /* _PyCode_CheckLineNumber */
 static char lang[40] = "python";
@@ -57,13 +58,16 @@ uint64_t py_code_frees;
 #define WORD(p, off) (*(const uintptr_t *)((p) + (off)))
 
 /* Say why frames are not read, once, on stderr and in INFO. */
+static const char *tool = "mprof";
+
 static void refuse(const char *why)
 {
-	static const char m[] = "mprof: Python frames not read: ";
+	static const char m[] = ": Python frames not read: ";
 	static int said;
 
 	langname_status(why);
 	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED)) {
+		(void)!write(2, tool, strlen(tool));
 		(void)!write(2, m, sizeof m - 1);
 		(void)!write(2, why + 6, strlen(why + 6)); /* after "none: " */
 		(void)!write(2, "; stacks stay native\n", 21);
@@ -148,8 +152,9 @@ static int type_named(uintptr_t t, const char *want)
 }
 
 #ifdef PYL_NONE
-int py_setup(void)
+int py_setup(const char *who)
 {
+	tool = who;
 	if (state == -2) {
 		state = python_here() ? -1 : 0;
 		if (state < 0) {
@@ -160,7 +165,7 @@ int py_setup(void)
 	return state;
 }
 #else
-int py_setup(void)
+int py_setup(const char *who)
 {
 	const uint32_t *ver;
 	Dl_info info;
@@ -170,6 +175,7 @@ int py_setup(void)
 
 	if (state != -2)
 		return state;
+	tool = who;
 	state = 0;
 	if (!python_here())
 		return 0;
@@ -189,9 +195,9 @@ int py_setup(void)
 	code_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyCode_Type");
 	str_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyUnicode_Type");
 	f = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
-	tstate_current = dlsym(RTLD_DEFAULT, "_PyRuntime");
-	if (tstate_current)
-		tstate_current = (const uintptr_t *)((uintptr_t)tstate_current + PYL_RT_TSTATE);
+	runtime = (uintptr_t)dlsym(RTLD_DEFAULT, "_PyRuntime");
+	if (runtime)
+		tstate_current = (const uintptr_t *)(runtime + PYL_RT_TSTATE);
 	if (!tstate_get || !tstate_current || !tstate_mine || !check_line || !code_type || !str_type || !f) {
 		refuse("none: the interpreter's functions were not found");
 		return state;
@@ -286,6 +292,29 @@ static uintptr_t code_check(uintptr_t code)
 }
 
 /*
+ * What is read of a frame and of its code object: in place, or (safe, in
+ * cpprof's signal handler, which may interrupt the interpreter anywhere)
+ * copied by reads that cannot fault, one a frame and one a code object.
+ * A view is the address to read at: the object's own, or the copy's.
+ */
+#define MAX2(a, b) ((a) > (b) ? (a) : (b))
+#define FR_SPAN MAX2(MAX2(PYL_FR_CODE, PYL_FR_PREVIOUS), MAX2(PYL_FR_PREV_INSTR, PYL_FR_IS_ENTRY)) + 8
+#define CO_SPAN                                                                          \
+	MAX2(MAX2(MAX2(PYL_OB_TYPE, PYL_CO_QUALNAME), MAX2(PYL_CO_FILENAME, PYL_CO_FIRSTLINENO)), \
+	     PYL_CO_FIRSTTRACEABLE) + 8
+struct copies {
+	uintptr_t fr[(FR_SPAN + 7) / 8], co[(CO_SPAN + 7) / 8];
+};
+
+static inline __attribute__((always_inline)) uintptr_t view(uintptr_t *copy, uintptr_t a,
+							    size_t n, const int safe)
+{
+	if (!safe)
+		return a;
+	return safe_read(copy, a, n) == 0 ? (uintptr_t)copy : 0;
+}
+
+/*
  * The line of instruction instr of code.  CPython's PyCode_Addr2Line
  * reads the code's line table from its start each time (module code is
  * long: thousands of instructions a call); this thread's cursor into the
@@ -350,20 +379,27 @@ static __attribute__((noinline)) uint32_t name_frame(uintptr_t code, uint32_t in
  * call under way: not yet a frame of its function's); BAD on a frame that
  * is not laid out as the headers say. */
 #define BAD 1
-static uint64_t frame_of(uintptr_t f)
+static inline __attribute__((always_inline)) uint64_t frame_of(uintptr_t f, int *entry,
+							       uintptr_t *previous, const int safe)
 {
-	uintptr_t code = WORD(f, PYL_FR_CODE), start, prev;
+	struct copies c;
+	uintptr_t fr = view(c.fr, f, FR_SPAN, safe), code, co, start, prev;
 	uint32_t instr, id;
 
-	if (!code || (code & 7) || WORD(code, PYL_OB_TYPE) != code_type)
+	if (!fr || !(code = WORD(fr, PYL_FR_CODE)) || (code & 7) ||
+	    !(co = view(c.co, code, CO_SPAN, safe)) || WORD(co, PYL_OB_TYPE) != code_type)
 		return BAD;
+	*entry = *(const unsigned char *)(fr + PYL_FR_IS_ENTRY) != 0;
+	*previous = WORD(fr, PYL_FR_PREVIOUS);
 	start = code + PYL_CO_CODE;
-	prev = WORD(f, PYL_FR_PREV_INSTR);
-	if (*(const char *)(f + PYL_FR_OWNER) != PYL_OWNED_BY_GENERATOR &&
-	    prev < start + (uintptr_t)*(const int *)(code + PYL_CO_FIRSTTRACEABLE) * PYL_CODEUNIT)
+	prev = WORD(fr, PYL_FR_PREV_INSTR);
+	if (*(const char *)(fr + PYL_FR_OWNER) != PYL_OWNED_BY_GENERATOR &&
+	    prev < start + (uintptr_t)*(const int *)(co + PYL_CO_FIRSTTRACEABLE) * PYL_CODEUNIT)
 		return 0;
 	instr = prev >= start ? (uint32_t)((prev - start) / PYL_CODEUNIT) : 0;
-	id = langname_find(code, instr, code_check(code));
+	id = langname_find(code, instr, code_check(co));
+	/* A new one is named from the code object (its strings and line
+	 * table, which a live code object holds). */
 	if (!id)
 		id = name_frame(code, instr);
 	return FORMAT_LANG_FRAME(id);
@@ -372,18 +408,16 @@ static uint64_t frame_of(uintptr_t f)
 /* Frames of the chain from *f into out[*n..max), through the end of its
  * group (an entry frame), or all of it (all); *f moves on.  -1 on a
  * frame laid out otherwise. */
-static int group(uintptr_t *f, uint64_t *out, int *n, int max, int all)
+static inline __attribute__((always_inline)) int group(uintptr_t *f, uint64_t *out, int *n,
+						       int max, int all, const int safe)
 {
-	int guard = 0;
+	int guard = 0, entry;
 
 	while (*f && guard++ < 4096) {
-		uintptr_t cur = *f;
-		int entry = *(const unsigned char *)(cur + PYL_FR_IS_ENTRY) != 0;
-		uint64_t v = frame_of(cur);
+		uint64_t v = frame_of(*f, &entry, f, safe);
 
 		if (v == BAD)
 			return -1;
-		*f = WORD(cur, PYL_FR_PREVIOUS);
 		if (v && *n < max)
 			out[(*n)++] = v;
 		if (entry && !all)
@@ -398,18 +432,29 @@ static int group(uintptr_t *f, uint64_t *out, int *n, int max, int all)
  * id says so; a thread that let the GIL go (a C function that may block:
  * os.listdir's opendir) finds its own by its thread-specific key.  Its
  * frames stay as they are while it runs C code: only it changes them. */
-static uintptr_t innermost(void)
+static inline __attribute__((always_inline)) uintptr_t innermost(const int safe)
 {
-	uintptr_t ts, cf;
+	uintptr_t ts, cf, w;
 
 	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != 1)
 		return 0;
 	ts = __atomic_load_n(tstate_current, __ATOMIC_RELAXED);
-	if (!ts || WORD(ts, PYL_TS_THREAD_ID) != (uintptr_t)pthread_self())
+	w = 0;
+	/* safe: another thread's state may be going as it is read. */
+	if (ts && !safe)
+		w = WORD(ts, PYL_TS_THREAD_ID);
+	else if (ts && safe_read(&w, ts + PYL_TS_THREAD_ID, sizeof w) < 0)
+		w = 0;
+	if (!ts || w != (uintptr_t)pthread_self())
 		ts = (uintptr_t)tstate_mine();
-	if (!ts || !(cf = WORD(ts, PYL_TS_CFRAME)))
+	if (!ts)
 		return 0;
-	return WORD(cf, PYL_CF_CURRENT);
+	if (!safe)
+		return (cf = WORD(ts, PYL_TS_CFRAME)) ? WORD(cf, PYL_CF_CURRENT) : 0;
+	if (safe_read(&cf, ts + PYL_TS_CFRAME, sizeof cf) < 0 || !cf ||
+	    safe_read(&w, cf + PYL_CF_CURRENT, sizeof w) < 0)
+		return 0;
+	return w;
 }
 
 static void mismatch(const char *why)
@@ -432,7 +477,7 @@ static void mismatch(const char *why)
 static void py_key(uint64_t k[2])
 {
 	uint64_t a = 0x243f6a8885a308d3ull, b = __atomic_load_n(&py_code_frees, __ATOMIC_RELAXED);
-	uintptr_t f = innermost();
+	uintptr_t f = innermost(0);
 	int n = 0;
 
 	if (!f) {
@@ -488,19 +533,15 @@ static int py_strip(uint64_t *frames, int depth)
 	return n;
 }
 
-static int py_rewrite(uint64_t *frames, int depth, int max)
+/* The stack frames[0..depth-1] with the Python frames from f (the
+ * thread's innermost) in place of the eval loop's. */
+static inline __attribute__((always_inline)) int rewrite(uint64_t *frames, int depth, int max,
+							   uint64_t *out, uintptr_t f, const int safe)
 {
-	uint64_t out[max];
-	uintptr_t f = innermost(), ts;
 	int n = 0, evals = 0, i;
 
 	if (!f)
 		return depth;
-	ts = __atomic_load_n(tstate_current, __ATOMIC_RELAXED);
-	if (ts != (uintptr_t)tstate_get()) {
-		mismatch("none: the thread state is not where the headers say");
-		return depth;
-	}
 	depth = py_strip(frames, depth);
 	for (i = 0; i < depth; i++)
 		evals += EVAL(frames[i]);
@@ -508,19 +549,86 @@ static int py_rewrite(uint64_t *frames, int depth, int max)
 		return depth;
 	for (i = 0; i < depth; i++) {
 		if (EVAL(frames[i])) {
-			if (group(&f, out, &n, max, 0) < 0)
+			if (group(&f, out, &n, max, 0, safe) < 0)
 				goto bad;
 		} else if (n < max) {
 			out[n++] = frames[i];
 		}
 	}
-	if (group(&f, out, &n, max, 1) < 0)
+	if (group(&f, out, &n, max, 1, safe) < 0)
 		goto bad;
 	memcpy(frames, out, (size_t)n * sizeof(*out));
 	return n;
 bad:
 	mismatch("none: a frame's code object is not of the code type");
 	return depth;
+}
+
+/* The calling thread's state is where the headers say: what
+ * _PyThreadState_UncheckedGet gives (checked as a new stack is made). */
+static int tstate_checks(void)
+{
+	if (__atomic_load_n(tstate_current, __ATOMIC_RELAXED) == (uintptr_t)tstate_get())
+		return 1;
+	mismatch("none: the thread state is not where the headers say");
+	return 0;
+}
+
+static int py_rewrite(uint64_t *frames, int depth, int max)
+{
+	uint64_t out[max];
+	uintptr_t f = innermost(0);
+
+	return f && tstate_checks() ? rewrite(frames, depth, max, out, f, 0) : depth;
+}
+
+int py_rewrite_signal(uint64_t *frames, int depth, int max, uint64_t *out)
+{
+	uintptr_t f = innermost(1);
+
+	return f && tstate_checks() ? rewrite(frames, depth, max, out, f, 1) : depth;
+}
+
+/* A word at a, or 0 if it cannot be read. */
+static uintptr_t safe_word(uintptr_t a)
+{
+	uintptr_t w;
+
+	return a && safe_read(&w, a, sizeof w) == 0 ? w : 0;
+}
+
+/* The innermost frame of the thread whose kernel id is tid, or 0: every
+ * interpreter's threads, newest first, read as the lists change (every
+ * read safe, every walk bounded). */
+static uintptr_t find_thread(long tid)
+{
+	uintptr_t interp, ts, f;
+	int gi = 0, gt = 0;
+
+	for (interp = safe_word(runtime + PYL_RT_INTERP_HEAD); interp && gi++ < 64;
+	     interp = safe_word(interp + PYL_IS_NEXT))
+		for (ts = safe_word(interp + PYL_IS_THREADS); ts && gt++ < 100000;
+		     ts = safe_word(ts + PYL_TS_NEXT))
+			/* A state with no frame may carry the id too: the one
+			 * a thread makes for a thread it starts has its
+			 * maker's id until the new thread runs. */
+			if (safe_word(ts + PYL_TS_NATIVE_ID) == (uintptr_t)tid &&
+			    (f = safe_word(safe_word(ts + PYL_TS_CFRAME) + PYL_CF_CURRENT)))
+				return f;
+	return 0;
+}
+
+int py_rewrite_thread(uint64_t *frames, int depth, int max, uint64_t *out, long tid)
+{
+	uintptr_t f = 0;
+
+	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != 1)
+		return depth;
+	/* Another thread leaving the list as it is walked may cut the walk
+	 * short: a second try. */
+	for (int tries = 0; !f && tries < 2; tries++)
+		f = find_thread(tid);
+	return f ? rewrite(frames, depth, max, out, f, 1) : depth;
 }
 
 #else
@@ -541,6 +649,19 @@ static int py_rewrite(uint64_t *frames, int depth, int max)
 	(void)frames;
 	(void)max;
 	return depth;
+}
+
+int py_rewrite_signal(uint64_t *frames, int depth, int max, uint64_t *out)
+{
+	(void)out;
+	return py_rewrite(frames, depth, max);
+}
+
+int py_rewrite_thread(uint64_t *frames, int depth, int max, uint64_t *out, long tid)
+{
+	(void)out;
+	(void)tid;
+	return py_rewrite(frames, depth, max);
 }
 
 #endif

@@ -19,8 +19,8 @@
 
 /* Once: 1 = CPython with the layout known (frames can be read), 0 = no
  * CPython in this process, -1 = CPython, but frames cannot be read
- * (another version, a custom build: said once on stderr). */
-int py_setup(void);
+ * (another version, a custom build: said once on stderr, as tool). */
+int py_setup(const char *tool);
 
 /*
  * CPython's operations (lang.h).  py_lang.rewrite replaces, in
@@ -32,6 +32,22 @@ int py_setup(void);
  * thread's chain of Python frames (code, instruction, kind), 128 bits.
  */
 extern const struct lang_ops py_lang;
+
+/*
+ * py_lang.rewrite for a signal handler (cpprof's sampler): the same, but
+ * every word of the interpreter read by a read that cannot fault (the
+ * handler may interrupt it anywhere), and out (max frames) the scratch
+ * space, not the handler's stack.  frames[0] may be the interrupted pc
+ * itself.  Names a new frame as the other does.
+ */
+int py_rewrite_signal(uint64_t *frames, int depth, int max, uint64_t *out);
+/*
+ * The same for another thread, by its kernel id tid, blocked in the
+ * kernel (cpprof's watcher, whose frames are a copy of its stack): its
+ * state found among the interpreters' threads (native_thread_id), read
+ * with reads that cannot fault.  Its frames stay while it is blocked.
+ */
+int py_rewrite_thread(uint64_t *frames, int depth, int max, uint64_t *out, long tid);
 
 /*
  * The code objects freed: py_lang.key reads a frame's code by the

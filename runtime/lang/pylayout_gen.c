@@ -13,6 +13,7 @@
 #include <Python.h>
 #include <internal/pycore_frame.h>
 #include <internal/pycore_runtime.h>
+#include <internal/pycore_interp.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -40,6 +41,12 @@ int main(void)
 	printf("#define PYL_HEX 0x%08xu\n", (unsigned)(PY_VERSION_HEX & 0xffff0000));
 	printf("#define PYL_TS_CFRAME %zu\n", offsetof(PyThreadState, cframe));
 	printf("#define PYL_RT_TSTATE %zu\n", offsetof(_PyRuntimeState, gilstate.tstate_current));
+	/* Another thread's state, by its kernel id (cpprof's watcher). */
+	printf("#define PYL_RT_INTERP_HEAD %zu\n", offsetof(_PyRuntimeState, interpreters.head));
+	printf("#define PYL_IS_NEXT %zu\n", offsetof(PyInterpreterState, next));
+	printf("#define PYL_IS_THREADS %zu\n", offsetof(PyInterpreterState, threads.head));
+	printf("#define PYL_TS_NEXT %zu\n", offsetof(PyThreadState, next));
+	printf("#define PYL_TS_NATIVE_ID %zu\n", offsetof(PyThreadState, native_thread_id));
 	printf("#define PYL_TS_THREAD_ID %zu\n", offsetof(PyThreadState, thread_id));
 	printf("#define PYL_CF_CURRENT %zu\n", offsetof(_PyCFrame, current_frame));
 	printf("#define PYL_FR_CODE %zu\n", offsetof(_PyInterpreterFrame, f_code));

@@ -139,7 +139,7 @@ void python_start(void)
 	void (*set)(int, struct py_alloc *);
 	const char *s = getenv("MPROF_PYTHON");
 
-	if ((s && !strcmp(s, "0")) || py_setup() != 1)
+	if ((s && !strcmp(s, "0")) || py_setup("mprof") != 1)
 		return;
 	get = (void (*)(int, struct py_alloc *))dlsym(RTLD_DEFAULT, "PyMem_GetAllocator");
 	set = (void (*)(int, struct py_alloc *))dlsym(RTLD_DEFAULT, "PyMem_SetAllocator");

@@ -34,6 +34,8 @@
 #include "outfile.h"
 #include "modules.h"
 #include "perf.h"
+#include "pyframes.h"
+#include "langname.h"
 #include "resources.h"
 #include "signals.h"
 #include "sink.h"
@@ -100,8 +102,12 @@ static void record(struct cp_thread *t, struct caught *c, int col, uint64_t hits
 		cp_sink.here(0, col, hits);
 		return;
 	}
-	if (c->n < 0)
+	if (c->n < 0) {
 		c->n = unwind_capture_context(c->uc, t->frames, CP_MAX_DEPTH, &c->flags);
+		/* A Python program: its frames in place of the eval loop's. */
+		if (cp.py && t->lframes)
+			c->n = py_rewrite_signal(t->frames, c->n, CP_MAX_DEPTH, t->lframes);
+	}
 	cp_sink.stack(t->frames, c->n, c->flags, (uint32_t)t->tid, col, hits);
 }
 
@@ -365,6 +371,9 @@ __attribute__((constructor(101))) static void cp_start(void)
 		return;
 	}
 	cp.start_ns = cp_now(CLOCK_REALTIME);
+	/* A stack collector in a Python program samples its Python frames
+	 * (pyframes.h): decided before any thread is set up. */
+	cp.py = !cp_sink.here && py_setup(cp_sink.name) == 1;
 	keep_start();
 	if (cp_sink.start(cp.nres) < 0 || unwind_modules_refresh() < 0 || th_init() < 0) {
 		cp_warn("cannot map the sampler's memory; nothing sampled", NULL, NULL);
@@ -409,7 +418,9 @@ void cp_exit_now(int status)
 		return;
 	char num[24];
 
-	if (keep_exiting(status))
+	/* The keep has the tables, not a language's names (langname.c):
+	 * then the runtime saves, and the launcher does not. */
+	if (keep_exiting(status) && !langname_any())
 		return;
 	strcpy(cp_ended, "_exit(");
 	strcat(cp_ended, outfile_u64(num, (uint64_t)(status & 0377)));

@@ -39,6 +39,7 @@ struct cp_config {
 	uint64_t interval[RES_N];  /* mean interval, gticks */
 	int random;                /* draw intervals around the mean */
 	int no_perf;               /* CPPROF_NO_PERF: timers only */
+	int py;                    /* a Python program whose frames are read (pyframes.h) */
 	int clock_perf;            /* the CPU clock is perf task-clock (else a timer) */
 	int clock_res;             /* RES_CPU, or RES_REAL when only real needs the clock */
 	int clock_needed;          /* cpu or real asked */
@@ -76,6 +77,7 @@ struct cp_thread {
 	uint64_t rng;
 	uint64_t *frames;    /* CP_MAX_DEPTH for the signal handler */
 	uint64_t *cframes;   /* CP_MAX_DEPTH for the interposed calls */
+	uint64_t *lframes;   /* CP_MAX_DEPTH for the Python frames' rewrite (cp.py) */
 	struct cp_slot *slot;
 	struct cp_rstate r[RES_N];
 };

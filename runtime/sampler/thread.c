@@ -253,14 +253,16 @@ int th_setup(void)
 	if (!t->frames) {
 		/* Populated now: a first touch in the handler would count as
 		 * one of the program's page faults. */
-		void *m = mmap(NULL, 2 * CP_MAX_DEPTH * sizeof(uint64_t), PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		void *m = mmap(NULL, (cp.py ? 3 : 2) * CP_MAX_DEPTH * sizeof(uint64_t),
+			       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1,
+			       0);
 		if (m == MAP_FAILED) {
 			as_release();
 			return -1;
 		}
 		t->frames = m;
 		t->cframes = t->frames + CP_MAX_DEPTH;
+		t->lframes = cp.py ? t->cframes + CP_MAX_DEPTH : NULL;
 	}
 	t->slot = claim(t->tid);
 	if (t->slot)

@@ -17,7 +17,7 @@ cd "$T" || exit 1
 
 PY=/usr/bin/python3
 if [ ! -x "$PY" ]; then
-	absent 23 "$PY (Debian's python3, scripts/install-deps.sh)"
+	absent 25 "$PY (Debian's python3, scripts/install-deps.sh)"
 	done_testing
 fi
 lib=$LIBMPROF/libmprof.so

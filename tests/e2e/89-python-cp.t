@@ -1,0 +1,84 @@
+# cpprof on CPython (issue 25, items 2 and 4): Debian's python3 (3.11),
+# the samples charged to Python frames in place of the eval loop's, mixed
+# with the C frames of libraries (a thread waiting for the GIL shows
+# pthread_cond_timedwait under the Python function it waits in).
+#
+# Known answer: tests/progs/py_cpu.py calls crunch() from heavy() with
+# three times the work light() gives it, in two threads; of the samples
+# in either, heavy's share is 3/4 (within 0.05), by CPU time (the signal
+# handler reads the interrupted thread's frames) and by real time (the
+# watcher reads a blocked thread's, found by its kernel id).
+. "$(dirname "$0")/../lib.sh"
+plan 13
+cd "$T" || exit 1
+CPPROF=$B/bin/cpprof
+
+PY=/usr/bin/python3
+if [ ! -x "$PY" ]; then
+	absent 13 "$PY (Debian's python3, scripts/install-deps.sh)"
+	done_testing
+fi
+cp "$TOP/tests/progs/py_cpu.py" .
+
+infov() { "$MPROF" dump "$1" | awk -v k="$2" '$1 == "info" && $2 == k { sub(/^info [^ ]+ /, ""); print }'; }
+# raw DATA FUNCTION: the raw samples of FUNCTION in the function profile.
+raw() { "$CPPROF" -c 'threshold 0; function' "$1" | awk -v f="$2" '$2 == f { gsub(/[][]/, "", $3); print $3 }'; }
+# share DATA: heavy's share of the samples in heavy or light, and both counts.
+share() {
+	h=$(raw "$1" heavy) l=$(raw "$1" light)
+	awk -v h="${h:-0}" -v l="${l:-0}" 'BEGIN { printf "%.3f %d %d", h + l ? h / (h + l) : 0, h, l }'
+}
+within() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; exit !(d <= t && d >= -t) }'; }
+
+# 1-7: CPU time.
+bare=$("$PY" py_cpu.py 80 2>&1; echo "rc=$?")
+out=$("$CPPROF" record -o cpu.data "$PY" py_cpu.py 80 2>&1; echo "rc=$?")
+is "$out" "$bare" "py_cpu prints and exits as it does bare"
+is "$(infov cpu.data lang | cut -d. -f1-2)/$(infov cpu.data lang.frames)" "python 3.11/read" \
+	"INFO: the language and its frames read"
+set -- $(share cpu.data)
+within "$1" 0.75 0.05
+ok $? "cpu: heavy's share of heavy and light is $1 ($2 and $3 samples; 0.75 within 0.05)"
+[ $(($2 + $3)) -ge 500 ]
+ok $? "cpu: at least 500 samples in heavy or light ($(($2 + $3)))"
+fn=$("$CPPROF" -c 'threshold 0; function' cpu.data)
+unlike "$fn" '_PyEval_EvalFrameDefault|_PyEval_Vector' "cpu: no eval loop frame in the function profile"
+"$CPPROF" export --format folded -o cpu.folded cpu.data
+like "$(cat cpu.folded)" '^Thread\._bootstrap;Thread\._bootstrap_inner;Thread\.run;run;heavy;crunch [0-9]+$' \
+	"cpu: the thread's stack, by its Python frames"
+like "$(cat cpu.folded)" '^<module>;run;light;crunch [0-9]+$' "cpu: the main thread's stack"
+
+# 8-10: real time: the thread that waits for the GIL is sampled by the
+# watcher, from a copy of its stack.
+"$CPPROF" record -e real -o real.data "$PY" py_cpu.py 80 > /dev/null 2>&1
+set -- $(share real.data)
+within "$1" 0.75 0.05
+ok $? "real: heavy's share of heavy and light is $1 ($2 and $3 samples; 0.75 within 0.05)"
+fn=$("$CPPROF" -c 'threshold 0; function' real.data)
+unlike "$fn" '_PyEval_EvalFrameDefault' "real: no eval loop frame, blocked threads' samples too"
+like "$fn" 'pthread_cond_timedwait' "real: a thread waiting for the GIL, in libc under its Python frames"
+
+# 11: pprof: Python functions by file and line.
+if [ -x "$B/tools/pprof" ]; then
+	"$CPPROF" export --format pprof -o cpu.pb.gz cpu.data
+	line=$(grep -n 's += i \* i' py_cpu.py | cut -d: -f1)
+	like "$("$B/tools/pprof" -top -lines cpu.pb.gz 2> /dev/null)" "crunch .*py_cpu\\.py:$line" \
+		"pprof: crunch() at its loop's line ($line)"
+else
+	fail "pprof not built ($B/tools/pprof: make builds it from Debian's golang-github-google-pprof-dev)"
+fi
+# 12-13: a Python program ending in os._exit under cpprof record (py_cpu
+# runs as it is imported): the runtime saves (the keep has no names), and
+# the names are there.
+cat > ox.py <<'PYEOF'
+import os
+from py_cpu import run
+run(20, 20000)
+os._exit(0)
+PYEOF
+"$CPPROF" record -o ox.data "$PY" ox.py > /dev/null 2>&1
+is "$(infov ox.data ended)/$(infov ox.data salvaged_by)" "_exit(0)/" \
+	"os._exit: the file is the runtime's (not salvaged), ended _exit(0)"
+[ "$(raw ox.data heavy)" -gt 0 ] 2> /dev/null
+ok $? "os._exit: heavy() named ($(raw ox.data heavy) samples)"
+done_testing

@@ -12,13 +12,37 @@
 # tests/progs/py_shapes.py keeps what a thread, a generator, a caught
 # exception, a coroutine and json's C encoder make, and exits with 3.
 . "$(dirname "$0")/../lib.sh"
-plan 25
+plan 26
 cd "$T" || exit 1
 
 PY=/usr/bin/python3
 if [ ! -x "$PY" ]; then
-	absent 25 "$PY (Debian's python3, scripts/install-deps.sh)"
-	done_testing
+	absent 26 "$PY (Debian's python3, scripts/install-deps.sh)"
+	
+# 26: multiprocessing (fork): each worker's file has its Python frames,
+# the work under the frames that forked it.
+cat > mp.py <<'PYEOF'
+import multiprocessing as mp
+
+
+def work(n):
+    return len([str(i) * 10 for i in range(n)])
+
+
+if __name__ == "__main__":
+    p = mp.Pool(2)
+    print(sum(p.map(work, [20000] * 4)))
+    p.close()
+    p.join()
+PYEOF
+"$MPROF" run -o mp.data "$PY" mp.py > mp.out 2>&1
+n=0
+for f in mp.data.*; do
+	"$MPROF" export --format folded --counter alloc_objects "$f" 2> /dev/null |
+		grep -Eq ';BaseProcess\.run;worker;mapstar;work;work\.<locals>\.<listcomp> [0-9]+$' && n=$((n + 1))
+done
+is "$(cat mp.out)/$n" "80000/2" "multiprocessing: both workers' files show work() under the pool's frames"
+done_testing
 fi
 lib=$LIBMPROF/libmprof.so
 cp "$TOP/tests/progs/py_alloc.py" "$TOP/tests/progs/py_shapes.py" .
@@ -123,4 +147,28 @@ is "$found" "1" "the child's profile names strings() ($(tr '\n' ' ' < files.txt)
 "$MPROF" run -o ox.data "$PY" py_alloc.py > /dev/null 2>&1
 is "$(kept ox.data "<module>;strings")/$(infov ox.data reason)" "$ms/exit" \
 	"mprof run, os._exit: the runtime's own file, strings() named ($ms bytes)"
+
+# 26: multiprocessing (fork): each worker's file has its Python frames,
+# the work under the frames that forked it.
+cat > mp.py <<'PYEOF'
+import multiprocessing as mp
+
+
+def work(n):
+    return len([str(i) * 10 for i in range(n)])
+
+
+if __name__ == "__main__":
+    p = mp.Pool(2)
+    print(sum(p.map(work, [20000] * 4)))
+    p.close()
+    p.join()
+PYEOF
+"$MPROF" run -o mp.data "$PY" mp.py > mp.out 2>&1
+n=0
+for f in mp.data.*; do
+	"$MPROF" export --format folded --counter alloc_objects "$f" 2> /dev/null |
+		grep -Eq ';BaseProcess\.run;worker;mapstar;work;work\.<locals>\.<listcomp> [0-9]+$' && n=$((n + 1))
+done
+is "$(cat mp.out)/$n" "80000/2" "multiprocessing: both workers' files show work() under the pool's frames"
 done_testing

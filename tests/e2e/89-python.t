@@ -12,12 +12,12 @@
 # tests/progs/py_shapes.py keeps what a thread, a generator, a caught
 # exception, a coroutine and json's C encoder make, and exits with 3.
 . "$(dirname "$0")/../lib.sh"
-plan 26
+plan 28
 cd "$T" || exit 1
 
 PY=/usr/bin/python3
 if [ ! -x "$PY" ]; then
-	absent 26 "$PY (Debian's python3, scripts/install-deps.sh)"
+	absent 28 "$PY (Debian's python3, scripts/install-deps.sh)"
 	
 # 26: multiprocessing (fork): each worker's file has its Python frames,
 # the work under the frames that forked it.
@@ -42,6 +42,30 @@ for f in mp.data.*; do
 		grep -Eq ';BaseProcess\.run;worker;mapstar;work;work\.<locals>\.<listcomp> [0-9]+$' && n=$((n + 1))
 done
 is "$(cat mp.out)/$n" "80000/2" "multiprocessing: both workers' files show work() under the pool's frames"
+
+# 27-28: an executable named python3* that is not CPython (no Py_Version:
+# as another version or a custom build): one line on stderr, native
+# stacks, the program's output and status unchanged; cpprof the same.
+cat > fake.c <<'CEOF'
+#include <stdio.h>
+#include <stdlib.h>
+int main(void)
+{
+	char *p = malloc(1000);
+	printf("fake %d\n", p != NULL);
+	free(p);
+	return 4;
+}
+CEOF
+cc -O2 -o python3-fake fake.c || exit 1
+out=$(MPROF_OUT=fk.data LD_PRELOAD=$lib ./python3-fake 2> fk.err; echo "rc=$?")
+is "$out/$(cat fk.err)/$(infov fk.data lang.frames)" \
+	"fake 1
+rc=4/mprof: Python frames not read: not the Python whose layout the runtime has ($(sed -n 's/^#define PYL_VERSION "\(.*\)"$/\1/p' "$B/gen/pylayout.h")); stacks stay native/none: not the Python whose layout the runtime has ($(sed -n 's/^#define PYL_VERSION "\(.*\)"$/\1/p' "$B/gen/pylayout.h"))" \
+	"not CPython 3.11: one line, native stacks, output and status unchanged"
+out=$("$B/bin/cpprof" record -o fkc.data ./python3-fake 2> fkc.err; echo "rc=$?")
+like "$out/$(cat fkc.err)" '^fake 1
+rc=4/cpprof: Python frames not read: not the Python whose layout' "cpprof: the same line, output and status unchanged"
 done_testing
 fi
 lib=$LIBMPROF/libmprof.so
@@ -171,4 +195,28 @@ for f in mp.data.*; do
 		grep -Eq ';BaseProcess\.run;worker;mapstar;work;work\.<locals>\.<listcomp> [0-9]+$' && n=$((n + 1))
 done
 is "$(cat mp.out)/$n" "80000/2" "multiprocessing: both workers' files show work() under the pool's frames"
+
+# 27-28: an executable named python3* that is not CPython (no Py_Version:
+# as another version or a custom build): one line on stderr, native
+# stacks, the program's output and status unchanged; cpprof the same.
+cat > fake.c <<'CEOF'
+#include <stdio.h>
+#include <stdlib.h>
+int main(void)
+{
+	char *p = malloc(1000);
+	printf("fake %d\n", p != NULL);
+	free(p);
+	return 4;
+}
+CEOF
+cc -O2 -o python3-fake fake.c || exit 1
+out=$(MPROF_OUT=fk.data LD_PRELOAD=$lib ./python3-fake 2> fk.err; echo "rc=$?")
+is "$out/$(cat fk.err)/$(infov fk.data lang.frames)" \
+	"fake 1
+rc=4/mprof: Python frames not read: not the Python whose layout the runtime has ($(sed -n 's/^#define PYL_VERSION "\(.*\)"$/\1/p' "$B/gen/pylayout.h")); stacks stay native/none: not the Python whose layout the runtime has ($(sed -n 's/^#define PYL_VERSION "\(.*\)"$/\1/p' "$B/gen/pylayout.h"))" \
+	"not CPython 3.11: one line, native stacks, output and status unchanged"
+out=$("$B/bin/cpprof" record -o fkc.data ./python3-fake 2> fkc.err; echo "rc=$?")
+like "$out/$(cat fkc.err)" '^fake 1
+rc=4/cpprof: Python frames not read: not the Python whose layout' "cpprof: the same line, output and status unchanged"
 done_testing

@@ -11,7 +11,11 @@
 #include "read/reader.h"
 
 struct langview {
-	const char **fn; /* fn[id], id < nfn; NULL where the file has none */
+	/* fn[id], id < nfn: "NAME<tab>FILE:LINE", a copy of the file's
+	 * value cut before its kind; NULL where the file has none.  kind[id]:
+	 * the kind of object the frame made (after a second tab), or NULL. */
+	char **fn;
+	const char **kind;
 	uint32_t nfn;
 };
 
@@ -29,6 +33,7 @@ uint32_t langview_fn_id(const char *key)
 struct langview *langview_open(const struct profile *p)
 {
 	struct langview *l;
+	char *tab;
 
 	if (!reader_info(p, "lang"))
 		return NULL;
@@ -41,10 +46,19 @@ struct langview *langview_open(const struct profile *p)
 			continue;
 		if (id >= l->nfn) {
 			l->fn = xrealloc(l->fn, (size_t)(id + 1) * sizeof(*l->fn));
+			l->kind = xrealloc(l->kind, (size_t)(id + 1) * sizeof(*l->kind));
 			memset(l->fn + l->nfn, 0, (size_t)(id + 1 - l->nfn) * sizeof(*l->fn));
+			memset(l->kind + l->nfn, 0, (size_t)(id + 1 - l->nfn) * sizeof(*l->kind));
 			l->nfn = id + 1;
 		}
-		l->fn[id] = p->info[i].value;
+		if (l->fn[id])
+			continue; /* a key twice: the first */
+		l->fn[id] = xstrdup(p->info[i].value);
+		tab = strchr(l->fn[id], '\t');
+		if (tab && (tab = strchr(tab + 1, '\t')) != NULL) {
+			*tab = 0;
+			l->kind[id] = tab + 1;
+		}
 	}
 	return l;
 }
@@ -53,7 +67,10 @@ void langview_free(struct langview *l)
 {
 	if (!l)
 		return;
+	for (uint32_t i = 0; i < l->nfn; i++)
+		free(l->fn[i]);
 	free(l->fn);
+	free(l->kind);
 	free(l);
 }
 
@@ -72,4 +89,9 @@ int langview_frame(const struct langview *l, uint32_t id, const char **fn, size_
 	*fnlen = tab ? (size_t)(tab - v) : strlen(v);
 	*loc = tab ? tab + 1 : NULL;
 	return 0;
+}
+
+const char *langview_kind(const struct langview *l, uint32_t id)
+{
+	return l && id < l->nfn ? l->kind[id] : NULL;
 }

@@ -20,6 +20,8 @@ void langview_free(struct langview *l);
 /* The name of frame id into *fn and its file:line into *loc (NULL when
  * the file gives none), both of the profile's storage: 0, else -1 (no
  * such frame: *fn gets NULL). */
+/* The kind of object frame id made (its type's name), or NULL. */
+const char *langview_kind(const struct langview *l, uint32_t id);
 int langview_frame(const struct langview *l, uint32_t id, const char **fn, size_t *fnlen,
 		   const char **loc);
 

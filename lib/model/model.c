@@ -310,7 +310,7 @@ static __attribute__((noinline)) const uint32_t *expand_new(struct model *m, str
 		return NULL;
 	if (m->lang && FORMAT_IS_LANG_FRAME(addr)) {
 		/* A language's frame (langview.h): its function at its line. */
-		const char *fn, *loc;
+		const char *fn, *loc, *kind;
 		size_t fnlen;
 		char name[512], where[512];
 		struct model_site st;
@@ -325,6 +325,15 @@ static __attribute__((noinline)) const uint32_t *expand_new(struct model *m, str
 		st.offset = MODEL_NO_OFFSET;
 		st.loc = MODEL_NO_LOC;
 		st.atype = MODEL_NONE;
+		/* The kind of object it made: the size table's types (no size). */
+		if ((kind = langview_kind(m->lang, FORMAT_LANG_FRAME_ID(addr))) != NULL) {
+			st.atype = strtab_intern(m->atypes, own_copy(m, printable(m, kind)));
+			if (st.atype >= m->atype_cap) {
+				size_t old = m->atype_cap;
+				util_grow(&m->atype_size, &m->atype_cap, st.atype + 1, sizeof(uint64_t));
+				memset(m->atype_size + old, 0, (m->atype_cap - old) * sizeof(uint64_t));
+			}
+		}
 		if (loc) {
 			/* The file's last part, as C frames show theirs. */
 			const char *colon = strrchr(loc, ':'), *base = loc;

@@ -32,6 +32,13 @@ struct lang_ops {
 	 * frames; the new depth.
 	 */
 	int (*rewrite)(uint64_t *frames, int depth, int max);
+	/*
+	 * The kind of object at obj, a block the language's object
+	 * allocator gave a while ago (its type's name), into buf (cap
+	 * bytes); its length, or 0 if it cannot be told.  Reads that
+	 * cannot fault: the object may be gone.
+	 */
+	size_t (*kind)(uintptr_t obj, char *buf, size_t cap);
 };
 
 #endif

@@ -35,6 +35,7 @@ struct slot {
 static int lk; /* 1: held */
 static struct slot *slot;
 static const char **names; /* names[id], id 1..nnames */
+static const char **kinds; /* kinds[id]: the kind of object made there, or NULL */
 static struct arena names_arena;
 static uint32_t nnames; /* published with release */
 static const char *lang;  /* NULL: not a language profile */
@@ -116,7 +117,8 @@ uint32_t langname_add(uintptr_t key, uint32_t sub, uintptr_t check, const char *
 		return 0;
 	if (!slot) {
 		names = arena_map((LANGNAME_MAX + 1) * sizeof(*names));
-		if (!names)
+		kinds = arena_map((LANGNAME_MAX + 1) * sizeof(*kinds));
+		if (!names || !kinds)
 			goto out;
 		__atomic_store_n(&slot, arena_map(SLOTS * sizeof(*slot)), __ATOMIC_RELEASE);
 		if (!slot)
@@ -153,6 +155,26 @@ out:
 	return id;
 }
 
+int langname_has_kind(uint32_t id)
+{
+	return !id || id > __atomic_load_n(&nnames, __ATOMIC_ACQUIRE) ||
+	       __atomic_load_n(&kinds[id], __ATOMIC_ACQUIRE) != NULL;
+}
+
+void langname_set_kind(uint32_t id, const char *kind, size_t n)
+{
+	char *copy;
+
+	if (!n || n > 64 || langname_has_kind(id) || take() < 0)
+		return;
+	if (!kinds[id] && (copy = arena_alloc(&names_arena, n + 1))) {
+		put(copy, kind, n);
+		copy[n] = 0;
+		__atomic_store_n(&kinds[id], copy, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&lk, 0, __ATOMIC_RELEASE);
+}
+
 #define NFIXED 2 /* lang, lang.frames */
 
 size_t langname_info_count(void)
@@ -175,6 +197,17 @@ void langname_info_put(struct format_writer *w)
 		memcpy(keybuf, "lang.fn.", 8);
 		outfile_u64(keybuf + 8, id);
 		format_put_str(w, keybuf);
-		format_put_str(w, names[id]);
+		if (kinds[id]) {
+			/* "NAME<tab>FILE:LINE<tab>KIND" */
+			char v[2 * LANGNAME_LEN + 100];
+			size_t a = strlen(names[id]), b = strlen(kinds[id]);
+
+			memcpy(v, names[id], a);
+			v[a] = '\t';
+			memcpy(v + a + 1, kinds[id], b + 1);
+			format_put_str(w, v);
+		} else {
+			format_put_str(w, names[id]);
+		}
 	}
 }

@@ -38,6 +38,13 @@ uint32_t langname_find(uintptr_t key, uint32_t sub, uintptr_t check);
 uint32_t langname_add(uintptr_t key, uint32_t sub, uintptr_t check, const char *fn, size_t fnlen,
 		      const char *file, size_t filelen, int line);
 
+/* The kind of object frame id made (the type of the first object made
+ * there that the monitor looked at; n bytes, printable): kept once.
+ * Whether id has one.  The value of lang.fn.N then ends in a tab and
+ * the kind (doc/format.md). */
+void langname_set_kind(uint32_t id, const char *kind, size_t n);
+int langname_has_kind(uint32_t id);
+
 /* INFO entries for the writer (as lname.h's): the count, fixed; then
  * exactly those.  The caller holds the save lock. */
 size_t langname_info_count(void);

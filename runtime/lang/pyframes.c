@@ -631,6 +631,66 @@ int py_rewrite_thread(uint64_t *frames, int depth, int max, uint64_t *out, long 
 	return f ? rewrite(frames, depth, max, out, f, 1) : depth;
 }
 
+/* The name of type t if the object whose type word it is has the
+ * collector's header (gc) exactly when t says so: its length, or 0.
+ * Three reads: the type's header (its type, name and flags), its type's
+ * flags, the name. */
+#define TP_SPAN MAX2(MAX2(PYL_OB_TYPE, PYL_TP_NAME), PYL_TP_FLAGS) + 8
+static size_t type_name(uintptr_t t, int gc, char *buf, size_t cap)
+{
+	uintptr_t tp[(TP_SPAN + 7) / 8], meta, name;
+	unsigned long flags, mflags;
+	size_t n;
+
+	/* A type: its own type's flags say it is one (type and its
+	 * subclasses); its flags, whether its objects have the header. */
+	if (!t || (t & 7) || safe_read(tp, t, TP_SPAN) < 0)
+		return 0;
+	flags = (unsigned long)WORD((uintptr_t)tp, PYL_TP_FLAGS);
+	meta = WORD((uintptr_t)tp, PYL_OB_TYPE);
+	name = WORD((uintptr_t)tp, PYL_TP_NAME);
+	if (!(flags & PYL_HAVE_GC) != !gc || !meta || (meta & 7) || !name ||
+	    safe_read(&mflags, meta + PYL_TP_FLAGS, sizeof mflags) < 0 || !(mflags & PYL_TYPE_SUBCLASS))
+		return 0;
+	/* A name of at most cap - 1 bytes, printable, NUL-ended; the part
+	 * after the last dot (a module's prefix: "collections.OrderedDict"). */
+	for (n = cap; n > 8; n /= 2)
+		if (safe_read(buf, name, n) == 0)
+			break;
+	if (n <= 8 && safe_read(buf, name, n) < 0)
+		return 0;
+	if (!((buf[0] >= 'A' && buf[0] <= 'Z') || (buf[0] >= 'a' && buf[0] <= 'z') || buf[0] == '_'))
+		return 0; /* a name begins as an identifier does */
+	for (size_t k = 0; k < n; k++) {
+		if (!buf[k]) {
+			const char *dot = memrchr(buf, '.', k);
+			size_t from = dot ? (size_t)(dot - buf) + 1 : 0;
+
+			memmove(buf, buf + from, k - from);
+			return k - from;
+		}
+		if ((unsigned char)buf[k] < 0x21 || (unsigned char)buf[k] > 0x7e)
+			return 0;
+	}
+	return 0;
+}
+
+static size_t py_kind(uintptr_t obj, char *buf, size_t cap)
+{
+	uintptr_t head[(PYL_GC_HEAD + PYL_OB_TYPE + 8 + 7) / 8];
+	size_t n;
+
+	/* Its type word: after the collector's header, or right at the
+	 * start; the type's own flag says which it is.  The header first:
+	 * its first words link other objects' headers, which may pass for
+	 * a type (a type's reference count for its name). */
+	if (safe_read(head, obj, sizeof head) < 0)
+		return 0;
+	if ((n = type_name(WORD((uintptr_t)head, PYL_GC_HEAD + PYL_OB_TYPE), 1, buf, cap)))
+		return n;
+	return type_name(WORD((uintptr_t)head, PYL_OB_TYPE), 0, buf, cap);
+}
+
 #else
 
 static void py_key(uint64_t k[2])
@@ -664,6 +724,14 @@ int py_rewrite_thread(uint64_t *frames, int depth, int max, uint64_t *out, long 
 	return py_rewrite(frames, depth, max);
 }
 
+static size_t py_kind(uintptr_t obj, char *buf, size_t cap)
+{
+	(void)obj;
+	(void)buf;
+	(void)cap;
+	return 0;
+}
+
 #endif
 
-const struct lang_ops py_lang = { py_key, py_strip, py_rewrite };
+const struct lang_ops py_lang = { py_key, py_strip, py_rewrite, py_kind };

@@ -14,6 +14,7 @@
 #include <internal/pycore_frame.h>
 #include <internal/pycore_runtime.h>
 #include <internal/pycore_interp.h>
+#include <internal/pycore_gc.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -60,6 +61,12 @@ int main(void)
 	printf("#define PYL_OWNED_BY_GENERATOR %d\n", FRAME_OWNED_BY_GENERATOR);
 	printf("#define PYL_OB_TYPE %zu\n", offsetof(PyObject, ob_type));
 	printf("#define PYL_TP_NAME %zu\n", offsetof(PyTypeObject, tp_name));
+	/* An object's type, from the block the allocator gave: after the
+	 * collector's header if the type has one. */
+	printf("#define PYL_TP_FLAGS %zu\n", offsetof(PyTypeObject, tp_flags));
+	printf("#define PYL_HAVE_GC 0x%lxul\n", (unsigned long)Py_TPFLAGS_HAVE_GC);
+	printf("#define PYL_GC_HEAD %zu\n", sizeof(PyGC_Head));
+	printf("#define PYL_TYPE_SUBCLASS 0x%lxul\n", (unsigned long)Py_TPFLAGS_TYPE_SUBCLASS);
 	printf("#define PYL_CO_QUALNAME %zu\n", offsetof(PyCodeObject, co_qualname));
 	printf("#define PYL_CO_FILENAME %zu\n", offsetof(PyCodeObject, co_filename));
 	printf("#define PYL_CO_FIRSTLINENO %zu\n", offsetof(PyCodeObject, co_firstlineno));

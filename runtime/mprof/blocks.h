@@ -103,6 +103,11 @@ struct blocks_thread {
 	 * hot fields' places are as they were without it. */
 	struct langrec *lang;
 	int lang_failed;
+	/* The object whose kind is still to be told (langname.h), made at
+	 * language frame lang_kind_id: looked at by the thread's next
+	 * allocation, when it has its type (monitor.c). */
+	uintptr_t lang_kind_obj;
+	uint32_t lang_kind_id;
 };
 
 /* This thread's block; NULL before it has one, or after it went back. */

@@ -24,6 +24,7 @@
 #include "custom.h"
 #include "lang.h"
 #include "langrec.h"
+#include "langname.h"
 #include "mkeep.h"
 #include "monitor.h"
 #include "monitor_rec.h"
@@ -408,7 +409,20 @@ static int64_t lang_count(struct blocks_thread *t, uint64_t e, uint64_t *frames,
  * mapped, walks and rewrites every time.  errno: the caller keeps it
  * (python.c's hooks, mon_alloc).
  */
-void mon_alloc_lang(void *p, size_t n, const struct unwind_frame0 *f0, const struct lang_ops *ops)
+/* The kind of t's object waiting to be told, now that it has its type. */
+static __attribute__((noinline, cold)) void lang_kind(struct blocks_thread *t,
+						      const struct lang_ops *ops)
+{
+	char buf[72];
+	size_t n = ops->kind(t->lang_kind_obj, buf, sizeof buf);
+
+	if (n)
+		langname_set_kind(t->lang_kind_id, buf, n);
+	t->lang_kind_obj = 0;
+}
+
+void mon_alloc_lang(void *p, size_t n, const struct unwind_frame0 *f0, const struct lang_ops *ops,
+		    int obj)
 {
 	uint64_t *frames, e, v = 0, k[2], idx1;
 	struct blocks_thread *t = mon_self(&e);
@@ -441,6 +455,8 @@ void mon_alloc_lang(void *p, size_t n, const struct unwind_frame0 *f0, const str
 			TIMELINE_DUE(t, left, p);
 		return;
 	}
+	if (__builtin_expect(t->lang_kind_obj != 0, 0))
+		lang_kind(t, ops);
 	frames = t->frames;
 	c = -1;
 	if (unwind_recall(f0, lr->owner, MON_MAX_DEPTH, &v) < 0) {
@@ -473,6 +489,17 @@ void mon_alloc_lang(void *p, size_t n, const struct unwind_frame0 *f0, const str
 	else if (v)
 		return; /* cannot be: a remembered walk of no record */
 	depth = ops->rewrite(frames, depth, MON_MAX_DEPTH);
+	/* A new stack of an object made by a language frame whose kind is not
+	 * known: its type is looked at by the thread's next allocation (the
+	 * object is not initialised yet).  Freed meanwhile, it most often
+	 * still has it (pymalloc's free list takes the first word, the
+	 * type is the second, or the fourth after the collector's header);
+	 * else, or unmapped, ops->kind tells nothing or another type. */
+	if (obj && depth > 0 && FORMAT_IS_LANG_FRAME(frames[0]) &&
+	    !langname_has_kind(FORMAT_LANG_FRAME_ID(frames[0]))) {
+		t->lang_kind_obj = (uintptr_t)p;
+		t->lang_kind_id = FORMAT_LANG_FRAME_ID(frames[0]);
+	}
 	if (!mon.sample)
 		left = TIMELINE_DOWN(t, n);
 	idx = lang_count(t, e, frames, depth, flags, n);
@@ -492,7 +519,7 @@ void mon_alloc(void *p, size_t n, const struct unwind_frame0 *f0)
 	if (__builtin_expect(mon_lang != NULL, 0)) {
 		MON_KEEP_ERRNO;
 
-		mon_alloc_lang(p, n, f0, mon_lang);
+		mon_alloc_lang(p, n, f0, mon_lang, 0);
 		return;
 	}
 	mon_alloc_inline(p, n, f0);

@@ -135,10 +135,11 @@ void mon_alloc_lisp(size_t n, int cls, const struct unwind_frame0 *f0,
 
 /* An object of an interpreted language (python.c): n bytes at p, made
  * from frame 0 f0, its stack the C stack with the language's frames that
- * ops give (lang.h) in place of the interpreter's.  Freed by
- * mon_free_lang. */
+ * ops give (lang.h) in place of the interpreter's; obj: one of the
+ * language's objects, whose kind ops can tell.  Freed by mon_free_lang. */
 struct lang_ops;
-void mon_alloc_lang(void *p, size_t n, const struct unwind_frame0 *f0, const struct lang_ops *ops);
+void mon_alloc_lang(void *p, size_t n, const struct unwind_frame0 *f0, const struct lang_ops *ops,
+		    int obj);
 /* The free of such an object (python.c's hooks; mon_free is free_on's). */
 void mon_free_lang(void *p);
 /* Set (before mon_dispatch) in an interpreter's process: every

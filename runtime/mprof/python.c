@@ -45,11 +45,13 @@ struct py_alloc {
 
 static struct py_alloc prev[3]; /* what the hooks replaced, by domain */
 
-/* Record q (n bytes), made from the hook whose frame 0 is f0. */
-static inline void made(void *q, size_t n, const struct unwind_frame0 *f0)
+/* Record q (n bytes), made by allocator a from the hook whose frame 0
+ * is f0 (an object if a is the object domain's). */
+static inline void made(const struct py_alloc *a, void *q, size_t n,
+			const struct unwind_frame0 *f0)
 {
 	if (q)
-		mon_alloc_lang(q, n, f0, &py_lang);
+		mon_alloc_lang(q, n, f0, &py_lang, a == &prev[DOMAIN_OBJ]);
 }
 
 static void *hook_malloc(void *ctx, size_t n)
@@ -64,7 +66,7 @@ static void *hook_malloc(void *ctx, size_t n)
 	F0_SET;
 	q = a->malloc(a->ctx, n);
 	e = errno;
-	made(q, n, &f0_);
+	made(a, q, n, &f0_);
 	mon_leave();
 	errno = e;
 	return q;
@@ -82,7 +84,7 @@ static void *hook_calloc(void *ctx, size_t nelem, size_t elsize)
 	F0_SET;
 	q = a->calloc(a->ctx, nelem, elsize);
 	e = errno;
-	made(q, nelem * elsize, &f0_);
+	made(a, q, nelem * elsize, &f0_);
 	mon_leave();
 	errno = e;
 	return q;
@@ -108,7 +110,7 @@ static void *hook_realloc(void *ctx, void *p, size_t n)
 	} else {
 		if (p)
 			mon_realloc_freed(p, &old);
-		made(q, n, &f0_);
+		made(a, q, n, &f0_);
 	}
 	mon_leave();
 	errno = e;

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -665,6 +666,14 @@ void mon_exit_now(int status)
 	}
 	st = __atomic_load_n(&mon.state, __ATOMIC_ACQUIRE);
 	if ((mon_on(st) || st == MON_TROUBLE) && !mon.nosave && !mon.tainted) {
+		sigset_t all;
+
+		/* The process is ending: bare, it would be gone before a signal
+		 * sent now arrived (multiprocessing's terminate() sends its
+		 * workers SIGTERM as they _exit), so none may cut the save
+		 * short; the real _exit then drops any that came. */
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, NULL);
 		mon_config();
 		strcat(what, outfile_u64(num, (uint64_t)(status & 0377)));
 		strcat(what, ")");

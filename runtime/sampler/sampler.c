@@ -422,6 +422,11 @@ void cp_exit_now(int status)
 	 * then the runtime saves, and the launcher does not. */
 	if (keep_exiting(status) && !langname_any())
 		return;
+	/* The process is ending: no signal may cut the save short (as the
+	 * monitor's mon_exit_now); the real _exit drops any that came. */
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	strcpy(cp_ended, "_exit(");
 	strcat(cp_ended, outfile_u64(num, (uint64_t)(status & 0377)));
 	strcat(cp_ended, ")");

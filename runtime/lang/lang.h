@@ -29,9 +29,10 @@ struct lang_ops {
 	/*
 	 * frames[0..depth-1], a C stack captured or stripped, with the
 	 * language's frames in place of the interpreter's, within max
-	 * frames; the new depth.
+	 * frames; the new depth.  out: max frames of scratch (not the
+	 * caller's stack: a thread's may be small).
 	 */
-	int (*rewrite)(uint64_t *frames, int depth, int max);
+	int (*rewrite)(uint64_t *frames, int depth, int max, uint64_t *out);
 	/*
 	 * The kind of object at obj, a block the language's object
 	 * allocator gave a while ago (its type's name), into buf (cap
@@ -39,6 +40,11 @@ struct lang_ops {
 	 * cannot fault: the object may be gone.
 	 */
 	size_t (*kind)(uintptr_t obj, char *buf, size_t cap);
+	/* Block p is being freed (malloc's free too: PYTHONMALLOC=malloc
+	 * puts the language's objects there), its contents still in place:
+	 * key must change if it was one of the objects key reads by address
+	 * (CPython: a code object). */
+	void (*freed)(const void *p);
 };
 
 #endif

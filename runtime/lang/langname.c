@@ -116,8 +116,11 @@ uint32_t langname_add(uintptr_t key, uint32_t sub, uintptr_t check, const char *
 	if (!key || take() < 0)
 		return 0;
 	if (!slot) {
-		names = arena_map((LANGNAME_MAX + 1) * sizeof(*names));
-		kinds = arena_map((LANGNAME_MAX + 1) * sizeof(*kinds));
+		/* Each kept once mapped: a failure is retried, not leaked. */
+		if (!names)
+			names = arena_map((LANGNAME_MAX + 1) * sizeof(*names));
+		if (!kinds)
+			kinds = arena_map((LANGNAME_MAX + 1) * sizeof(*kinds));
 		if (!names || !kinds)
 			goto out;
 		__atomic_store_n(&slot, arena_map(SLOTS * sizeof(*slot)), __ATOMIC_RELEASE);

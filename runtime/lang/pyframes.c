@@ -49,6 +49,7 @@ static uintptr_t code_type, str_type;
 static void *(*tstate_get)(void);  /* the thread holding the GIL's */
 static const uintptr_t *tstate_current; /* what tstate_get reads */
 static uintptr_t runtime;               /* _PyRuntime */
+static const uintptr_t *finalizing;     /* _PyRuntime._finalizing: non-zero at shutdown */
 static void *(*tstate_mine)(void); /* this thread's, GIL or not */
 static int (*check_line)(int, void *); /* _PyCode_CheckLineNumber */
 static char lang[40] = "python";
@@ -196,8 +197,10 @@ int py_setup(const char *who)
 	str_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyUnicode_Type");
 	f = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
 	runtime = (uintptr_t)dlsym(RTLD_DEFAULT, "_PyRuntime");
-	if (runtime)
+	if (runtime) {
 		tstate_current = (const uintptr_t *)(runtime + PYL_RT_TSTATE);
+		finalizing = (const uintptr_t *)(runtime + PYL_RT_FINALIZING);
+	}
 	if (!tstate_get || !tstate_current || !tstate_mine || !check_line || !code_type || !str_type || !f) {
 		refuse("none: the interpreter's functions were not found");
 		return state;
@@ -363,15 +366,58 @@ static int line_of(uintptr_t code, uintptr_t check, uint32_t instr)
 	return check_line((int)(instr * PYL_CODEUNIT), &lc.c);
 }
 
-/* A frame met for the first time: its names and line, interned. */
-static __attribute__((noinline)) uint32_t name_frame(uintptr_t code, uint32_t instr)
+/* A copy of str object s (its header and up to LANGNAME_LEN characters)
+ * in buf, by reads that cannot fault; its address, or 0. */
+#define STR_COPY (PYL_STR_COMPACT_DATA + 4 * LANGNAME_LEN)
+static uintptr_t str_copy(uintptr_t s, uintptr_t *buf)
+{
+	for (size_t n = STR_COPY; n >= 64; n /= 2)
+		if (safe_read(buf, s, n) == 0)
+			return (uintptr_t)buf;
+	return 0;
+}
+
+/*
+ * A frame met for the first time: its names and line, interned.  co is
+ * the code object's view (frame_of's).  safe (cpprof's signal handler and
+ * watcher, where the code object may be going): the strings and the line
+ * table are read by reads that cannot fault, the table into lines (its
+ * scratch, LINES_MAX bytes; a longer one gives line 0).
+ */
+#define LINES_MAX 8192
+static __attribute__((noinline)) uint32_t name_frame(uintptr_t code, uintptr_t co, uint32_t instr,
+						     uint8_t *lines, int safe)
 {
 	char fn[LANGNAME_LEN], file[LANGNAME_LEN];
-	uintptr_t check = code_check(code);
-	size_t nf = str_text(WORD(code, PYL_CO_QUALNAME), fn, sizeof fn);
-	size_t nl = str_text(WORD(code, PYL_CO_FILENAME), file, sizeof file);
-	int line = line_of(code, check, instr);
+	uintptr_t check = code_check(co), q = WORD(co, PYL_CO_QUALNAME),
+		  fl = WORD(co, PYL_CO_FILENAME), table, hdr[(PYL_VAR_SIZE + 8) / 8];
+	uintptr_t sq[(STR_COPY + 7) / 8];
+	size_t nf, nl;
+	int line = 0;
 
+	if (!safe) {
+		nf = str_text(q, fn, sizeof fn);
+		nl = str_text(fl, file, sizeof file);
+		line = line_of(code, check, instr);
+		return langname_add(code, instr, check, fn, nf, file, nl, line);
+	}
+	/* str_text reads the copy as it would the object (its type word is
+	 * the object's). */
+	if (!(q = q ? str_copy(q, sq) : 0))
+		return 0;
+	nf = str_text(q, fn, sizeof fn);
+	if (!(fl = fl ? str_copy(fl, sq) : 0))
+		return 0;
+	nl = str_text(fl, file, sizeof file);
+	table = WORD(co, PYL_CO_LINETABLE);
+	if (lines && table && safe_read(hdr, table, sizeof hdr) == 0 &&
+	    WORD((uintptr_t)hdr, PYL_VAR_SIZE) <= LINES_MAX &&
+	    safe_read(lines, table + PYL_BYTES_DATA, WORD((uintptr_t)hdr, PYL_VAR_SIZE)) == 0) {
+		struct line_cursor c = { -1, 0, -1, { *(const int *)(co + PYL_CO_FIRSTLINENO),
+						     lines, lines + WORD((uintptr_t)hdr, PYL_VAR_SIZE) } };
+
+		line = check_line((int)(instr * PYL_CODEUNIT), &c);
+	}
 	return langname_add(code, instr, check, fn, nf, file, nl, line);
 }
 
@@ -380,7 +426,8 @@ static __attribute__((noinline)) uint32_t name_frame(uintptr_t code, uint32_t in
  * is not laid out as the headers say. */
 #define BAD 1
 static inline __attribute__((always_inline)) uint64_t frame_of(uintptr_t f, int *entry,
-							       uintptr_t *previous, const int safe)
+							       uintptr_t *previous, uint8_t *lines,
+							       const int safe)
 {
 	struct copies c;
 	uintptr_t fr = view(c.fr, f, FR_SPAN, safe), code, co, start, prev;
@@ -401,7 +448,7 @@ static inline __attribute__((always_inline)) uint64_t frame_of(uintptr_t f, int 
 	/* A new one is named from the code object (its strings and line
 	 * table, which a live code object holds). */
 	if (!id)
-		id = name_frame(code, instr);
+		id = name_frame(code, co, instr, lines, safe);
 	return FORMAT_LANG_FRAME(id);
 }
 
@@ -409,12 +456,14 @@ static inline __attribute__((always_inline)) uint64_t frame_of(uintptr_t f, int 
  * group (an entry frame), or all of it (all); *f moves on.  -1 on a
  * frame laid out otherwise. */
 static inline __attribute__((always_inline)) int group(uintptr_t *f, uint64_t *out, int *n,
-						       int max, int all, const int safe)
+						       int max, int all, uint8_t *lines,
+						       const int safe)
 {
 	int guard = 0, entry;
 
-	while (*f && guard++ < 4096) {
-		uint64_t v = frame_of(*f, &entry, f, safe);
+	/* Past max, frames are neither kept nor named. */
+	while (*f && guard++ < 4096 && *n < max) {
+		uint64_t v = frame_of(*f, &entry, f, lines, safe);
 
 		if (v == BAD)
 			return -1;
@@ -432,11 +481,16 @@ static inline __attribute__((always_inline)) int group(uintptr_t *f, uint64_t *o
  * id says so; a thread that let the GIL go (a C function that may block:
  * os.listdir's opendir) finds its own by its thread-specific key.  Its
  * frames stay as they are while it runs C code: only it changes them. */
-static inline __attribute__((always_inline)) uintptr_t innermost(const int safe)
+static inline __attribute__((always_inline)) uintptr_t innermost(int *own, const int safe)
 {
 	uintptr_t ts, cf, w;
 
-	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != 1)
+	*own = 0;
+	/* Not while the interpreter shuts down: it frees the daemon
+	 * threads' states while their thread-specific keys still name
+	 * them. */
+	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != 1 ||
+	    __atomic_load_n(finalizing, __ATOMIC_RELAXED))
 		return 0;
 	ts = __atomic_load_n(tstate_current, __ATOMIC_RELAXED);
 	w = 0;
@@ -445,7 +499,9 @@ static inline __attribute__((always_inline)) uintptr_t innermost(const int safe)
 		w = WORD(ts, PYL_TS_THREAD_ID);
 	else if (ts && safe_read(&w, ts + PYL_TS_THREAD_ID, sizeof w) < 0)
 		w = 0;
-	if (!ts || w != (uintptr_t)pthread_self())
+	if (ts && w == (uintptr_t)pthread_self())
+		*own = 1;
+	else
 		ts = (uintptr_t)tstate_mine();
 	if (!ts)
 		return 0;
@@ -477,9 +533,11 @@ static void mismatch(const char *why)
 static void py_key(uint64_t k[2])
 {
 	uint64_t a = 0x243f6a8885a308d3ull, b = __atomic_load_n(&py_code_frees, __ATOMIC_RELAXED);
-	uintptr_t f = innermost(0);
+	int own;
+	uintptr_t f = innermost(&own, 0);
 	int n = 0;
 
+	(void)own;
 	if (!f) {
 		k[0] = k[1] = 0;
 		return;
@@ -534,9 +592,14 @@ static int py_strip(uint64_t *frames, int depth)
 }
 
 /* The stack frames[0..depth-1] with the Python frames from f (the
- * thread's innermost) in place of the eval loop's. */
+ * thread's innermost) in place of the eval loop's, through out (max
+ * frames of scratch).  A frame laid out otherwise: in place, the layout
+ * is not the headers' (said once, frames read no more); safe (a signal
+ * handler's or the watcher's reads, which may catch the interpreter
+ * between two stores, or a thread that woke), this stack stays native. */
 static inline __attribute__((always_inline)) int rewrite(uint64_t *frames, int depth, int max,
-							   uint64_t *out, uintptr_t f, const int safe)
+							   uint64_t *out, uint8_t *lines, uintptr_t f,
+							   const int safe)
 {
 	int n = 0, evals = 0, i;
 
@@ -549,44 +612,47 @@ static inline __attribute__((always_inline)) int rewrite(uint64_t *frames, int d
 		return depth;
 	for (i = 0; i < depth; i++) {
 		if (EVAL(frames[i])) {
-			if (group(&f, out, &n, max, 0, safe) < 0)
+			if (group(&f, out, &n, max, 0, lines, safe) < 0)
 				goto bad;
 		} else if (n < max) {
 			out[n++] = frames[i];
 		}
 	}
-	if (group(&f, out, &n, max, 1, safe) < 0)
+	if (group(&f, out, &n, max, 1, lines, safe) < 0)
 		goto bad;
 	memcpy(frames, out, (size_t)n * sizeof(*out));
 	return n;
 bad:
-	mismatch("none: a frame's code object is not of the code type");
+	if (!safe)
+		mismatch("none: a frame's code object is not of the code type");
 	return depth;
 }
 
-/* The calling thread's state is where the headers say: what
- * _PyThreadState_UncheckedGet gives (checked as a new stack is made). */
-static int tstate_checks(void)
+/* The thread state is where the headers say: what _PyThreadState_
+ * UncheckedGet gives.  Asked only of a thread holding the GIL (own), for
+ * which neither can change meanwhile. */
+static int tstate_checks(int own)
 {
-	if (__atomic_load_n(tstate_current, __ATOMIC_RELAXED) == (uintptr_t)tstate_get())
+	if (!own || __atomic_load_n(tstate_current, __ATOMIC_RELAXED) == (uintptr_t)tstate_get())
 		return 1;
 	mismatch("none: the thread state is not where the headers say");
 	return 0;
 }
 
-static int py_rewrite(uint64_t *frames, int depth, int max)
+static int py_rewrite(uint64_t *frames, int depth, int max, uint64_t *out)
 {
-	uint64_t out[max];
-	uintptr_t f = innermost(0);
+	int own;
+	uintptr_t f = innermost(&own, 0);
 
-	return f && tstate_checks() ? rewrite(frames, depth, max, out, f, 0) : depth;
+	return f && tstate_checks(own) ? rewrite(frames, depth, max, out, NULL, f, 0) : depth;
 }
 
-int py_rewrite_signal(uint64_t *frames, int depth, int max, uint64_t *out)
+int py_rewrite_signal(uint64_t *frames, int depth, int max, uint64_t *out, uint8_t *lines)
 {
-	uintptr_t f = innermost(1);
+	int own;
+	uintptr_t f = innermost(&own, 1);
 
-	return f && tstate_checks() ? rewrite(frames, depth, max, out, f, 1) : depth;
+	return f && tstate_checks(own) ? rewrite(frames, depth, max, out, lines, f, 1) : depth;
 }
 
 /* A word at a, or 0 if it cannot be read. */
@@ -618,7 +684,8 @@ static uintptr_t find_thread(long tid)
 	return 0;
 }
 
-int py_rewrite_thread(uint64_t *frames, int depth, int max, uint64_t *out, long tid)
+int py_rewrite_thread(uint64_t *frames, int depth, int max, uint64_t *out, uint8_t *lines,
+		      long tid)
 {
 	uintptr_t f = 0;
 
@@ -628,7 +695,7 @@ int py_rewrite_thread(uint64_t *frames, int depth, int max, uint64_t *out, long 
 	 * short: a second try. */
 	for (int tries = 0; !f && tries < 2; tries++)
 		f = find_thread(tid);
-	return f ? rewrite(frames, depth, max, out, f, 1) : depth;
+	return f ? rewrite(frames, depth, max, out, lines, f, 1) : depth;
 }
 
 /* The name of type t if the object whose type word it is has the
@@ -704,24 +771,26 @@ static int py_strip(uint64_t *frames, int depth)
 	return depth;
 }
 
-static int py_rewrite(uint64_t *frames, int depth, int max)
+static int py_rewrite(uint64_t *frames, int depth, int max, uint64_t *out)
 {
 	(void)frames;
 	(void)max;
+	(void)out;
 	return depth;
 }
 
-int py_rewrite_signal(uint64_t *frames, int depth, int max, uint64_t *out)
+int py_rewrite_signal(uint64_t *frames, int depth, int max, uint64_t *out, uint8_t *lines)
 {
-	(void)out;
-	return py_rewrite(frames, depth, max);
+	(void)lines;
+	return py_rewrite(frames, depth, max, out);
 }
 
-int py_rewrite_thread(uint64_t *frames, int depth, int max, uint64_t *out, long tid)
+int py_rewrite_thread(uint64_t *frames, int depth, int max, uint64_t *out, uint8_t *lines,
+		      long tid)
 {
-	(void)out;
+	(void)lines;
 	(void)tid;
-	return py_rewrite(frames, depth, max);
+	return py_rewrite(frames, depth, max, out);
 }
 
 static size_t py_kind(uintptr_t obj, char *buf, size_t cap)
@@ -734,4 +803,9 @@ static size_t py_kind(uintptr_t obj, char *buf, size_t cap)
 
 #endif
 
-const struct lang_ops py_lang = { py_key, py_strip, py_rewrite, py_kind };
+static void py_freed_op(const void *p)
+{
+	py_freed(p);
+}
+
+const struct lang_ops py_lang = { py_key, py_strip, py_rewrite, py_kind, py_freed_op };

@@ -36,18 +36,21 @@ extern const struct lang_ops py_lang;
 /*
  * py_lang.rewrite for a signal handler (cpprof's sampler): the same, but
  * every word of the interpreter read by a read that cannot fault (the
- * handler may interrupt it anywhere), and out (max frames) the scratch
- * space, not the handler's stack.  frames[0] may be the interrupted pc
- * itself.  Names a new frame as the other does.
+ * handler may interrupt it anywhere), and out (max frames) and lines
+ * (8 KiB, a new frame's line table) the scratch space, not the
+ * handler's stack.  frames[0] may be the interrupted pc itself.  A read
+ * that fails leaves this stack native (the interpreter may be between
+ * two stores), and frames read no less afterwards.
  */
-int py_rewrite_signal(uint64_t *frames, int depth, int max, uint64_t *out);
+int py_rewrite_signal(uint64_t *frames, int depth, int max, uint64_t *out, uint8_t *lines);
 /*
  * The same for another thread, by its kernel id tid, blocked in the
  * kernel (cpprof's watcher, whose frames are a copy of its stack): its
  * state found among the interpreters' threads (native_thread_id), read
  * with reads that cannot fault.  Its frames stay while it is blocked.
  */
-int py_rewrite_thread(uint64_t *frames, int depth, int max, uint64_t *out, long tid);
+int py_rewrite_thread(uint64_t *frames, int depth, int max, uint64_t *out, uint8_t *lines,
+		      long tid);
 
 /*
  * The code objects freed: py_lang.key reads a frame's code by the

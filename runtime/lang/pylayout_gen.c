@@ -42,6 +42,7 @@ int main(void)
 	printf("#define PYL_HEX 0x%08xu\n", (unsigned)(PY_VERSION_HEX & 0xffff0000));
 	printf("#define PYL_TS_CFRAME %zu\n", offsetof(PyThreadState, cframe));
 	printf("#define PYL_RT_TSTATE %zu\n", offsetof(_PyRuntimeState, gilstate.tstate_current));
+	printf("#define PYL_RT_FINALIZING %zu\n", offsetof(_PyRuntimeState, _finalizing));
 	/* Another thread's state, by its kernel id (cpprof's watcher). */
 	printf("#define PYL_RT_INTERP_HEAD %zu\n", offsetof(_PyRuntimeState, interpreters.head));
 	printf("#define PYL_IS_NEXT %zu\n", offsetof(PyInterpreterState, next));

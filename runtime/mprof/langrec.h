@@ -33,6 +33,7 @@
 #define LANGREC_SETS 4096
 #define LANGREC_WAYS 4
 #define LANGREC_INDEX (2 * LANGREC_CRECS)
+#define LANGREC_OUT 1024 /* frames of the rewrite's scratch */
 
 struct langrec_stack {
 	uint64_t k0, k1; /* the language's key */
@@ -51,6 +52,7 @@ struct langrec {
 	uint8_t next[LANGREC_SETS]; /* the way to replace next */
 	struct langrec_stack set[LANGREC_SETS][LANGREC_WAYS];
 	uint64_t frames[LANGREC_FRAMES];
+	uint64_t out[LANGREC_OUT]; /* the language's rewrite's scratch */
 };
 
 /* t's record for profile e (made on first use); NULL if it cannot be. */

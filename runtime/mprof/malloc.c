@@ -22,6 +22,7 @@
 #include "blocks.h"
 #include "custom.h"
 #include "frame0.h"
+#include "lang.h"
 #include "lisp.h"
 #include "monitor.h"
 #include "monitor_rec.h"
@@ -262,6 +263,7 @@ static __attribute__((noinline)) void *malloc_exact(size_t n)
  */
 static void *(*malloc_to)(size_t) = malloc_exact;
 static void free_on(void *p);
+static void free_lang(void *p);
 static void free_sampled(void *p);
 static void free_other(void *p);
 static void (*free_to)(void *) = free_other;
@@ -280,13 +282,14 @@ void mon_dispatch(void)
 		 * paths, whose c_enter says so. */
 		int c = st == MON_ON && __atomic_load_n(&lisp_on, __ATOMIC_ACQUIRE) == 0;
 		/* In an interpreter's process (monitor.h's mon_lang) malloc
-		 * takes the generic path, whose mon_alloc reads its frames;
-		 * free stays the hot one. */
+		 * takes the generic path, whose mon_alloc reads its frames,
+		 * and free tells the language (free_lang). */
 		int hot = c && !__atomic_load_n(&mon_lang, __ATOMIC_ACQUIRE);
 		__atomic_store_n(&malloc_to,
 				 hot ? malloc_on : st == MON_SAMPLING ? malloc_sampled : malloc_exact,
 				 __ATOMIC_RELEASE);
-		__atomic_store_n(&free_to, c ? free_on : st == MON_SAMPLING ? free_sampled : free_other,
+		__atomic_store_n(&free_to, c ? (hot ? free_on : free_lang)
+					     : st == MON_SAMPLING ? free_sampled : free_other,
 				 __ATOMIC_RELEASE);
 	} while (__atomic_load_n(&mon.state, __ATOMIC_ACQUIRE) != st);
 }
@@ -337,6 +340,23 @@ static __attribute__((noinline)) void free_on(void *p)
 	/* errno: kept where the monitor may change it (MON_KEEP_ERRNO). */
 	if (p && c_enter_on(0)) {
 		mon_free(p);
+		mon_leave();
+	}
+	real_free(p);
+}
+
+/* free_on in an interpreter's process (mon_lang): the language is told
+ * first (lang.h's freed: PYTHONMALLOC=malloc frees its code objects
+ * here), then mon_free_lang_malloc, so that mon_free keeps its one
+ * caller. */
+static __attribute__((noinline)) void free_lang(void *p)
+{
+	const struct lang_ops *l = __atomic_load_n(&mon_lang, __ATOMIC_ACQUIRE);
+
+	if (p && c_enter_on(0)) {
+		if (l)
+			l->freed(p);
+		mon_free_lang_malloc(p);
 		mon_leave();
 	}
 	real_free(p);

@@ -436,12 +436,12 @@ void mon_alloc_lang(void *p, size_t n, const struct unwind_frame0 *f0, const str
 		return;
 	}
 	if (__builtin_expect(!t || !(lr = langrec_get(t, e)), 0)) {
-		uint64_t orphan_frames[ORPHAN_DEPTH];
+		uint64_t orphan_frames[ORPHAN_DEPTH], out[ORPHAN_DEPTH];
 
+		/* ORPHAN_DEPTH frames: the scratch is on this stack. */
 		frames = t ? t->frames : orphan_frames;
-		depth = unwind_capture(frames, t ? MON_MAX_DEPTH : ORPHAN_DEPTH, f0, &flags, e, NULL,
-				       &hash);
-		depth = ops->rewrite(frames, depth, t ? MON_MAX_DEPTH : ORPHAN_DEPTH);
+		depth = unwind_capture(frames, ORPHAN_DEPTH, f0, &flags, e, NULL, &hash);
+		depth = ops->rewrite(frames, depth, ORPHAN_DEPTH, out);
 		if (!mon_on(__atomic_load_n(&mon.state, __ATOMIC_RELAXED)))
 			return;
 		if (t) {
@@ -488,7 +488,8 @@ void mon_alloc_lang(void *p, size_t n, const struct unwind_frame0 *f0, const str
 		depth = langrec_frames(lr, (uint64_t)c, frames, &flags);
 	else if (v)
 		return; /* cannot be: a remembered walk of no record */
-	depth = ops->rewrite(frames, depth, MON_MAX_DEPTH);
+	depth = ops->rewrite(frames, depth, LANGREC_OUT < MON_MAX_DEPTH ? LANGREC_OUT : MON_MAX_DEPTH,
+			     lr->out);
 	/* A new stack of an object made by a language frame whose kind is not
 	 * known: its type is looked at by the thread's next allocation (the
 	 * object is not initialised yet).  Freed meanwhile, it most often
@@ -540,6 +541,13 @@ static inline __attribute__((always_inline)) void free_body(void *p)
  * body is the same, and folded into one function (GCC's identical code
  * folding) they would have two callers and no inlining (loop +9). */
 __attribute__((no_icf)) void mon_free(void *p)
+{
+	free_body(p);
+}
+
+/* malloc.c's free_lang: a copy of its own, so that each of these keeps
+ * its one caller (python.c's hook_free inlines mon_free_lang). */
+__attribute__((no_icf)) void mon_free_lang_malloc(void *p)
 {
 	free_body(p);
 }

@@ -142,6 +142,8 @@ void mon_alloc_lang(void *p, size_t n, const struct unwind_frame0 *f0, const str
 		    int obj);
 /* The free of such an object (python.c's hooks; mon_free is free_on's). */
 void mon_free_lang(void *p);
+/* The same for malloc's blocks in such a process (malloc.c's free_lang). */
+void mon_free_lang_malloc(void *p);
 /* Set (before mon_dispatch) in an interpreter's process: every
  * allocation, malloc's too, is recorded by mon_alloc_lang with it. */
 extern const struct lang_ops *mon_lang __attribute__((visibility("hidden")));

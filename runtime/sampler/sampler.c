@@ -106,7 +106,8 @@ static void record(struct cp_thread *t, struct caught *c, int col, uint64_t hits
 		c->n = unwind_capture_context(c->uc, t->frames, CP_MAX_DEPTH, &c->flags);
 		/* A Python program: its frames in place of the eval loop's. */
 		if (cp.py && t->lframes)
-			c->n = py_rewrite_signal(t->frames, c->n, CP_MAX_DEPTH, t->lframes);
+			c->n = py_rewrite_signal(t->frames, c->n, CP_MAX_DEPTH, t->lframes,
+						 (uint8_t *)(t->lframes + CP_MAX_DEPTH));
 	}
 	cp_sink.stack(t->frames, c->n, c->flags, (uint32_t)t->tid, col, hits);
 }

@@ -77,7 +77,7 @@ struct cp_thread {
 	uint64_t rng;
 	uint64_t *frames;    /* CP_MAX_DEPTH for the signal handler */
 	uint64_t *cframes;   /* CP_MAX_DEPTH for the interposed calls */
-	uint64_t *lframes;   /* CP_MAX_DEPTH for the Python frames' rewrite (cp.py) */
+	uint64_t *lframes;   /* 2 x CP_MAX_DEPTH for the Python frames' rewrite (cp.py) */
 	struct cp_slot *slot;
 	struct cp_rstate r[RES_N];
 };

@@ -52,7 +52,7 @@ static pthread_t wt_thread;
 static int wt_quit;
 static struct cp_thread wt_rng; /* only its rng: cp_draw's state */
 static uint64_t wt_frames[CP_MAX_DEPTH];
-static uint64_t wt_lframes[CP_MAX_DEPTH]; /* py_rewrite_thread's scratch */
+static uint64_t wt_lframes[2 * CP_MAX_DEPTH]; /* py_rewrite_thread's scratch */
 static uint8_t wt_stack[WT_COPY];
 static pid_t wt_pid;
 
@@ -226,7 +226,8 @@ static int sample_blocked(struct cp_slot *s, uint32_t *flags)
 	/* A Python program: the thread's Python frames, which stay while it
 	 * is blocked (read before the check that it was). */
 	if (cp.py)
-		n = py_rewrite_thread(wt_frames, n, CP_MAX_DEPTH, wt_lframes, s->tid);
+		n = py_rewrite_thread(wt_frames, n, CP_MAX_DEPTH, wt_lframes,
+				      (uint8_t *)(wt_lframes + CP_MAX_DEPTH), s->tid);
 	if (reread(s->proc_fd, sys2, sizeof sys2) <= 0 || strcmp(sys1, sys2) ||
 	    reread(s->sched_fd, st2, sizeof st2) <= 0 || strcmp(st1, st2))
 		return 0; /* it ran meanwhile: the copy may be torn */

@@ -486,11 +486,7 @@ static inline __attribute__((always_inline)) uintptr_t innermost(int *own, const
 	uintptr_t ts, cf, w;
 
 	*own = 0;
-	/* Not while the interpreter shuts down: it frees the daemon
-	 * threads' states while their thread-specific keys still name
-	 * them. */
-	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != 1 ||
-	    __atomic_load_n(finalizing, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != 1)
 		return 0;
 	ts = __atomic_load_n(tstate_current, __ATOMIC_RELAXED);
 	w = 0;
@@ -499,8 +495,13 @@ static inline __attribute__((always_inline)) uintptr_t innermost(int *own, const
 		w = WORD(ts, PYL_TS_THREAD_ID);
 	else if (ts && safe_read(&w, ts + PYL_TS_THREAD_ID, sizeof w) < 0)
 		w = 0;
+	/* Its own state by its key: not while the interpreter shuts down,
+	 * which frees the daemon threads' states while their keys still
+	 * name them (the GIL holder's is alive). */
 	if (ts && w == (uintptr_t)pthread_self())
 		*own = 1;
+	else if (__atomic_load_n(finalizing, __ATOMIC_RELAXED))
+		return 0;
 	else
 		ts = (uintptr_t)tstate_mine();
 	if (!ts)

@@ -16,13 +16,19 @@
  * their own, so the compiler can neither merge them into one call nor
  * turn either into a tail call: each is a return address of its own.
  *
+ * Built with -DCHOSEN=20 (bench/floor --callgrind), the first 2^20
+ * allocations each have a stack of their own: the 1e6 distinct stacks of
+ * the cost table's memory row.
+ *
  * Usage: deep22 [allocations]
  */
 #include <stdio.h>
 #include <stdlib.h>
 
 #define LEVELS 21 /* calls of down() below main */
+#ifndef CHOSEN /* -DCHOSEN=20: 2^20 distinct stacks, for the memory row */
 #define CHOSEN 17 /* innermost levels whose call site a bit chooses */
+#endif
 
 static unsigned long sink;
 

@@ -111,16 +111,23 @@ static const struct stacks_rec *record(struct ms *m, uint32_t idx)
 	if (!r || r->depth > STACKS_MAX_DEPTH || r->idx != idx)
 		return NULL;
 	depth = r->depth;
-	/* As stacks_frames: r's own frames from j on, then its parent's. */
-	for (;;) {
+	/*
+	 * As stacks_frames: r's own frames from j on, then its parent's.  A
+	 * parent may keep more frames than the stack is deep (a shallower
+	 * stack sharing a deeper one's outer frames), and the stack itself
+	 * may keep none (every frame shared: its innermost is a frame of the
+	 * stack before it).  Every hop but the first gives a frame, so a
+	 * scribbled cycle ends after depth + 1.
+	 */
+	for (uint32_t hop = 0;; hop++) {
 		uint32_t k;
 
-		if (r->nown > depth || j > r->nown ||
+		if (hop > depth || r->nown > STACKS_MAX_DEPTH || j > r->nown ||
 		    !(own = keeper_at(m->s->k, a + sizeof *r, (uint64_t)r->nown * sizeof *own)))
 			return NULL;
 		k = r->nown - j;
-		if (k > depth - i || (k == 0 && i < depth))
-			return NULL; /* each hop must give a frame: no loops */
+		if (k > depth - i || (k == 0 && hop > 0))
+			return NULL;
 		memcpy(m->frames + i, own + j, (size_t)k * sizeof *own);
 		i += k;
 		if (i == depth)

@@ -146,12 +146,13 @@ $(B)/obj/%.o: %.c $(wildcard lib/*/*.h include/*.h)
 # which name lib/format's by their bare names, as the runtime does.
 SALVAGE_IQUOTE := -iquote runtime/common -iquote runtime/mprof -iquote runtime/cpprof \
 	-iquote runtime/cfprof -iquote runtime/sampler -iquote lib/format
-$(B)/obj/lib/run/keeper.o: TOOL_CFLAGS += -iquote runtime/common -iquote lib/format
-$(B)/obj/lib/run/keeper.o: runtime/common/modules.h
-$(B)/obj/lib/run/salvage_mprof.o: TOOL_CFLAGS += -iquote runtime/mprof -iquote runtime/common -iquote lib/format
-$(B)/obj/lib/run/salvage_mprof.o: $(wildcard runtime/mprof/*.h)
+$(B)/obj/lib/run/keeper.o: TOOL_CFLAGS += -iquote runtime/common -iquote lib/format -iquote runtime/lang
+$(B)/obj/lib/run/keeper.o: runtime/common/modules.h runtime/lang/langname.h
+$(B)/obj/lib/run/salvage_mprof.o: TOOL_CFLAGS += -iquote runtime/mprof -iquote runtime/common -iquote lib/format \
+	-iquote runtime/lang
+$(B)/obj/lib/run/salvage_mprof.o: $(wildcard runtime/mprof/*.h) runtime/lang/langname.h
 $(B)/obj/lib/run/salvage_cpprof.o: TOOL_CFLAGS += -iquote runtime/cpprof -iquote runtime/sampler -iquote runtime/common \
-	-iquote lib/format
+	-iquote lib/format -iquote runtime/lang
 $(B)/obj/lib/run/salvage_cpprof.o: $(wildcard runtime/cpprof/*.h runtime/sampler/*.h)
 $(B)/obj/lib/run/salvage_cfprof.o: TOOL_CFLAGS += -iquote runtime/cfprof -iquote runtime/sampler -iquote runtime/common \
 	-iquote lib/format

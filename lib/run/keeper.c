@@ -25,6 +25,7 @@
 #include "format/format.h"
 #include "run/keeper.h"
 #include "format/keepfmt.h"
+#include "langname.h"
 #include "modules.h"
 #include "format/newfile.h"
 #include "base/util.h"
@@ -125,7 +126,70 @@ const char *keeper_str(const struct keeper_img *k, uint64_t addr, size_t max)
 
 /* ---- the sections every kind has ---- */
 
-void keeper_put_info(struct salvage *s, const char *const (*kv)[2], size_t n)
+/* Whether s is printable: no control byte, at most tabs tabs. */
+static int printable(const char *s, int tabs)
+{
+	for (; *s; s++)
+		if (*s == '\t' ? --tabs < 0 : (unsigned char)*s < 0x20 || *s == 0x7f)
+			return 0;
+	return 1;
+}
+
+/*
+ * A language profile's INFO entries (langname.c's langname_info_put) from
+ * the names' mirror at addr: into kv (room for 2 + LANGNAME_MAX), their
+ * strings in *buf (the caller frees it); how many.  A name that does not
+ * read whole is left out (its frames print unnamed); none at all when the
+ * mirror does not.
+ */
+static size_t lang_info(const struct keeper_img *k, uint64_t addr, const char *(*kv)[2],
+			char **buf)
+{
+	const struct langname_keep *lk;
+	const uint64_t *names, *kinds;
+	uint32_t nn;
+	size_t n = 0;
+	char *p;
+
+	*buf = NULL;
+	if (!addr || !(lk = keeper_at(k, addr, sizeof *lk)))
+		return 0;
+	if (!memchr(lk->lang, 0, sizeof lk->lang) || !lk->lang[0] || !printable(lk->lang, 0) ||
+	    !memchr(lk->status, 0, sizeof lk->status) || !printable(lk->status, 0))
+		return 0;
+	kv[n][0] = "lang";
+	kv[n++][1] = lk->lang;
+	kv[n][0] = "lang.frames";
+	kv[n++][1] = lk->status;
+	nn = lk->n > LANGNAME_MAX ? LANGNAME_MAX : lk->n;
+	names = keeper_at(k, lk->names, ((uint64_t)LANGNAME_MAX + 1) * sizeof *names);
+	kinds = keeper_at(k, lk->kinds, ((uint64_t)LANGNAME_MAX + 1) * sizeof *kinds);
+	if (!names || !nn)
+		return n;
+	/* Each: "lang.fn.N", then "NAME<tab>FILE:LINE" and "<tab>KIND". */
+	p = *buf = xmalloc((size_t)nn * (24 + 2 * LANGNAME_LEN + 32 + 66));
+	for (uint32_t id = 1; id <= nn; id++) {
+		const char *name = keeper_str(k, names[id], 2 * LANGNAME_LEN + 31);
+		const char *kind = kinds && kinds[id] ? keeper_str(k, kinds[id], 65) : NULL;
+		size_t a;
+
+		if (!name || !printable(name, 1) || !strchr(name, '\t'))
+			continue;
+		kv[n][0] = p;
+		p += sprintf(p, "lang.fn.%u", id) + 1;
+		kv[n++][1] = p;
+		a = strlen(name);
+		memcpy(p, name, a + 1);
+		if (kind && *kind && printable(kind, 0)) {
+			p[a] = '\t';
+			memcpy(p + a + 1, kind, strlen(kind) + 1);
+		}
+		p += strlen(p) + 1;
+	}
+	return n;
+}
+
+void keeper_put_info(struct salvage *s, const char *const (*kv)[2], size_t n, uint64_t lang)
 {
 	const struct keep_head *h = s->k->h;
 	uint32_t ninfo = h->ninfo < KEEP_MAX_INFO ? h->ninfo : KEEP_MAX_INFO, good = 0;
@@ -148,6 +212,9 @@ void keeper_put_info(struct salvage *s, const char *const (*kv)[2], size_t n)
 	const char *(*own)[2] = s->ended ? salvaged : snapshot;
 	size_t nown = s->ended ? sizeof salvaged / sizeof salvaged[0]
 			       : sizeof snapshot / sizeof snapshot[0];
+	const char *(*lkv)[2] = lang ? xcalloc(2 + LANGNAME_MAX, sizeof *lkv) : NULL;
+	char *lbuf = NULL;
+	size_t nl = lang ? lang_info(s->k, lang, lkv, &lbuf) : 0;
 
 	for (uint32_t i = 0; i < ninfo; i++) {
 		ki[good] = keeper_str(s->k, h->info[i].key, FORMAT_MAX_STRING);
@@ -158,7 +225,7 @@ void keeper_put_info(struct salvage *s, const char *const (*kv)[2], size_t n)
 	snprintf(pid, sizeof pid, "%d", h->pid);
 	snprintf(end, sizeof end, "%llu", (unsigned long long)s->end_ns);
 	format_begin_section(s->w, FORMAT_SEC_INFO);
-	format_put_u32(s->w, good + (uint32_t)nown + (uint32_t)n);
+	format_put_u32(s->w, good + (uint32_t)nown + (uint32_t)n + (uint32_t)nl);
 	for (uint32_t i = 0; i < good; i++) {
 		format_put_str(s->w, ki[i]);
 		format_put_str(s->w, vi[i]);
@@ -171,7 +238,13 @@ void keeper_put_info(struct salvage *s, const char *const (*kv)[2], size_t n)
 		format_put_str(s->w, kv[i][0]);
 		format_put_str(s->w, kv[i][1]);
 	}
+	for (size_t i = 0; i < nl; i++) {
+		format_put_str(s->w, lkv[i][0]);
+		format_put_str(s->w, lkv[i][1]);
+	}
 	format_end_section(s->w);
+	free(lkv);
+	free(lbuf);
 }
 
 /* Entry i of the runtime's module list, checked: its path and build-id

@@ -61,8 +61,10 @@ struct salvage {
 };
 
 /* The INFO section: the runtime's entries (keep_info), pid, start_ns,
- * end_ns, reason salvage, ended, and the salvager's own n pairs. */
-void keeper_put_info(struct salvage *s, const char *const (*kv)[2], size_t n);
+ * end_ns, reason salvage, ended, and the salvager's own n pairs; and a
+ * language profile's (lang, lang.frames, lang.fn.N) from the names'
+ * mirror at lang (runtime/lang/langname.h; 0: none). */
+void keeper_put_info(struct salvage *s, const char *const (*kv)[2], size_t n, uint64_t lang);
 /* The MODULES section from the runtime's list (later ones win where two
  * overlap); the COUNTERS section from its counters. */
 void keeper_put_modules(struct salvage *s);

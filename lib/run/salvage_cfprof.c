@@ -203,7 +203,7 @@ int salvage_cfprof(struct salvage *s)
 		{ "threads_not_profiled", num[2] },
 		{ "salvage_lost", num[3] },
 	};
-	keeper_put_info(s, kv, sizeof kv / sizeof kv[0]);
+	keeper_put_info(s, kv, sizeof kv / sizeof kv[0], 0);
 	keeper_put_modules(s);
 	keeper_put_counters(s);
 	format_begin_section(s->w, FORMAT_SEC_STACKS);

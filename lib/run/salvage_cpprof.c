@@ -58,7 +58,7 @@ int salvage_cpprof(struct salvage *s)
 	snprintf(num[0], sizeof num[0], "%" PRIu64, tk->lost);
 	snprintf(num[1], sizeof num[1], "%" PRIu64 " stacks", lost);
 	const char *const kv[][2] = { { "dropped", num[0] }, { "salvage_lost", num[1] } };
-	keeper_put_info(s, kv, sizeof kv / sizeof kv[0]);
+	keeper_put_info(s, kv, sizeof kv / sizeof kv[0], tk->lang);
 	keeper_put_modules(s);
 	keeper_put_counters(s);
 	format_begin_section(s->w, FORMAT_SEC_STACKS);

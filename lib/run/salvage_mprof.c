@@ -6,7 +6,8 @@
  * directory) and to every thread's block (by the list); a stack's
  * counters are the sum of its counters in the blocks of the profile's
  * epoch, and its share of the heap's peak is settled as the saver does
- * (peak.h's peak_share).  No leak scan: that runs only at exit.
+ * (peak.h's peak_share).  No leak scan: that runs only at exit.  A
+ * language profile's names: keeper_put_info.
  *
  * The image is the dead program's memory: every address is checked
  * (keeper_at), every walk bounded.  A stack whose record cannot be read
@@ -324,7 +325,7 @@ int salvage_mprof(struct salvage *s)
 		{ "bytes", num[3] },    { "bytes_freed", num[4] },   { "unknown_frees", num[5] },
 		{ "dropped", num[6] },  { "salvage_lost", lost },
 	};
-	keeper_put_info(s, kv, sizeof kv / sizeof kv[0]);
+	keeper_put_info(s, kv, sizeof kv / sizeof kv[0], m.mk->lang);
 	keeper_put_modules(s);
 	keeper_put_counters(s);
 	format_begin_section(s->w, FORMAT_SEC_STACKS);

@@ -15,6 +15,7 @@
 
 #include "format.h"
 #include "keep.h"
+#include "langname.h"
 #include "table.h"
 
 #define TAB_WORDS (64ull << 20)         /* entry region: 512 MiB reserved */
@@ -43,6 +44,7 @@ int tab_init(int nres)
 		k->nres = nres;
 		tab_k = k;
 		keep_set_root(k);
+		langname_keep_at(&k->lang);
 	}
 	return 0;
 }

@@ -31,6 +31,7 @@ struct tab_keep {
 	uint64_t mem;   /* of the entry region (a slot is a word offset in it) */
 	uint64_t words; /* its size, in words */
 	uint64_t lost;  /* tab_dropped(), mirrored */
+	uint64_t lang;  /* the language frames' names (runtime/lang/langname.h), or 0 */
 	int32_t nres;
 };
 #define TAB_KEEP_LAYOUT                                                                      \

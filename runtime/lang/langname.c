@@ -3,7 +3,9 @@
  * langname.h): an open-addressing table of ids by the language's key,
  * the names by id, and their INFO entries.
  *
- * Storage comes from mmap (arena.h) when the first frame comes.  An entry
+ * Storage comes from mmap (arena.h) when the first frame comes: the
+ * names from the keep (keep.h), so that a launcher can write a dead
+ * program's names too (struct langname_keep).  An entry
  * is filled, then its key stored with release; a reader loads the key
  * with acquire, so it never sees half an entry.  The table is never
  * rehashed: at most half full, further frames go unnamed.
@@ -18,10 +20,12 @@
 #include <pthread.h>
 #include <string.h>
 
+#include <sched.h>
+
 #include "arena.h"
 #include "format.h"
+#include "keep.h"
 #include "langname.h"
-#include <sched.h>
 #include "outfile.h"
 
 #define SLOTS (2 * LANGNAME_MAX)
@@ -36,7 +40,10 @@ static int lk; /* 1: held */
 static struct slot *slot;
 static const char **names; /* names[id], id 1..nnames */
 static const char **kinds; /* kinds[id]: the kind of object made there, or NULL */
-static struct arena names_arena;
+static struct arena names_arena = { .map = keep_map, .unmap = keep_unmap };
+/* The keep's mirror (langname.h), and where its address goes; NULL: none. */
+static struct langname_keep *mirror;
+static uint64_t *mirror_slot;
 static uint32_t nnames; /* published with release */
 static const char *lang;  /* NULL: not a language profile */
 static const char *status = "none: no frame read yet";
@@ -48,6 +55,55 @@ static char keybuf[32];
 void langname_lock_reinit(void)
 {
 	__atomic_store_n(&lk, 0, __ATOMIC_RELEASE);
+}
+
+/* Copy s into the mirror's field d of n bytes, cut, NUL-ended. */
+static void mirror_str(char *d, size_t n, const char *s)
+{
+	size_t k = strlen(s);
+
+	if (k >= n)
+		k = n - 1;
+	memcpy(d, s, k);
+	d[k] = 0;
+}
+
+/* The mirror, made in the keep when there is one and its place is known
+ * (under the lock). */
+static struct langname_keep *mirror_get(void)
+{
+	struct langname_keep *m;
+
+	if (mirror || !mirror_slot || !(m = keep_map(sizeof *m)))
+		return mirror;
+	if (!keep_has(m)) { /* no keep, or a full one: nobody would read it */
+		keep_unmap(m, sizeof *m);
+		mirror_slot = NULL;
+		return NULL;
+	}
+	m->names = (uint64_t)(uintptr_t)names;
+	m->kinds = (uint64_t)(uintptr_t)kinds;
+	__atomic_store_n(&m->n, nnames, __ATOMIC_RELEASE);
+	__atomic_store_n(&mirror, m, __ATOMIC_RELEASE);
+	/* After the store: what langname_profile and langname_status say
+	 * from here on, they copy themselves. */
+	if (__atomic_load_n(&lang, __ATOMIC_ACQUIRE))
+		mirror_str(m->lang, sizeof m->lang, lang);
+	mirror_str(m->status, sizeof m->status, __atomic_load_n(&status, __ATOMIC_ACQUIRE));
+	__atomic_store_n(mirror_slot, (uint64_t)(uintptr_t)m, __ATOMIC_RELEASE);
+	return m;
+}
+
+void langname_keep_at(uint64_t *where)
+{
+	struct langname_keep *m = __atomic_load_n(&mirror, __ATOMIC_ACQUIRE);
+
+	/* A new root (a forked child's table, cpprof's tab_reset): the mirror
+	 * made already, in the keep the child copied, leads from it too.
+	 * Else the mirror is made with the first name. */
+	mirror_slot = where;
+	if (m)
+		__atomic_store_n(where, (uint64_t)(uintptr_t)m, __ATOMIC_RELEASE);
 }
 
 static int take(void)
@@ -62,8 +118,13 @@ static int take(void)
 
 void langname_profile(const char *l)
 {
+	struct langname_keep *m;
+
 	if (!__atomic_exchange_n(&lang, l, __ATOMIC_ACQ_REL))
 		pthread_atfork(NULL, NULL, langname_lock_reinit);
+	/* A mirror made after the exchange copied l itself. */
+	if ((m = __atomic_load_n(&mirror, __ATOMIC_ACQUIRE)))
+		mirror_str(m->lang, sizeof m->lang, l);
 }
 
 int langname_any(void)
@@ -73,7 +134,14 @@ int langname_any(void)
 
 void langname_status(const char *s)
 {
+	struct langname_keep *m;
+
+	/* No lock: a signal handler may say it (pyframes.c).  Two racing
+	 * copies mix their bytes at worst, never lose the NUL (the last
+	 * byte is never written but as one). */
 	__atomic_store_n(&status, s, __ATOMIC_RELEASE);
+	if ((m = __atomic_load_n(&mirror, __ATOMIC_ACQUIRE)))
+		mirror_str(m->status, sizeof m->status, s);
 }
 
 static inline size_t home(uintptr_t key, uint32_t sub)
@@ -118,11 +186,15 @@ uint32_t langname_add(uintptr_t key, uint32_t sub, uintptr_t check, const char *
 	if (!slot) {
 		/* Each kept once mapped: a failure is retried, not leaked. */
 		if (!names)
-			names = arena_map((LANGNAME_MAX + 1) * sizeof(*names));
+			names = keep_map((LANGNAME_MAX + 1) * sizeof(*names));
 		if (!kinds)
-			kinds = arena_map((LANGNAME_MAX + 1) * sizeof(*kinds));
+			kinds = keep_map((LANGNAME_MAX + 1) * sizeof(*kinds));
 		if (!names || !kinds)
 			goto out;
+		if (mirror_get()) {
+			mirror->names = (uint64_t)(uintptr_t)names;
+			mirror->kinds = (uint64_t)(uintptr_t)kinds;
+		}
 		__atomic_store_n(&slot, arena_map(SLOTS * sizeof(*slot)), __ATOMIC_RELEASE);
 		if (!slot)
 			goto out;
@@ -153,6 +225,8 @@ uint32_t langname_add(uintptr_t key, uint32_t sub, uintptr_t check, const char *
 	slot[j].id = id;
 	__atomic_store_n(&slot[j].key, key, __ATOMIC_RELEASE);
 	__atomic_store_n(&nnames, id, __ATOMIC_RELEASE);
+	if (mirror)
+		__atomic_store_n(&mirror->n, id, __ATOMIC_RELEASE);
 out:
 	__atomic_store_n(&lk, 0, __ATOMIC_RELEASE);
 	return id;

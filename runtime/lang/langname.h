@@ -28,8 +28,9 @@ struct format_writer;
  * its frames are read (INFO lang.frames: "read", or "none: " and why). */
 void langname_profile(const char *lang);
 void langname_status(const char *status);
-/* Whether frames were named (their names are not in a launcher's keep:
- * the runtime saves at _exit itself, monitor_ctl.c). */
+/* Whether frames were named: then the runtime saves at _exit itself
+ * (monitor_ctl.c, sampler.c), with every name, where the keep may hold
+ * none (a full keep, or none when the first frame came). */
 int langname_any(void);
 
 /* The id of the frame (key, sub) whose check is check: 0 if none yet. */
@@ -52,5 +53,25 @@ void langname_info_put(struct format_writer *w);
 
 /* In a forked child: whatever the parent's threads held. */
 void langname_lock_reinit(void);
+
+/*
+ * The names where a launcher finds them in a dead program's keep
+ * (keep.h): the names and kinds are kept in it (keep_map), and this
+ * mirror, in it too, leads to them; the collector's root holds its
+ * address (mkeep.h's lang).  lib/run/salvage_mprof.c writes INFO's
+ * lang, lang.frames and lang.fn.N from it as langname_info_put does.
+ * Each field is stored after what it leads to: n after names[n] and the
+ * string it points to (a kind may be missed: stored after n moved on).
+ */
+struct langname_keep {
+	char lang[48];    /* langname_profile's, cut; "": not a language profile */
+	char status[112]; /* lang.frames, cut */
+	uint64_t names;   /* address of names[0..LANGNAME_MAX]: "NAME<tab>FILE:LINE" */
+	uint64_t kinds;   /* address of kinds[0..LANGNAME_MAX]: NULL or the kind */
+	uint32_t n, pad;  /* names[1..n] */
+};
+/* Once, before the first frame: where the mirror's address goes (the
+ * collector's root in the keep). */
+void langname_keep_at(uint64_t *where);
 
 #endif

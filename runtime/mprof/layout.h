@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "blocks.h"
+#include "langname.h"
 #include "mkeep.h"
 #include "stacks.h"
 
@@ -20,6 +21,7 @@
 	 (uint64_t)offsetof(struct blocks_thread, dir) << 16 ^                                     \
 	 (uint64_t)sizeof(struct blocks_counters) << 8 ^ (uint64_t)sizeof(struct stacks_rec) ^       \
 	 (uint64_t)sizeof(struct mkeep) << 44 ^ (uint64_t)STACKS_CHUNK_SHIFT << 56 ^               \
-	 (uint64_t)BLOCKS_CTR_SHIFT << 60 ^ (uint64_t)MPROF_NCOUNTERS << 24)
+	 (uint64_t)BLOCKS_CTR_SHIFT << 60 ^ (uint64_t)MPROF_NCOUNTERS << 24 ^                      \
+	 (uint64_t)sizeof(struct langname_keep) << 36)
 
 #endif

@@ -27,6 +27,7 @@ struct mkeep {
 	uint64_t blocks_all; /* blocks.c's newest block: the list's head */
 	uint64_t sample;     /* mon.sample: the sampled monitor's mean, or 0 */
 	uint64_t timeline;   /* timeline.c's table (timeline.h), or 0 */
+	uint64_t lang;       /* langname.c's mirror (langname.h), or 0 */
 	uint32_t stacks_n, stacks_first;
 	uint64_t stacks_dir[MKEEP_DIR]; /* stacks.c's directory chunks */
 };

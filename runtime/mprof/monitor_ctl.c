@@ -216,6 +216,7 @@ static void keep_start(void)
 		return;
 	mon_keep = k;
 	peak_pe_mirror = &k->peak_pe;
+	langname_keep_at(&k->lang);
 	keep_set_root(k);
 	keep_info("cmdline", outfile_cmdline());
 	keep_info("exe", outfile_exe());
@@ -655,8 +656,9 @@ void mon_exit_now(int status)
 
 	if (__atomic_load_n(&mon.state, __ATOMIC_ACQUIRE) == MON_UNINIT || getpid() != mon_pid)
 		return;
-	/* A launcher's keep has the tables, but not a language's names
-	 * (langname.c): then the runtime saves, and the launcher does not. */
+	/* A launcher's keep has the tables, and a language's names only if
+	 * it had room when the first came (langname.h): with names, the
+	 * runtime saves, and the launcher does not. */
 	if (keep_exiting(status) && !langname_any())
 		return;
 	mon_guard = 1;

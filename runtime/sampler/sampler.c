@@ -419,8 +419,9 @@ void cp_exit_now(int status)
 		return;
 	char num[24];
 
-	/* The keep has the tables, not a language's names (langname.c):
-	 * then the runtime saves, and the launcher does not. */
+	/* The keep has the tables, and a language's names only if it had
+	 * room when the first came (langname.h): with names, the runtime
+	 * saves, and the launcher does not. */
 	if (keep_exiting(status) && !langname_any())
 		return;
 	/* The process is ending: no signal may cut the save short (as the

@@ -145,7 +145,7 @@ $(B)/obj/%.o: %.c $(wildcard lib/*/*.h include/*.h)
 # runtime laid them out: with the runtime's own headers (lib/format/keepfmt.h),
 # which name lib/format's by their bare names, as the runtime does.
 SALVAGE_IQUOTE := -iquote runtime/common -iquote runtime/mprof -iquote runtime/cpprof \
-	-iquote runtime/cfprof -iquote runtime/sampler -iquote lib/format
+	-iquote runtime/cfprof -iquote runtime/sampler -iquote runtime/lang -iquote lib/format
 $(B)/obj/lib/run/keeper.o: TOOL_CFLAGS += -iquote runtime/common -iquote lib/format -iquote runtime/lang
 $(B)/obj/lib/run/keeper.o: runtime/common/modules.h runtime/lang/langname.h
 $(B)/obj/lib/run/salvage_mprof.o: TOOL_CFLAGS += -iquote runtime/mprof -iquote runtime/common -iquote lib/format \

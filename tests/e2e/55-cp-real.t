@@ -29,7 +29,11 @@ for o in 2 0; do
 	check real$o "$T/r$o.data" "$T/truth$o" "-O$o"
 	n=$("$CPPROF" -c 'resource context-switches; threshold 0; function' "$T/real$o" "$T/r$o.data" |
 		awk '{ n = $2; sub(/\..*/, "", n) } n == "doze" { gsub(/[][]/, "", $3); print $3 }')
-	ok $([ "${n:-0}" -ge 30 ] && [ "${n:-0}" -le 32 ]; echo $?) "-O$o: 30 naps, 30 context switches in doze ($n)"
+	# A loaded machine (make check's other jobs) also preempts doze now
+	# and then: those switches count too (the program's own count).
+	pre=$(awk '$1 == "doze_preempted" { print $2 }' "$T/truth$o")
+	ok $([ "${n:-0}" -ge 30 ] && [ "${n:-0}" -le $((32 + ${pre:-0})) ]; echo $?) \
+		"-O$o: 30 naps, 30 context switches in doze ($n; preempted ${pre:-?} times)"
 done
 
 CPPROF_NO_PERF=1 "$CPPROF" record -e real -o "$T/t.data" "$T/real2" > "$T/trutht" 2> /dev/null

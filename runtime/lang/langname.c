@@ -45,6 +45,7 @@ static struct arena names_arena = { .map = keep_map, .unmap = keep_unmap };
 static struct langname_keep *mirror;
 static uint64_t *mirror_slot;
 static uint32_t nnames; /* published with release */
+static int full;        /* nnames reached LANGNAME_MAX (under the lock) */
 static const char *lang;  /* NULL: not a language profile */
 static const char *status = "none: no frame read yet";
 
@@ -204,8 +205,16 @@ uint32_t langname_add(uintptr_t key, uint32_t sub, uintptr_t check, const char *
 			id = slot[j].id; /* another thread added it meanwhile */
 			goto out;
 		}
-	if (nnames >= LANGNAME_MAX)
+	if (nnames >= LANGNAME_MAX) {
+		/* Said once, in INFO lang.frames: the later frames print as
+		 * "(frame 0)". */
+		if (!full) {
+			full = 1;
+			langname_status("read; the names' table is full (65536 frames named): "
+					"later frames are unnamed");
+		}
 		goto out;
+	}
 	fnlen = fnlen > LANGNAME_LEN ? LANGNAME_LEN : fnlen;
 	filelen = filelen > LANGNAME_LEN ? LANGNAME_LEN : filelen;
 	outfile_u64(num, line > 0 ? (uint64_t)line : 0);

@@ -12,12 +12,12 @@
 # tests/progs/py_shapes.py keeps what a thread, a generator, a caught
 # exception, a coroutine and json's C encoder make, and exits with 3.
 . "$(dirname "$0")/../lib.sh"
-plan 30
+plan 32
 cd "$T" || exit 1
 
 PY=/usr/bin/python3
 if [ ! -x "$PY" ]; then
-	absent 30 "$PY (Debian's python3, scripts/install-deps.sh)"
+	absent 32 "$PY (Debian's python3, scripts/install-deps.sh)"
 	done_testing
 fi
 lib=$LIBMPROF/libmprof.so
@@ -179,4 +179,21 @@ rc=4/mprof: Python frames not read: not the Python whose layout the runtime has 
 out=$("$B/bin/cpprof" record -o fkc.data ./python3-fake 2> fkc.err; echo "rc=$?")
 like "$out/$(cat fkc.err)" '^fake 1
 rc=4/cpprof: Python frames not read: not the Python whose layout' "cpprof: the same line, output and status unchanged"
+
+# More frames than the names' table holds (65,536: langname.h): 70,000
+# functions, each allocating once.  The first 65,536 are named, the rest
+# print "(frame 0)", and INFO lang.frames says so (it said "read").
+cat > many.py <<'PYEOF'
+src = "\n".join("def f%d(n):\n    return [n] * %d\n" % (i, 2 + i % 5) for i in range(70000))
+ns = {}
+exec(compile(src, "gen.py", "exec"), ns)
+keep = [ns["f%d" % i](i) for i in range(70000)]
+print(len(keep))
+PYEOF
+out=$(MPROF_OUT=many.data LD_PRELOAD=$lib "$PY" many.py)
+is "$out/$("$MPROF" dump many.data | grep -c '^info lang.fn')" "70000/65536" \
+	"70,000 functions: the program's output, and 65,536 names"
+is "$(infov many.data lang.frames)" \
+	"read; the names' table is full (65536 frames named): later frames are unnamed" \
+	"a full table is said in INFO lang.frames"
 done_testing

@@ -133,11 +133,15 @@ static int find_seg(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-/* n bytes at src into dst, or -1 if they are not all readable. */
+__thread uint64_t py_safe_syscalls;
+
+/* n bytes at src into dst, or -1 if they are not all readable.  Two
+ * system calls, counted (py_safe_syscalls). */
 static int safe_read(void *dst, uintptr_t src, size_t n)
 {
 	struct iovec l = { dst, n }, r = { (void *)src, n };
 
+	py_safe_syscalls += 2;
 	return process_vm_readv(getpid(), &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -1;
 }
 

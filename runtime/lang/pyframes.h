@@ -43,6 +43,10 @@ extern const struct lang_ops py_lang;
  * two stores), and frames read no less afterwards.
  */
 int py_rewrite_signal(uint64_t *frames, int depth, int max, uint64_t *out, uint8_t *lines);
+/* The system calls this thread's reads that cannot fault have made so
+ * far (each two: getpid and process_vm_readv): cpprof's sampler takes
+ * its handler's own out of what the syscalls tracepoint counted. */
+extern __thread uint64_t py_safe_syscalls __attribute__((visibility("hidden")));
 /*
  * The same for another thread, by its kernel id tid, blocked in the
  * kernel (cpprof's watcher, whose frames are a copy of its stack): its

@@ -105,9 +105,17 @@ static void record(struct cp_thread *t, struct caught *c, int col, uint64_t hits
 	if (c->n < 0) {
 		c->n = unwind_capture_context(c->uc, t->frames, CP_MAX_DEPTH, &c->flags);
 		/* A Python program: its frames in place of the eval loop's. */
-		if (cp.py && t->lframes)
+		if (cp.py && t->lframes) {
+			uint64_t before = py_safe_syscalls;
+
 			c->n = py_rewrite_signal(t->frames, c->n, CP_MAX_DEPTH, t->lframes,
 						 (uint8_t *)(t->lframes + CP_MAX_DEPTH));
+			/* Its reads are system calls: the syscalls resource's
+			 * take() leaves them out as the handler's own (without,
+			 * each sample's reads made the next: -e syscalls:10 on
+			 * python3 never ended). */
+			t->nsys += py_safe_syscalls - before;
+		}
 	}
 	cp_sink.stack(t->frames, c->n, c->flags, (uint32_t)t->tid, col, hits);
 }

@@ -34,6 +34,8 @@
 #define KEEPFMT_H
 
 #include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
 
 #define KEEP_MAGIC 0x3170656b666f7270ull /* "profkep1" */
 #define KEEP_VERSION 1
@@ -88,5 +90,41 @@ _Static_assert(sizeof(struct keep_head) <= KEEP_HEAD, "the header fits its page"
 
 /* The program's address of a string in the keep, rounded up to this. */
 #define KEEP_ALIGN 16
+
+/*
+ * A forked child's own keep, sent to the launcher (runtime/common/keep.c's
+ * child_keep, lib/run/keeper.c's keeper_wait): one datagram on the socket
+ * named after N:DEV:INO in the environment (":S:SINO"), the child's pid
+ * its 4 bytes and the memfd its one SCM_RIGHTS descriptor.
+ */
+struct keep_kid_msg {
+	int32_t pid;
+	struct iovec iov;
+	union {
+		struct cmsghdr c;
+		char b[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct msghdr mh;
+};
+
+/* m made ready to send (fd >= 0: pid and fd in it) or to receive into. */
+static inline struct msghdr *keep_kid_msg(struct keep_kid_msg *m, int32_t pid, int fd)
+{
+	memset(m, 0, sizeof *m);
+	m->pid = pid;
+	m->iov.iov_base = &m->pid;
+	m->iov.iov_len = sizeof m->pid;
+	m->mh.msg_iov = &m->iov;
+	m->mh.msg_iovlen = 1;
+	m->mh.msg_control = m->cm.b;
+	m->mh.msg_controllen = sizeof m->cm.b;
+	if (fd >= 0) {
+		m->cm.c.cmsg_level = SOL_SOCKET;
+		m->cm.c.cmsg_type = SCM_RIGHTS;
+		m->cm.c.cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(&m->cm.c), &fd, sizeof fd);
+	}
+	return &m->mh;
+}
 
 #endif

@@ -16,8 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <poll.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,6 +42,7 @@ int keeper_make(struct keeper *k)
 
 	k->fd = -1;
 	k->child_fd = -1;
+	k->sock = k->sock_theirs = k->child_sock = -1;
 	k->env[0] = 0;
 	k->fd = memfd_create("profile-keep", MFD_CLOEXEC);
 	if (k->fd < 0)
@@ -64,6 +68,26 @@ int keeper_make(struct keeper *k)
 	k->child_fd = n;
 	snprintf(k->env, sizeof k->env, "%d:%llu:%llu", n, (unsigned long long)st.st_dev,
 		 (unsigned long long)st.st_ino);
+	/* The children's socket, the next free number below. */
+	{
+		int sv[2];
+		struct stat ss;
+
+		while (--n > 2 && (fcntl(n, F_GETFD) >= 0 || errno != EBADF))
+			;
+		if (n > 2 && socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) == 0) {
+			if (fstat(sv[1], &ss) == 0) {
+				k->sock = sv[0];
+				k->sock_theirs = sv[1];
+				k->child_sock = n;
+				snprintf(k->env + strlen(k->env), sizeof k->env - strlen(k->env),
+					 ":%d:%llu", n, (unsigned long long)ss.st_ino);
+			} else {
+				close(sv[0]);
+				close(sv[1]);
+			}
+		}
+	}
 	return 0;
 }
 
@@ -71,6 +95,8 @@ void keeper_child(const struct keeper *k)
 {
 	if (k->fd >= 0)
 		dup2(k->fd, k->child_fd); /* the copy is not close-on-exec */
+	if (k->sock_theirs >= 0)
+		dup2(k->sock_theirs, k->child_sock);
 }
 
 void keeper_close(struct keeper *k)
@@ -88,6 +114,11 @@ void keeper_close(struct keeper *k)
 		close(k->fd);
 	}
 	k->fd = -1;
+	if (k->sock >= 0)
+		close(k->sock);
+	if (k->sock_theirs >= 0)
+		close(k->sock_theirs);
+	k->sock = k->sock_theirs = -1;
 }
 
 int keeper_head(const struct keeper *k, struct keep_head *h)
@@ -448,6 +479,171 @@ int keeper_salvage(const struct keeper *k, pid_t pid, int status, int oom, const
 		return 0;
 	keeper_ended(h, status, oom, ended, sizeof ended);
 	return write_from(k->fd, h, ended, path, why, whylen);
+}
+
+/* ---- forked children's keeps ---- */
+
+struct kid {
+	pid_t pid;
+	int pidfd; /* -1: none (it was gone when its keep came) */
+	int keep;  /* the memfd it sent */
+};
+
+struct kids {
+	struct kid *k;
+	size_t n, cap;
+	const char *path, *what;
+};
+
+/* How child pid ended, as its wait status, while it is a zombie (its
+ * parent has not reaped it): /proc/PID/stat's last field; else -1. */
+static int zombie_status(pid_t pid)
+{
+	char p[64], buf[1024], *f;
+	int fd, field = 3; /* the state's, where f starts */
+	ssize_t n;
+	long v = -1;
+
+	snprintf(p, sizeof p, "/proc/%d/stat", (int)pid);
+	if ((fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	if (!(f = strrchr(buf, ')')) || f[1] != ' ' || f[2] != 'Z')
+		return -1;
+	/* Fields after the name: 3 (state) on; exit_code is 52. */
+	for (f += 2; *f && field < 52; f++)
+		if (*f == ' ')
+			field++;
+	if (field == 52 && *f >= '0' && *f <= '9')
+		v = strtol(f, NULL, 10);
+	return v >= 0 && v <= 0xffff ? (int)v : -1;
+}
+
+/* Child c ended: its profile from its keep if its runtime did not save
+ * it (the keep still recording, and its own). */
+static void kid_ended(struct kids *ks, struct kid *c)
+{
+	struct keep_head h;
+	char ended[128], path[4200], why[4400];
+	int st = zombie_status(c->pid);
+
+	if (pread(c->keep, &h, sizeof h, 0) == (ssize_t)sizeof h && h.magic == KEEP_MAGIC &&
+	    h.version == KEEP_VERSION && h.state == KEEP_RECORDING && h.pid == (int32_t)c->pid) {
+		h.why[sizeof h.why - 1] = 0;
+		/* How, only while it is a zombie: its parent reaps it, not us. */
+		if (st >= 0)
+			keeper_ended(&h, st, 0, ended, sizeof ended);
+		else
+			snprintf(ended, sizeof ended, "without its save, a forked child: its parent saw how");
+		snprintf(path, sizeof path, "%s.%d", ks->path, (int)c->pid);
+		if (write_from(c->keep, &h, ended, path, why, sizeof why) > 0)
+			errx_("%s: child %d ended without saving its profile%s%s%s; written to %s "
+			      "from its keep", ks->what, (int)c->pid, st >= 0 ? " (" : "",
+			      st >= 0 ? ended : "", st >= 0 ? ")" : "", path);
+		else
+			errx_("%s: child %d wrote no profile to %s: its keep could not be read: %s",
+			      ks->what, (int)c->pid, path, why);
+	}
+	if (c->pidfd >= 0)
+		close(c->pidfd);
+	close(c->keep);
+	*c = ks->k[--ks->n];
+}
+
+/* Every keep waiting on the socket, taken. */
+static void kids_take(struct kids *ks, int sock)
+{
+	for (;;) {
+		struct keep_kid_msg m;
+		struct msghdr *mh = keep_kid_msg(&m, 0, -1);
+		struct cmsghdr *c;
+		ssize_t n = recvmsg(sock, mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		int32_t pid = m.pid;
+		int fd = -1;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return;
+		for (c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c))
+			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+			    c->cmsg_len == CMSG_LEN(sizeof(int)))
+				memcpy(&fd, CMSG_DATA(c), sizeof fd);
+		if (fd < 0)
+			continue;
+		if (n != (ssize_t)sizeof pid || pid <= 0 || (mh->msg_flags & MSG_CTRUNC)) {
+			close(fd);
+			continue;
+		}
+		util_grow(&ks->k, &ks->cap, ks->n + 1, sizeof *ks->k);
+		ks->k[ks->n] = (struct kid){ .pid = pid, .keep = fd,
+					     .pidfd = (int)syscall(SYS_pidfd_open, pid, 0) };
+		/* Gone already: it ended before we heard of it. */
+		if (ks->k[ks->n].pidfd < 0)
+			kid_ended(ks, &ks->k[ks->n++]);
+		else
+			ks->n++;
+	}
+}
+
+int keeper_wait(struct keeper *k, pid_t pid, int *status, const char *path, const char *what)
+{
+	struct kids ks = { .path = path, .what = what };
+	struct pollfd *pf = NULL;
+	size_t pcap = 0;
+	int root = k->sock >= 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1, rc = 0;
+
+	/* Theirs is the program's now. */
+	if (k->sock_theirs >= 0)
+		close(k->sock_theirs);
+	k->sock_theirs = -1;
+	while (root >= 0) {
+		util_grow(&pf, &pcap, ks.n + 2, sizeof *pf);
+		pf[0] = (struct pollfd){ .fd = k->sock, .events = POLLIN };
+		pf[1] = (struct pollfd){ .fd = root, .events = POLLIN };
+		for (size_t i = 0; i < ks.n; i++)
+			pf[2 + i] = (struct pollfd){ .fd = ks.k[i].pidfd, .events = POLLIN };
+		if (poll(pf, ks.n + 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		for (size_t i = ks.n; i-- > 0;)
+			if (pf[2 + i].revents)
+				kid_ended(&ks, &ks.k[i]);
+		if (pf[0].revents)
+			kids_take(&ks, k->sock);
+		if (pf[1].revents)
+			break;
+	}
+	if (root >= 0)
+		close(root);
+	while (waitpid(pid, status, 0) < 0)
+		if (errno != EINTR) {
+			rc = -1;
+			break;
+		}
+	/* Keeps sent as the program ended; children gone meanwhile. */
+	if (k->sock >= 0) {
+		kids_take(&ks, k->sock);
+		for (size_t i = ks.n; i-- > 0;) {
+			struct pollfd p = { .fd = ks.k[i].pidfd, .events = POLLIN };
+
+			if (poll(&p, 1, 0) > 0) {
+				kid_ended(&ks, &ks.k[i]);
+			} else {
+				close(ks.k[i].pidfd);
+				close(ks.k[i].keep);
+			}
+		}
+	}
+	free(ks.k);
+	free(pf);
+	return rc;
 }
 
 int keeper_snapshot(pid_t pid, const char *path, char *why, size_t whylen)

@@ -18,11 +18,15 @@ struct keep_head;
 struct keeper {
 	int fd;       /* the memfd (close-on-exec here), or -1: none */
 	int child_fd; /* the number the program gets it as */
-	char env[96]; /* "N:DEV:INO" for the variable that names it */
+	/* Where the program's forked children send the keeps they make
+	 * (runtime/common/keep.c): our end, theirs, and the number the
+	 * program gets theirs as; -1: none. */
+	int sock, sock_theirs, child_sock;
+	char env[128]; /* "N:DEV:INO" for the variable that names it, then ":S:SINO" */
 };
 
 /* Make one: 0, or -1 when the system has no memfd (the run goes on
- * without). */
+ * without); a system with no socketpair has no children's keeps. */
 int keeper_make(struct keeper *k);
 /* In the (v)forked child, before exec: the memfd as child_fd, open. */
 void keeper_child(const struct keeper *k);
@@ -92,6 +96,17 @@ uint64_t keeper_oom_kills(void);
  */
 int keeper_salvage(const struct keeper *k, pid_t pid, int status, int oom, const char *path,
 		   struct keep_head *h, char *why, size_t whylen);
+
+/*
+ * Wait for the program (pid) as waitpid(pid, status, 0) would, and
+ * meanwhile take the keeps its forked children send (their whole
+ * descent's): a child that dies without saving its profile (a signal:
+ * multiprocessing's terminate() sends its workers SIGTERM) gets it
+ * written from its keep to path.PID, as its runtime would have named it,
+ * said on stderr after what (e.g. "mprof: run").  A child still running
+ * when the program ends is left to itself.  0, or -1 (waitpid's errno).
+ */
+int keeper_wait(struct keeper *k, pid_t pid, int *status, const char *path, const char *what);
 
 /*
  * The profile of running process pid, written to path from its keep

@@ -361,7 +361,7 @@ int launch_run(const struct launch *l, char *const argv[], char *err, size_t err
 	char why[4600];
 	const char *old = getenv("LD_PRELOAD");
 	struct stat before, after;
-	struct keeper kp = { .fd = -1 };
+	struct keeper kp = { .fd = -1, .sock = -1, .sock_theirs = -1, .child_sock = -1 };
 	struct keep_head h;
 	int status, had, wrote, salvaged = 0, damaged;
 	uint64_t oom;
@@ -402,12 +402,11 @@ int launch_run(const struct launch *l, char *const argv[], char *err, size_t err
 	/* The program owns the terminal's signals; we only wait for it. */
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR) {
-			snprintf(err, errlen, "waitpid: %s", strerror(errno));
-			keeper_close(&kp);
-			return -1;
-		}
+	if (keeper_wait(&kp, pid, &status, outabs, l->what) < 0) {
+		snprintf(err, errlen, "waitpid: %s", strerror(errno));
+		keeper_close(&kp);
+		return -1;
+	}
 	wrote = stat(outabs, &after) == 0 && !(had && same_file_state(&before, &after));
 	damaged = kp.fd >= 0 && keeper_head(&kp, &h) < 0;
 	/* The runtime left its tables recording: the program ended without

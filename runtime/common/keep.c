@@ -14,9 +14,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,6 +32,11 @@ static uint64_t keep_size;
 static int keep_fd = -1;
 static uint64_t keep_dev, keep_ino; /* keep_fd's file, while it is ours */
 static int keep_tried; /* this image asked once */
+/* The launcher's socket, where a forked child sends the keep it makes of
+ * its own (keep_fork_child), or -1; its inode, checked before each use. */
+static int keep_sock = -1;
+static uint64_t keep_sock_ino;
+static int keep_is_child; /* this keep was made at a fork (keep_exiting) */
 static int keep_lk;    /* keep_info, keep_counter: rare, never in a signal */
 static char *keep_str, *keep_str_end;
 
@@ -190,6 +197,20 @@ void keep_attach(const char *keep_env_name, const char *root_env, uint32_t kind,
 	if (*p != ':')
 		goto out;
 	ino = parse_u64(p + 1, &p);
+	/* Then, from a launcher that takes forked children's keeps, its
+	 * socket's number and inode. */
+	if (*p == ':') {
+		uint64_t sfd = parse_u64(p + 1, &p), sino;
+		struct stat ss;
+
+		if (*p != ':' || sfd > INT32_MAX)
+			goto out;
+		sino = parse_u64(p + 1, &p);
+		if (fstat((int)sfd, &ss) == 0 && S_ISSOCK(ss.st_mode) && (uint64_t)ss.st_ino == sino) {
+			keep_sock = (int)sfd;
+			keep_sock_ino = sino;
+		}
+	}
 	/* Never touch a descriptor that is not the launcher's memfd. */
 	if (*p || fstat((int)fd, &st) < 0 || (uint64_t)st.st_dev != dev || (uint64_t)st.st_ino != ino)
 		goto out;
@@ -392,6 +413,10 @@ int keep_exiting(int status)
 		return 0;
 	keep_h->exit_status = status;
 	__atomic_store_n(&keep_h->exit_called, 1, __ATOMIC_RELEASE);
+	/* A forked child's keep is salvaged only after a death by a signal:
+	 * its launcher does not see how it ends.  Its runtime saves. */
+	if (keep_is_child)
+		return 0;
 	/* A void keep (full, or the tables never all in it) is not
 	 * written by the launcher: the runtime must save. */
 	return __atomic_load_n(&keep_h->state, __ATOMIC_ACQUIRE) == KEEP_RECORDING;
@@ -529,26 +554,133 @@ static size_t used_now(const struct keep_head *h)
  * pages over the rest of the range: a pointer the parent stored since the
  * fork leads to an empty record, never to an unmapped page.
  */
+/* Whether keep_sock is still the launcher's socket. */
+static int sock_ours(void)
+{
+	struct stat st;
+
+	return keep_sock >= 0 && fstat(keep_sock, &st) == 0 && S_ISSOCK(st.st_mode) &&
+	       (uint64_t)st.st_ino == keep_sock_ino;
+}
+
+/* All n bytes of p at offset off of fd: 0, or -1. */
+static int pwrite_all(int fd, const char *p, size_t n, off_t off)
+{
+	while (n) {
+		ssize_t k = pwrite(fd, p, n, off);
+
+		if (k <= 0) {
+			if (k < 0 && errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += k;
+		n -= (size_t)k;
+		off += k;
+	}
+	return 0;
+}
+
+/* A memfd of the keep's size for a forked child's own keep, up high as
+ * keep_own's (the program's descriptors stay where they would be), or -1. */
+static int child_memfd(void)
+{
+	struct rlimit r;
+	int fd = memfd_create("profile-keep", MFD_CLOEXEC), hi, up;
+
+	if (fd < 0)
+		return -1;
+	hi = getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < 1024 ? (int)r.rlim_cur - 8 : 1000;
+	up = hi > 16 ? fcntl(fd, F_DUPFD_CLOEXEC, hi) : -1;
+	close(fd);
+	if (up >= 0 && ftruncate(up, (off_t)keep_size) < 0) {
+		close(up);
+		up = -1;
+	}
+	return up;
+}
+
+/*
+ * In a forked child whose launcher takes children's keeps: its keep made
+ * a memfd of its own, fd, whose [0, snap) keep_fork_prepare copied the
+ * tables into and keep_fork_child mapped at h; the pages copied after
+ * ([snap, have), private) go into it too, the rest of the range is mapped
+ * from it, and it is sent to the launcher with the child's pid, so that
+ * a death by a signal (multiprocessing's terminate() sends its workers
+ * SIGTERM) still leaves a profile.  0, or -1 with the pages as they were
+ * (fd closed).  Only system calls: this runs in the fork's child handler.
+ */
+static int child_keep(struct keep_head *h, int fd, size_t snap, size_t have)
+{
+	struct stat st;
+	struct keep_kid_msg m;
+	int32_t pid = (int32_t)getpid();
+
+	if (!sock_ours() || fstat(fd, &st) < 0 ||
+	    pwrite_all(fd, (const char *)h + snap, have - snap, (off_t)snap) < 0 ||
+	    mmap((char *)h + snap, keep_size - snap, PROT_NONE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE,
+		 fd, (off_t)snap) == MAP_FAILED) {
+		close(fd);
+		return -1;
+	}
+	if (have > snap)
+		mprotect((char *)h + snap, have - snap, PROT_READ | PROT_WRITE);
+	/* The header is the child's now (its parent's state: a stopped
+	 * profile stays saved).  Pages the parent's threads took after the
+	 * header was copied were copied too: handed out after them. */
+	if (h->used < have)
+		h->used = have;
+	h->pid = pid;
+	h->saves = 0;
+	h->file_dev = h->file_ino = 0;
+	h->exit_called = 0;
+	keep_fd = fd;
+	keep_dev = (uint64_t)st.st_dev;
+	keep_ino = (uint64_t)st.st_ino;
+	keep_is_child = 1;
+	/* Not sent (the launcher is gone, its queue full): the keep serves
+	 * as any, and only a death by a signal loses the profile. */
+	if (sendmsg(keep_sock, keep_kid_msg(&m, pid, fd), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		errno = 0;
+	return 0;
+}
+
 static char *keep_snap;
 static size_t keep_snap_len;
+static int keep_snap_fd = -1; /* the copy's memfd, for the child's own keep; or -1 */
 
 void keep_fork_prepare(void)
 {
 	struct keep_head *h = keep_h;
 	size_t used;
-	char *snap;
+	char *snap = MAP_FAILED;
 	int e = errno;
 
 	keep_snap = NULL;
 	keep_snap_len = 0;
+	keep_snap_fd = -1;
 	if (!h)
 		return;
 	used = used_now(h);
-	snap = mmap(NULL, used, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		    -1, 0);
+	/* Under a launcher that takes children's keeps, the copy goes into
+	 * the memfd that will be the child's keep (child_keep). */
+	if (sock_ours() && (keep_snap_fd = child_memfd()) >= 0) {
+		snap = mmap(NULL, used, PROT_READ | PROT_WRITE, MAP_SHARED, keep_snap_fd, 0);
+		if (snap == MAP_FAILED) {
+			close(keep_snap_fd);
+			keep_snap_fd = -1;
+		}
+	}
+	if (keep_snap_fd < 0)
+		snap = mmap(NULL, used, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (snap != MAP_FAILED && copy_data(snap, (const char *)h, 0, used) < 0) {
 		munmap(snap, used);
 		snap = MAP_FAILED;
+	}
+	if (snap == MAP_FAILED && keep_snap_fd >= 0) {
+		close(keep_snap_fd);
+		keep_snap_fd = -1;
 	}
 	if (snap != MAP_FAILED) {
 		keep_snap = snap;
@@ -562,6 +694,9 @@ void keep_fork_parent(void)
 	if (keep_snap)
 		munmap(keep_snap, keep_snap_len);
 	keep_snap = NULL;
+	if (keep_snap_fd >= 0)
+		close(keep_snap_fd);
+	keep_snap_fd = -1;
 }
 
 /* [p, p + n) made private zero pages, read-only: nothing of the child's
@@ -573,6 +708,11 @@ static void zero_over(char *p, size_t n)
 	if (n && mmap(p, n, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1,
 		      0) == MAP_FAILED)
 		munmap(p, n);
+}
+
+int keep_forked(void)
+{
+	return keep_is_child && keep_h && keep_h->pid == (int32_t)getpid();
 }
 
 int keep_fork_child(void)
@@ -614,9 +754,23 @@ int keep_fork_child(void)
 				rc = -1; /* the tables lost pages: the child records nothing */
 		}
 		zero_over((char *)h + have, keep_size - have);
+		keep_snap = NULL;
+		/* Only if it still is the memfd: the number may be the
+		 * program's now. */
+		if (fd_ours())
+			close(keep_fd);
+		keep_fd = -1;
+		if (keep_snap_fd >= 0 && rc == 0 &&
+		    child_keep(h, keep_snap_fd, keep_snap_len, have) == 0) {
+			keep_snap_fd = -1;
+			errno = e;
+			return 0;
+		}
+		if (keep_snap_fd >= 0 && rc != 0)
+			close(keep_snap_fd);
+		keep_snap_fd = -1;
 		__atomic_store_n(&keep_h, NULL, __ATOMIC_RELEASE);
 		keep_str = keep_str_end = NULL;
-		keep_snap = NULL;
 	}
 	/* Only if it still is the memfd: the number may be the program's now. */
 	if (fd_ours())

@@ -79,7 +79,8 @@ void keep_void(const char *why);
  * collector's fork locks: a consistent copy), keep_fork_parent after, and
  * keep_fork_child in the child: the keep's pages become the child's own
  * (a copy of those in use, as they were at the fork), the descriptor is
- * closed, and keep_map maps privately from then on.  The child never
+ * closed, and keep_map maps privately from then on, or from the child's
+ * own keep (keep_forked).  The child never
  * shares a page of the keep with its parent, whatever fails.
  * keep_fork_child: 0; -1 when no copy as at the fork could be made (the
  * child's pages were copied after it, from tables the parent's threads
@@ -88,6 +89,11 @@ void keep_void(const char *why);
 void keep_fork_prepare(void);
 void keep_fork_parent(void);
 int keep_fork_child(void);
+/* Whether the keep is a forked child's own: under a launcher that takes
+ * children's keeps, keep_fork_child moves the child's copy into a memfd
+ * of its own and sends it there (lib/run/keeper.h's keeper_wait), which
+ * writes the profile of a child that dies by a signal. */
+int keep_forked(void);
 
 /* The environment's value of name, as the program started, into buf
  * (cap bytes); 0, or -1 when unset or too long.  Before environ too. */

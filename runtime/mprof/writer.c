@@ -256,13 +256,14 @@ int writer_save(const char *reason, const struct writer_source *src)
 				  writer_peak_objects, stacks_base());
 	rc = format_writer_finish(&w);
 	final = src->ended || !strcmp(reason, "stop");
-	if (rc == 0 && getpid() == src->root_pid)
+	/* The root's keep, or a forked child's own (keep.h). */
+	if (rc == 0 && (getpid() == src->root_pid || keep_forked()))
 		keep_wrote(fd);
 	if (close(fd) < 0 && rc == 0)
 		rc = -errno;
 	if (rc == 0 && rename(writer_tmp, writer_path) < 0)
 		rc = -errno;
-	if (rc == 0 && getpid() == src->root_pid)
+	if (rc == 0 && (getpid() == src->root_pid || keep_forked()))
 		keep_saved(final);
 	if (rc < 0) {
 		unlink(writer_tmp);

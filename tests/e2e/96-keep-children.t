@@ -1,0 +1,104 @@
+# A forked child's profile survives its death by a signal (the keep,
+# issue 22, for the whole descent): under a launcher, a forked child's
+# copy of the keep is a memfd of its own that it sends the launcher
+# (runtime/common/keep.c's child_keep), and the launcher writes the
+# profile of a child that ends without its save to FILE.PID, as the
+# child would have (lib/run/keeper.c's keeper_wait).  Before, a forked
+# child killed by a signal lost its profile: multiprocessing's
+# terminate(), which `with Pool()` calls, kills its workers so.
+. "$(dirname "$0")/../lib.sh"
+plan 17
+cd "$T" || exit 1
+CPPROF=$B/bin/cpprof
+cc -g -O0 -o kids "$TOP/tests/progs/rt_kids.c" || exit 1
+
+# bins FILE SIZE: allocations of SIZE bytes in FILE.
+bins() { "$MPROF" dump "$1" | awk -v s="$2" '$1 == "bin" && $2 == s { print $3 }'; }
+reason() { "$MPROF" dump "$1" | sed -n 's/^info reason //p'; }
+ended() { "$MPROF" dump "$1" | sed -n 's/^info ended //p'; }
+
+# 1-5: a child that sends itself SIGTERM.
+out=$("$MPROF" run -o t.data ./kids term 2> t.err)
+kid=$(echo "$out" | awk '$1 == "child" { print $2 }')
+is "$out" "child $kid signal 15" "term: the program's output (its child died by SIGTERM)"
+is "$(bins t.data 55)/$(bins t.data 77)" "300/" "term: the parent's profile holds its 300, none of its child's"
+is "$(reason t.data.$kid)/$(bins t.data.$kid 55)/$(bins t.data.$kid 77)" "salvage/300/1000" \
+	"term: the child's profile, written from its keep: the 300 it inherited and its 1000"
+like "$(cat t.err)" "^mprof: run: child $kid ended without saving its profile( \\(killed by signal 15 \\(SIGTERM\\)\\))?; written to .*/t.data.$kid from its keep\$" \
+	"term: said on stderr, once"
+# How, the launcher reads only while the child is a zombie: its parent
+# (here at once) reaps it.
+like "$(ended t.data.$kid)" '^(without its save, a forked child: its parent saw how|killed by signal 15 \(SIGTERM\))$' \
+	"term: INFO ended: SIGTERM, or that the launcher did not see how (its parent reaped it first)"
+
+# 6-8: a child that calls _exit(3) saves its own profile, as before.
+out=$("$MPROF" run -o x.data ./kids exit3 2> x.err)
+kid=$(echo "$out" | awk '$1 == "child" { print $2 }')
+is "$out" "child $kid status 3" "exit3: the program's output"
+is "$(reason x.data.$kid)/$(ended x.data.$kid)/$(bins x.data.$kid 77)" "exit/_exit(3)/1000" \
+	"exit3: the child's own save at _exit"
+is "$(cat x.err)" "" "exit3: nothing said"
+
+# 9-11: a grandchild killed by SIGKILL, its parent ending normally.
+out=$("$MPROF" run -o g.data ./kids grand 2> g.err)
+kid=$(echo "$out" | awk '$1 == "child" { print $2 }')
+gk=$(echo "$out" | awk '$1 == "grandchild" { print $2 }')
+is "$out" "grandchild $gk signal 9
+child $kid status 0" "grand: the program's output"
+is "$(reason g.data.$kid)/$(bins g.data.$kid 77)/$(bins g.data.$kid 99)" "exit/1000/" \
+	"grand: the child saved its own at exit"
+is "$(reason g.data.$gk)/$(bins g.data.$gk 55)/$(bins g.data.$gk 77)/$(bins g.data.$gk 99)" \
+	"salvage/300/1000/500" "grand: the grandchild's profile, from its keep"
+
+# 12-17: python3's multiprocessing: `with Pool(2)` terminates its workers
+# (SIGTERM) as it leaves; close() and join() let them end.
+PY=/usr/bin/python3
+cat > pool.py <<'PYEOF'
+import multiprocessing as mp, sys, time
+def work(n):
+    keep = [str(i) * 10 for i in range(n)]
+    if sys.argv[1] == "terminate":
+        time.sleep(30)
+    return len(keep)
+if __name__ == "__main__":
+    mp.set_start_method("fork")
+    if sys.argv[1] == "terminate":
+        with mp.Pool(2) as p:
+            r = p.map_async(work, [50000, 50000])
+            time.sleep(2)
+    else:
+        p = mp.Pool(2)
+        print(sum(p.map(work, [50000, 50000])))
+        p.close()
+        p.join()
+    print("done")
+PYEOF
+# named FILE: the bytes under work()'s list comprehension, by its Python name.
+named() {
+	"$MPROF" export --format folded "$1" | awk '$1 ~ /;work;work\.<locals>\.<listcomp>$/ { s += $2 } END { print s + 0 }'
+}
+if [ -x "$PY" ]; then
+	out=$("$MPROF" run -o p.data "$PY" pool.py terminate 2> p.err)
+	is "$out/$(ls p.data.* 2> /dev/null | wc -l)/$(grep -c 'ended without saving its profile' p.err)" "done/2/2" \
+		"with Pool(2): two workers killed by terminate(), two profiles written from their keeps"
+	bad=0
+	for f in p.data.*; do
+		[ "$(reason "$f")" = salvage ] && [ "$(named "$f")" -gt 1000000 ] || bad=$((bad + 1))
+	done
+	is "$bad" 0 "with Pool(2): each worker's profile has work()'s list, named, over 1 MB"
+	out=$("$MPROF" run -o q.data "$PY" pool.py close 2> q.err)
+	is "$out/$(cat q.err)" "100000
+done/" "close() and join(): the program's output, nothing said"
+	r=$(for f in q.data.*; do reason "$f"; done | sort | uniq -c | awk '{ print $1, $2 }')
+	is "$r" "2 exit" "close() and join(): the two workers saved their own"
+	out=$("$CPPROF" record -o c.data "$PY" pool.py terminate 2> c.err)
+	is "$out/$(ls c.data.* 2> /dev/null | wc -l)" "done/2" "cpprof, with Pool(2): two workers' profiles from their keeps"
+	bad=0
+	for f in c.data.*; do
+		"$CPPROF" export --format folded "$f" | grep -q ';worker;mapstar;work' || bad=$((bad + 1))
+	done
+	is "$bad" 0 "cpprof, with Pool(2): each worker's samples under worker;mapstar;work"
+else
+	absent 6 "$PY (Debian's python3, scripts/install-deps.sh)"
+fi
+done_testing

@@ -1,0 +1,80 @@
+/*
+ * rt_kids.c - forked children that end in several ways, for the keeps
+ * they send their launcher (runtime/common/keep.c's child_keep; test
+ * tests/e2e/96-keep-children.t).  The parent allocates 300 objects of 55
+ * bytes, forks, and each child 1000 of 77 bytes before its end; a
+ * grandchild 500 of 99.  Nothing is freed.  Prints each child's pid and
+ * how its parent saw it end.
+ *
+ *   term    the child sends itself SIGTERM
+ *   exit3   the child calls _exit(3)
+ *   grand   the child forks a grandchild that sends itself SIGKILL, waits
+ *           for it, and exits normally
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void *volatile keep[2048];
+
+__attribute__((noinline)) static void parent_work(void)
+{
+	for (int i = 0; i < 300; i++)
+		keep[i] = malloc(55);
+}
+
+__attribute__((noinline)) static void child_work(void)
+{
+	for (int i = 0; i < 1000; i++)
+		keep[i] = malloc(77);
+}
+
+__attribute__((noinline)) static void grandchild_work(void)
+{
+	for (int i = 0; i < 500; i++)
+		keep[1000 + i] = malloc(99);
+}
+
+/* How pid ended, as "signal N" or "status N". */
+static void report(const char *who, pid_t pid)
+{
+	int st;
+
+	if (waitpid(pid, &st, 0) < 0)
+		return;
+	printf("%s %d %s %d\n", who, (int)pid, WIFSIGNALED(st) ? "signal" : "status",
+	       WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	const char *how = argc > 1 ? argv[1] : "term";
+	pid_t p;
+
+	parent_work();
+	fflush(stdout);
+	if ((p = fork()) == 0) {
+		child_work();
+		if (!strcmp(how, "exit3"))
+			_exit(3);
+		if (!strcmp(how, "grand")) {
+			pid_t g = fork();
+
+			if (g == 0) {
+				grandchild_work();
+				kill(getpid(), SIGKILL);
+				pause();
+			}
+			report("grandchild", g);
+			exit(0);
+		}
+		kill(getpid(), SIGTERM);
+		pause();
+	}
+	report("child", p);
+	return 0;
+}

@@ -214,9 +214,14 @@ static void input_of(const struct session *s, struct cp_input *in)
 static uint8_t *root_set(struct session *s, const char *name)
 {
 	size_t n = nids(s), hits = 0;
-	uint8_t *set = xcalloc(n + 1, 1);
-	uint8_t *fnset = xcalloc(strtab_count(s->m.fns) + 1, 1);
+	uint8_t *set, *fnset;
 
+	if (!name) { /* no main in the profile, and none given */
+		errx_("no root function: give one (root FUNCTION, or down FUNCTION)");
+		return NULL;
+	}
+	set = xcalloc(n + 1, 1);
+	fnset = xcalloc(strtab_count(s->m.fns) + 1, 1);
 	if (!model_find_fns(&s->m, name, fnset)) {
 		uint64_t addrs[64];
 		size_t na = symbols_addrs_of(s->sy, name, addrs, 64);
@@ -812,7 +817,11 @@ int main(int argc, char **argv)
 	s.threshold = 0.01;
 	if (s.m.lisp) /* a Lisp program's outermost function is no main */
 		s.root = xstrdup(LISP_TOPLEVEL);
-	else if (strtab_find(s.m.fns, "main") >= 0)
+	/* A Python program's main is a function of its own, if any (or
+	 * site.main): its outermost frames are its modules' code. */
+	else if (s.m.lang && strtab_find(s.m.fns, "<module>") >= 0)
+		s.root = xstrdup("<module>");
+	else if (!s.m.lang && strtab_find(s.m.fns, "main") >= 0)
 		s.root = xstrdup("main");
 	S = &s;
 

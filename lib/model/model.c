@@ -407,10 +407,12 @@ cached:
 	a->start[j] = (uint32_t)a->npool;
 	a->count[j] = (uint32_t)cnt;
 	/* Whether a site of it is main or a top-level form, which own_frames
-	 * looks at: most addresses hold neither. */
+	 * looks at: most addresses hold neither.  A language's function named
+	 * main (Python's `def main():`) is not C's: its callers stay. */
 	for (int i = 0; i < cnt; i++) {
 		uint32_t fn = m->sites[a->pool[a->npool + (size_t)i]].fn;
-		if (fn == m->main_fn || fn == m->toplevel_fn)
+		if ((fn == m->main_fn && !(m->lang && FORMAT_IS_LANG_FRAME(addr))) ||
+		    fn == m->toplevel_fn)
 			a->count[j] |= AC_MARKED;
 	}
 	a->n++;

@@ -11,13 +11,13 @@
 # moves with the machine's load).  With two threads, the watcher reads the
 # waiting thread's frames, found by its kernel id.
 . "$(dirname "$0")/../lib.sh"
-plan 15
+plan 16
 cd "$T" || exit 1
 CPPROF=$B/bin/cpprof
 
 PY=/usr/bin/python3
 if [ ! -x "$PY" ]; then
-	absent 15 "$PY (Debian's python3, scripts/install-deps.sh)"
+	absent 16 "$PY (Debian's python3, scripts/install-deps.sh)"
 	done_testing
 fi
 cp "$TOP/tests/progs/py_cpu.py" .
@@ -84,6 +84,26 @@ is "$(infov ox.data ended)/$(infov ox.data salvaged_by)" "_exit(0)/" \
 	"os._exit: the file is the runtime's (not salvaged), ended _exit(0)"
 [ "$(raw ox.data heavy)" -gt 0 ] 2> /dev/null
 ok $? "os._exit: heavy() named ($(raw ox.data heavy) samples)"
+
+# A Python program's down and up profiles are rooted at <module>, its
+# outermost code, not at a function named main (site.main, or the
+# program's own def main()).
+cat > mainfn.py <<'PYEOF'
+import time
+def work():
+    t = time.process_time()
+    while time.process_time() - t < 0.3:
+        sum(i * i for i in range(1000))
+def main():
+    work()
+if __name__ == "__main__":
+    main()
+PYEOF
+"$CPPROF" record -o mf.data "$PY" mainfn.py
+paths=$("$CPPROF" -c 'threshold 0.3; down' mf.data | sed -n 's/^[01]\.[0-9]* \((.*)\) \[[0-9]*\]$/\1/p' | head -3)
+is "$paths" "(<module>)
+(<module> main)
+(<module> main work)" "down: from <module>, through main to work"
 
 # System calls: the handler's reads of the Python frames are system calls
 # themselves (process_vm_readv), which the tracepoint counts; left in,

@@ -12,12 +12,12 @@
 # tests/progs/py_shapes.py keeps what a thread, a generator, a caught
 # exception, a coroutine and json's C encoder make, and exits with 3.
 . "$(dirname "$0")/../lib.sh"
-plan 32
+plan 33
 cd "$T" || exit 1
 
 PY=/usr/bin/python3
 if [ ! -x "$PY" ]; then
-	absent 32 "$PY (Debian's python3, scripts/install-deps.sh)"
+	absent 33 "$PY (Debian's python3, scripts/install-deps.sh)"
 	done_testing
 fi
 lib=$LIBMPROF/libmprof.so
@@ -196,4 +196,20 @@ is "$out/$("$MPROF" dump many.data | grep -c '^info lang.fn')" "70000/65536" \
 is "$(infov many.data lang.frames)" \
 	"read; the names' table is full (65536 frames named): later frames are unnamed" \
 	"a full table is said in INFO lang.frames"
+
+# A Python function named main is not C's main, whose callers the views
+# drop: <module> stays above it (it was cut off, in every table and export).
+cat > mainfn.py <<'PYEOF'
+def work():
+    return [str(i) * 5 for i in range(50000)]
+def main():
+    x = work()
+    print(len(x))
+if __name__ == "__main__":
+    main()
+PYEOF
+MPROF_OUT=mf.data LD_PRELOAD=$lib "$PY" mainfn.py > /dev/null
+b=$("$MPROF" export --format folded --counter alloc_space mf.data |
+	awk '$1 == "<module>;main;work;work.<locals>.<listcomp>" { print $2 }')
+ok "$([ "${b:-0}" -gt 1000000 ]; echo $?)" "def main(): its caller <module> kept (<module>;main;work: ${b:-none} bytes)"
 done_testing

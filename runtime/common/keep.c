@@ -710,6 +710,22 @@ static void zero_over(char *p, size_t n)
 		munmap(p, n);
 }
 
+void keep_fit(uint64_t limit)
+{
+	struct keep_head *h = keep_h;
+	uint64_t want = (limit / 4) & ~(uint64_t)4095, used;
+
+	if (!h)
+		return;
+	used = used_now(h);
+	if (want < used)
+		want = used;
+	if (want >= keep_size || munmap((char *)h + want, keep_size - want) < 0)
+		return;
+	__atomic_store_n(&keep_size, want, __ATOMIC_RELEASE);
+	h->size = want;
+}
+
 int keep_forked(void)
 {
 	return keep_is_child && keep_h && keep_h->pid == (int32_t)getpid();

@@ -44,6 +44,10 @@ void *keep_map(size_t n);
 /* Like keep_map, for a table reserved large and touched as used: without
  * a keep, a private mapping with MAP_NORESERVE (no commit charge). */
 void *keep_reserve(size_t n);
+/* The program lowers its address-space limit to limit (limits.c): the
+ * keep's reservation cut to a quarter of it, never below what is in use
+ * (then a keep_map past it voids the keep, as a full one does). */
+void keep_fit(uint64_t limit);
 /* Give back what keep_map or keep_reserve gave. */
 void keep_unmap(void *p, size_t n);
 /* Whether p was given by the keep (a pointer the launcher can follow). */

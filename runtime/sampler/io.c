@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "io.h"
+#include "pyframes.h"
 #include "state.h"
 #include "sink.h"
 #include "unwind.h"
@@ -60,6 +61,16 @@ __attribute__((noinline)) static void io_done(uint64_t t0, int r, int64_t bytes,
 			cp_sink.here(0, cp.col[RES_IO_TIME], thits);
 	} else if (hits || thits) {
 		n = unwind_capture_here(t->cframes, CP_MAX_DEPTH, ret, &flags);
+		/* A Python program: its frames, as the handler's (sampler.c),
+		 * in scratch of the calls' own; the reads' system calls are the
+		 * sampler's (one instruction: a handler cannot split it). */
+		if (cp.py && t->ioframes) {
+			uint64_t before = py_safe_syscalls;
+
+			n = py_rewrite_signal(t->cframes, n, CP_MAX_DEPTH, t->ioframes,
+					      (uint8_t *)(t->ioframes + CP_MAX_DEPTH));
+			__atomic_fetch_add(&t->nsys, py_safe_syscalls - before, __ATOMIC_RELAXED);
+		}
 		if (hits)
 			cp_sink.stack(t->cframes, n, flags, (uint32_t)t->tid, cp.col[r], hits);
 		if (thits)

@@ -78,6 +78,8 @@ struct cp_thread {
 	uint64_t *frames;    /* CP_MAX_DEPTH for the signal handler */
 	uint64_t *cframes;   /* CP_MAX_DEPTH for the interposed calls */
 	uint64_t *lframes;   /* 2 x CP_MAX_DEPTH for the Python frames' rewrite (cp.py) */
+	uint64_t *ioframes;  /* 2 x CP_MAX_DEPTH, the same for the interposed calls
+			      * (the handler may interrupt them) */
 	struct cp_slot *slot;
 	struct cp_rstate r[RES_N];
 };

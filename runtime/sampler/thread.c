@@ -253,7 +253,7 @@ int th_setup(void)
 	if (!t->frames) {
 		/* Populated now: a first touch in the handler would count as
 		 * one of the program's page faults. */
-		void *m = mmap(NULL, (cp.py ? 4 : 2) * CP_MAX_DEPTH * sizeof(uint64_t),
+		void *m = mmap(NULL, (cp.py ? 6 : 2) * CP_MAX_DEPTH * sizeof(uint64_t),
 			       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1,
 			       0);
 		if (m == MAP_FAILED) {
@@ -263,6 +263,7 @@ int th_setup(void)
 		t->frames = m;
 		t->cframes = t->frames + CP_MAX_DEPTH;
 		t->lframes = cp.py ? t->cframes + CP_MAX_DEPTH : NULL;
+		t->ioframes = cp.py ? t->lframes + 2 * CP_MAX_DEPTH : NULL;
 	}
 	t->slot = claim(t->tid);
 	if (t->slot)

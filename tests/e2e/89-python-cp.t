@@ -11,13 +11,13 @@
 # moves with the machine's load).  With two threads, the watcher reads the
 # waiting thread's frames, found by its kernel id.
 . "$(dirname "$0")/../lib.sh"
-plan 16
+plan 17
 cd "$T" || exit 1
 CPPROF=$B/bin/cpprof
 
 PY=/usr/bin/python3
 if [ ! -x "$PY" ]; then
-	absent 16 "$PY (Debian's python3, scripts/install-deps.sh)"
+	absent 17 "$PY (Debian's python3, scripts/install-deps.sh)"
 	done_testing
 fi
 cp "$TOP/tests/progs/py_cpu.py" .
@@ -104,6 +104,31 @@ paths=$("$CPPROF" -c 'threshold 0.3; down' mf.data | sed -n 's/^[01]\.[0-9]* \((
 is "$paths" "(<module>)
 (<module> main)
 (<module> main work)" "down: from <module>, through main to work"
+
+# Bytes read: those samples are taken in the interposed read, not in the
+# handler; they name the Python function that read (they kept the eval
+# loop's C frames).  reader() reads a 100 kB file 100 times, 4 kB a
+# call: 10 MB, against python3's start's few hundred kB.
+head -c 100000 /dev/zero > blob
+cat > rd.py <<'PYEOF'
+def reader(path):
+    n = 0
+    with open(path, "rb", buffering=0) as f:
+        for _ in range(100):
+            f.seek(0)
+            while True:
+                b = f.read(4096)
+                if not b:
+                    break
+                n += len(b)
+    return n
+print(reader("blob"))
+PYEOF
+"$CPPROF" record -e read-bytes -o rd.data "$PY" rd.py > /dev/null
+fr=$("$CPPROF" -c 'resource read-bytes; threshold 0; function' rd.data | awk '$2 == "reader" { print $1 }')
+ev=$("$CPPROF" -c 'resource read-bytes; threshold 0; function' rd.data | grep -c _PyEval_EvalFrameDefault)
+ok "$(awk -v f="${fr:-0}" -v e="$ev" 'BEGIN { exit !(f >= 0.95 && e == 0) }'; echo $?)" \
+	"read-bytes: reader() holds ${fr:-none} of the bytes read (>= 0.95), no eval frame ($ev)"
 
 # System calls: the handler's reads of the Python frames are system calls
 # themselves (process_vm_readv), which the tracepoint counts; left in,

@@ -598,8 +598,10 @@ __attribute__((constructor(101))) static void mon_ctor(void)
 
 	/* Before the interpreter starts (python.h): the exact monitor in a
 	 * process that is not a Lisp one. */
-	if (__atomic_load_n(&mon.state, __ATOMIC_ACQUIRE) == MON_ON && !mon.sample && lisp_on == 0)
+	if (__atomic_load_n(&mon.state, __ATOMIC_ACQUIRE) == MON_ON && lisp_on == 0 && !mon.sample)
 		python_start();
+	else if (__atomic_load_n(&mon.state, __ATOMIC_ACQUIRE) == MON_SAMPLING && lisp_on == 0)
+		python_sampled();
 	mon_guard = g;
 }
 

@@ -30,6 +30,7 @@
 #include "lang.h"
 #include "monitor.h"
 #include "pyframes.h"
+#include "langname.h"
 #include "python.h"
 
 /* PyMemAllocatorEx (pymem.h): the same five words. */
@@ -133,6 +134,14 @@ static void hook_free(void *ctx, void *p)
 	a->free(a->ctx, p);
 	mon_leave();
 	errno = e;
+}
+
+void python_sampled(void)
+{
+	const char *s = getenv("MPROF_PYTHON");
+
+	if (!(s && !strcmp(s, "0")) && py_setup("mprof") == 1)
+		langname_status("none: the sampled monitor (--sample) keeps native stacks");
 }
 
 void python_start(void)

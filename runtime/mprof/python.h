@@ -11,5 +11,9 @@
  * MPROF_PYTHON is not 0), put the monitor's hooks in front of its object
  * and memory allocators.  Caller holds the guard. */
 void python_start(void);
+/* The same for the sampled monitor, which keeps native stacks (it
+ * samples malloc's blocks by bytes; pymalloc's objects are not among
+ * them): said in INFO lang.frames, not left for the reader to wonder. */
+void python_sampled(void);
 
 #endif

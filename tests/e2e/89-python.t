@@ -12,12 +12,12 @@
 # tests/progs/py_shapes.py keeps what a thread, a generator, a caught
 # exception, a coroutine and json's C encoder make, and exits with 3.
 . "$(dirname "$0")/../lib.sh"
-plan 33
+plan 34
 cd "$T" || exit 1
 
 PY=/usr/bin/python3
 if [ ! -x "$PY" ]; then
-	absent 33 "$PY (Debian's python3, scripts/install-deps.sh)"
+	absent 34 "$PY (Debian's python3, scripts/install-deps.sh)"
 	done_testing
 fi
 lib=$LIBMPROF/libmprof.so
@@ -212,4 +212,9 @@ MPROF_OUT=mf.data LD_PRELOAD=$lib "$PY" mainfn.py > /dev/null
 b=$("$MPROF" export --format folded --counter alloc_space mf.data |
 	awk '$1 == "<module>;main;work;work.<locals>.<listcomp>" { print $2 }')
 ok "$([ "${b:-0}" -gt 1000000 ]; echo $?)" "def main(): its caller <module> kept (<module>;main;work: ${b:-none} bytes)"
+
+# The sampled monitor keeps native stacks, and says so (it said nothing).
+"$MPROF" run --sample -o smp.data "$PY" mainfn.py > /dev/null
+is "$(infov smp.data lang.frames)" "none: the sampled monitor (--sample) keeps native stacks" \
+	"--sample: INFO lang.frames says the stacks are native"
 done_testing

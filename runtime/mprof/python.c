@@ -45,12 +45,15 @@ struct py_alloc {
 #define DOMAIN_OBJ 2
 
 static struct py_alloc prev[3]; /* what the hooks replaced, by domain */
+static int hooks_ran;           /* a hook recorded an allocation */
 
 /* Record q (n bytes), made by allocator a from the hook whose frame 0
  * is f0 (an object if a is the object domain's). */
 static inline void made(const struct py_alloc *a, void *q, size_t n,
 			const struct unwind_frame0 *f0)
 {
+	if (__builtin_expect(!hooks_ran, 0))
+		hooks_ran = 1;
 	if (q)
 		mon_alloc_lang(q, n, f0, &py_lang, a == &prev[DOMAIN_OBJ]);
 }
@@ -144,25 +147,59 @@ void python_sampled(void)
 		langname_status("none: the sampled monitor (--sample) keeps native stacks");
 }
 
+static void (*get_alloc)(int, struct py_alloc *);
+static void (*set_alloc)(int, struct py_alloc *);
+
+/* The hooks in front of the object and memory domains' allocators. */
+static void hook_all(void)
+{
+	for (int d = DOMAIN_MEM; d <= DOMAIN_OBJ; d++) {
+		struct py_alloc h = { &prev[d], hook_malloc, hook_calloc, hook_realloc, hook_free };
+
+		get_alloc(d, &prev[d]);
+		set_alloc(d, &h);
+	}
+}
+
+/*
+ * py_lang, but for the first of malloc's blocks that has a Python frame:
+ * the interpreter runs code, so its allocators are set up.  A debug
+ * allocator (PYTHONMALLOC=debug, pymalloc_debug, -X dev) is put in place
+ * of whatever came before, the hooks too, which then never record: they
+ * go in front again (it saw ~1% of the allocations).  If they did run,
+ * they are in place, maybe behind tracemalloc's, and stay there.  Then
+ * py_lang itself (mon_lang).
+ */
+static struct lang_ops py_first;
+
+static int rewrite_first(uint64_t *frames, int depth, int max, uint64_t *out)
+{
+	int n = py_lang.rewrite(frames, depth, max, out);
+
+	for (int i = 0; i < n; i++)
+		if (FORMAT_IS_LANG_FRAME(frames[i])) {
+			if (!hooks_ran)
+				hook_all();
+			__atomic_store_n(&mon_lang, &py_lang, __ATOMIC_RELEASE);
+			break;
+		}
+	return n;
+}
+
 void python_start(void)
 {
-	void (*get)(int, struct py_alloc *);
-	void (*set)(int, struct py_alloc *);
 	const char *s = getenv("MPROF_PYTHON");
 
 	if ((s && !strcmp(s, "0")) || py_setup("mprof") != 1)
 		return;
-	get = (void (*)(int, struct py_alloc *))dlsym(RTLD_DEFAULT, "PyMem_GetAllocator");
-	set = (void (*)(int, struct py_alloc *))dlsym(RTLD_DEFAULT, "PyMem_SetAllocator");
-	if (!get || !set)
+	get_alloc = (void (*)(int, struct py_alloc *))dlsym(RTLD_DEFAULT, "PyMem_GetAllocator");
+	set_alloc = (void (*)(int, struct py_alloc *))dlsym(RTLD_DEFAULT, "PyMem_SetAllocator");
+	if (!get_alloc || !set_alloc)
 		return;
-	for (int d = DOMAIN_MEM; d <= DOMAIN_OBJ; d++) {
-		struct py_alloc h = { &prev[d], hook_malloc, hook_calloc, hook_realloc, hook_free };
-
-		get(d, &prev[d]);
-		set(d, &h);
-	}
+	hook_all();
+	py_first = py_lang;
+	py_first.rewrite = rewrite_first;
 	/* malloc's blocks too (monitor.h): the generic paths from now on. */
-	__atomic_store_n(&mon_lang, &py_lang, __ATOMIC_RELEASE);
+	__atomic_store_n(&mon_lang, &py_first, __ATOMIC_RELEASE);
 	mon_dispatch();
 }

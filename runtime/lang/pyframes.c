@@ -535,6 +535,8 @@ static void mismatch(const char *why)
  * changes.  Two hashes of their own.  No frames: the key (0, 0), which no
  * chain gives.
  */
+#define PY_KEY_FRAMES 1024 /* stacks.h's STACKS_MAX_DEPTH */
+
 static void py_key(uint64_t k[2])
 {
 	uint64_t a = 0x243f6a8885a308d3ull, b = __atomic_load_n(&py_code_frees, __ATOMIC_RELAXED);
@@ -547,7 +549,11 @@ static void py_key(uint64_t k[2])
 		k[0] = k[1] = 0;
 		return;
 	}
-	while (f && n++ < 4096) {
+	/* The innermost PY_KEY_FRAMES only: a stack keeps no more frames
+	 * (the monitor's MON_MAX_DEPTH), so deeper ones cannot tell two
+	 * rewrites apart; at 4096, a recursion 30,000 deep made each
+	 * allocation's key 40,000 instructions. */
+	while (f && n++ < PY_KEY_FRAMES) {
 		uint64_t w = WORD(f, PYL_FR_PREV_INSTR) ^
 			     (uint64_t)*(const uint16_t *)(f + PYL_FR_IS_ENTRY) << 48;
 

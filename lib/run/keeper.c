@@ -493,7 +493,9 @@ struct kids {
 	struct kid *k;
 	size_t n, cap;
 	const char *path, *what;
+	size_t written; /* profiles written: the first KIDS_SAID said one by one */
 };
+#define KIDS_SAID 3
 
 /* How child pid ended, as its wait status, while it is a zombie (its
  * parent has not reaped it): /proc/PID/stat's last field; else -1. */
@@ -540,11 +542,12 @@ static void kid_ended(struct kids *ks, struct kid *c)
 		else
 			snprintf(ended, sizeof ended, "without its save, a forked child: its parent saw how");
 		snprintf(path, sizeof path, "%s.%d", ks->path, (int)c->pid);
-		if (write_from(c->keep, &h, ended, path, why, sizeof why) > 0)
-			errx_("%s: child %d ended without saving its profile%s%s%s; written to %s "
-			      "from its keep", ks->what, (int)c->pid, st >= 0 ? " (" : "",
-			      st >= 0 ? ended : "", st >= 0 ? ")" : "", path);
-		else
+		if (write_from(c->keep, &h, ended, path, why, sizeof why) > 0) {
+			if (ks->written++ < KIDS_SAID)
+				errx_("%s: child %d ended without saving its profile%s%s%s; written to "
+				      "%s from its keep", ks->what, (int)c->pid, st >= 0 ? " (" : "",
+				      st >= 0 ? ended : "", st >= 0 ? ")" : "", path);
+		} else
 			errx_("%s: child %d wrote no profile to %s: its keep could not be read: %s",
 			      ks->what, (int)c->pid, path, why);
 	}
@@ -582,11 +585,12 @@ static void kids_take(struct kids *ks, int sock)
 		util_grow(&ks->k, &ks->cap, ks->n + 1, sizeof *ks->k);
 		ks->k[ks->n] = (struct kid){ .pid = pid, .keep = fd,
 					     .pidfd = (int)syscall(SYS_pidfd_open, pid, 0) };
-		/* Gone already: it ended before we heard of it. */
-		if (ks->k[ks->n].pidfd < 0)
-			kid_ended(ks, &ks->k[ks->n++]);
-		else
+		if (ks->k[ks->n].pidfd >= 0)
 			ks->n++;
+		else if (errno == ESRCH) /* gone already: it ended before we heard of it */
+			kid_ended(ks, &ks->k[ks->n++]);
+		else /* no pidfd (out of descriptors): it cannot be waited for */
+			close(fd);
 	}
 }
 
@@ -601,6 +605,16 @@ int keeper_wait(struct keeper *k, pid_t pid, int *status, const char *path, cons
 	if (k->sock_theirs >= 0)
 		close(k->sock_theirs);
 	k->sock_theirs = -1;
+	/* Two descriptors a child alive (its keep, its pidfd): as many as
+	 * the hard limit allows, here only (the program has started). */
+	if (k->sock >= 0) {
+		struct rlimit r;
+
+		if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+			r.rlim_cur = r.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &r);
+		}
+	}
 	while (root >= 0) {
 		util_grow(&pf, &pcap, ks.n + 2, sizeof *pf);
 		pf[0] = (struct pollfd){ .fd = k->sock, .events = POLLIN };
@@ -641,6 +655,9 @@ int keeper_wait(struct keeper *k, pid_t pid, int *status, const char *path, cons
 			}
 		}
 	}
+	if (ks.written > KIDS_SAID)
+		errx_("%s: %zu more children ended without saving their profiles; written to %s.PID "
+		      "from their keeps", what, ks.written - KIDS_SAID, path);
 	free(ks.k);
 	free(pf);
 	return rc;

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -648,6 +649,11 @@ static int child_keep(struct keep_head *h, int fd, size_t snap, size_t have)
 static char *keep_snap;
 static size_t keep_snap_len;
 static int keep_snap_fd = -1; /* the copy's memfd, for the child's own keep; or -1 */
+/* Signals held from the copy to the child's send (child_keep): a child
+ * killed as it starts (a parent that kills what it just forked) would
+ * die before its keep reached the launcher.  The mask before. */
+static sigset_t keep_fork_mask;
+static int keep_fork_masked;
 
 void keep_fork_prepare(void)
 {
@@ -665,6 +671,10 @@ void keep_fork_prepare(void)
 	/* Under a launcher that takes children's keeps, the copy goes into
 	 * the memfd that will be the child's keep (child_keep). */
 	if (sock_ours() && (keep_snap_fd = child_memfd()) >= 0) {
+		sigset_t all;
+
+		sigfillset(&all);
+		keep_fork_masked = pthread_sigmask(SIG_BLOCK, &all, &keep_fork_mask) == 0;
 		snap = mmap(NULL, used, PROT_READ | PROT_WRITE, MAP_SHARED, keep_snap_fd, 0);
 		if (snap == MAP_FAILED) {
 			close(keep_snap_fd);
@@ -689,6 +699,14 @@ void keep_fork_prepare(void)
 	errno = e;
 }
 
+/* The signals held for the fork back as they were (parent, child). */
+static void fork_unmask(void)
+{
+	if (keep_fork_masked)
+		pthread_sigmask(SIG_SETMASK, &keep_fork_mask, NULL);
+	keep_fork_masked = 0;
+}
+
 void keep_fork_parent(void)
 {
 	if (keep_snap)
@@ -697,6 +715,7 @@ void keep_fork_parent(void)
 	if (keep_snap_fd >= 0)
 		close(keep_snap_fd);
 	keep_snap_fd = -1;
+	fork_unmask();
 }
 
 /* [p, p + n) made private zero pages, read-only: nothing of the child's
@@ -779,12 +798,14 @@ int keep_fork_child(void)
 		if (keep_snap_fd >= 0 && rc == 0 &&
 		    child_keep(h, keep_snap_fd, keep_snap_len, have) == 0) {
 			keep_snap_fd = -1;
+			fork_unmask();
 			errno = e;
 			return 0;
 		}
 		if (keep_snap_fd >= 0 && rc != 0)
 			close(keep_snap_fd);
 		keep_snap_fd = -1;
+		fork_unmask();
 		__atomic_store_n(&keep_h, NULL, __ATOMIC_RELEASE);
 		keep_str = keep_str_end = NULL;
 	}

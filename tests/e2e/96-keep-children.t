@@ -7,7 +7,7 @@
 # child killed by a signal lost its profile: multiprocessing's
 # terminate(), which `with Pool()` calls, kills its workers so.
 . "$(dirname "$0")/../lib.sh"
-plan 17
+plan 19
 cd "$T" || exit 1
 CPPROF=$B/bin/cpprof
 cc -g -O0 -o kids "$TOP/tests/progs/rt_kids.c" || exit 1
@@ -49,6 +49,44 @@ is "$(reason g.data.$kid)/$(bins g.data.$kid 77)/$(bins g.data.$kid 99)" "exit/1
 	"grand: the child saved its own at exit"
 is "$(reason g.data.$gk)/$(bins g.data.$gk 55)/$(bins g.data.$gk 77)/$(bins g.data.$gk 99)" \
 	"salvage/300/1000/500" "grand: the grandchild's profile, from its keep"
+
+# Eight children killed at once: eight profiles, and three said one by
+# one, then how many more (a line each would bury the program's own).
+cat > eight.c <<'CEOF'
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(void)
+{
+	pid_t p[8];
+	int killed = 0;
+
+	for (int i = 0; i < 8; i++)
+		if ((p[i] = fork()) == 0) {
+			void *volatile q = malloc(1000);
+			(void)q;
+			pause();
+			_exit(0);
+		}
+	for (int i = 0; i < 8; i++)
+		kill(p[i], SIGTERM);
+	for (int i = 0; i < 8; i++) {
+		int st;
+		waitpid(p[i], &st, 0);
+		killed += WIFSIGNALED(st);
+	}
+	printf("%d killed\n", killed);
+	return 0;
+}
+CEOF
+cc -O0 -o eight eight.c || exit 1
+out=$("$MPROF" run -o e8.data ./eight 2> e8.err)
+is "$out/$(ls e8.data.* | wc -l)" "8 killed/8" "eight children killed: eight profiles from their keeps"
+is "$(grep -c 'ended without saving its profile' e8.err)/$(sed -n '$p' e8.err | sed 's/written to .*/.../')" \
+	"3/mprof: run: 5 more children ended without saving their profiles; ..." \
+	"eight children killed: three said one by one, then five more in one line"
 
 # 12-17: python3's multiprocessing: `with Pool(2)` terminates its workers
 # (SIGTERM) as it leaves; close() and join() let them end.

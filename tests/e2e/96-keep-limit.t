@@ -8,6 +8,7 @@
 plan 6
 cd "$T" || exit 1
 cat > lim.c <<'CEOF'
+#define _GNU_SOURCE /* prlimit */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -100,11 +100,8 @@ _Static_assert(sizeof(struct keep_head) <= KEEP_HEAD, "the header fits its page"
 struct keep_kid_msg {
 	int32_t pid;
 	struct iovec iov;
-	union {
-		struct cmsghdr c;
-		char b[CMSG_SPACE(sizeof(int))];
-	} cm;
 	struct msghdr mh;
+	char cm[CMSG_SPACE(sizeof(int))] __attribute__((aligned(__alignof__(struct cmsghdr))));
 };
 
 /* m made ready to send (fd >= 0: pid and fd in it) or to receive into. */
@@ -116,13 +113,15 @@ static inline struct msghdr *keep_kid_msg(struct keep_kid_msg *m, int32_t pid, i
 	m->iov.iov_len = sizeof m->pid;
 	m->mh.msg_iov = &m->iov;
 	m->mh.msg_iovlen = 1;
-	m->mh.msg_control = m->cm.b;
-	m->mh.msg_controllen = sizeof m->cm.b;
+	m->mh.msg_control = m->cm;
+	m->mh.msg_controllen = sizeof m->cm;
 	if (fd >= 0) {
-		m->cm.c.cmsg_level = SOL_SOCKET;
-		m->cm.c.cmsg_type = SCM_RIGHTS;
-		m->cm.c.cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(&m->cm.c), &fd, sizeof fd);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&m->mh);
+
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof fd);
 	}
 	return &m->mh;
 }

@@ -74,7 +74,8 @@ struct keep_head {
 	uint64_t saves;    /* files the runtime wrote (autosaves too) */
 	uint64_t file_dev, file_ino; /* the last of them */
 	uint64_t root;     /* the collector's root (the program's address) */
-	uint32_t exit_called; /* 1: the program called _exit (exit_status) */
+	uint32_t exit_called; /* 1: the program called _exit (exit_status);
+			       * 2: its exit handlers ran, the runtime's last */
 	int32_t exit_status;
 	/* The module list (runtime/common/modules.h, struct modules_ent):
 	 * every object the runtime saw mapped, oldest first. */

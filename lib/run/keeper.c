@@ -386,8 +386,11 @@ void keeper_ended(const struct keep_head *h, int status, int oom, char *buf, siz
 		snprintf(buf, len, "killed by signal %d (SIG%s)%s%s", sig, name ? name : "?",
 			 WCOREDUMP(status) ? ", core dumped" : "",
 			 oom && sig == SIGKILL ? ", likely by the OOM killer" : "");
-	} else if (h->exit_called) {
+	} else if (h->exit_called == 1) {
 		snprintf(buf, len, "_exit(%d)", WEXITSTATUS(status));
+	} else if (h->exit_called == 2) {
+		snprintf(buf, len, "exit status %d; its runtime's save at exit did not finish",
+			 WEXITSTATUS(status));
 	} else {
 		snprintf(buf, len, "exit status %d without exit handlers (exit_group)",
 			 WEXITSTATUS(status));

@@ -408,6 +408,12 @@ void keep_recording(void)
 		__atomic_store_n(&keep_h->state, KEEP_RECORDING, __ATOMIC_RELEASE);
 }
 
+void keep_exit_handlers(void)
+{
+	if (keep_h && !keep_h->exit_called)
+		__atomic_store_n(&keep_h->exit_called, 2, __ATOMIC_RELEASE);
+}
+
 int keep_exiting(int status)
 {
 	if (!keep_h)

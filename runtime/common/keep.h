@@ -72,6 +72,11 @@ void keep_recording(void);
  * 1 if the launcher will write the profile from the keep; 0 if the
  * runtime must save itself (no keep, or one void or saved). */
 int keep_exiting(int status);
+/* The program's exit handlers ran, the runtime's destructor last: if the
+ * keep is still recording after, its save failed (a program that gave up
+ * the right to write it), and the launcher says so rather than "without
+ * exit handlers". */
+void keep_exit_handlers(void);
 /* The process is about to exec path (execs.c); it failed after all. */
 void keep_exec(const char *path);
 void keep_exec_failed(void);

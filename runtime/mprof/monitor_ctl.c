@@ -614,6 +614,7 @@ __attribute__((destructor(101))) static void mon_fini(void)
 {
 	int g = api_enter(), st;
 
+	keep_exit_handlers();
 	/* libc's own buffers, released as valgrind does (freeres.c), their
 	 * frees recorded: they are not the program's leaks. */
 	if (mon_on(__atomic_load_n(&mon.state, __ATOMIC_ACQUIRE)) && !mon.no_freeres &&

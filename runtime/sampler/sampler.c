@@ -406,6 +406,7 @@ __attribute__((constructor(101))) static void cp_start(void)
  * last among destructors). */
 __attribute__((destructor(101))) static void cp_finish(void)
 {
+	keep_exit_handlers();
 	if (!__atomic_load_n(&cp.on, __ATOMIC_ACQUIRE))
 		return;
 	__atomic_store_n(&cp.on, 0, __ATOMIC_SEQ_CST);

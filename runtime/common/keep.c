@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "arena.h"
+#include "fds.h"
 #include "keep.h"
 #include "keepfmt.h"
 
@@ -150,7 +151,7 @@ static void attach_fd(int fd, uint64_t dev, uint64_t ino, const struct keep_head
 	if (m == MAP_FAILED) {
 		if (ftruncate(fd, 0) == 0 && pwrite(fd, &old, sizeof old, 0) == sizeof old)
 			void_at(fd, cap < (256ull << 20) ? small : "the keep could not be mapped");
-		close(fd);
+		fds_close(fd);
 		return;
 	}
 	/* All but the header out of reach until keep_map hands it out:
@@ -210,6 +211,7 @@ void keep_attach(const char *keep_env_name, const char *root_env, uint32_t kind,
 		if (fstat((int)sfd, &ss) == 0 && S_ISSOCK(ss.st_mode) && (uint64_t)ss.st_ino == sino) {
 			keep_sock = (int)sfd;
 			keep_sock_ino = sino;
+			fds_own(keep_sock);
 		}
 	}
 	/* Never touch a descriptor that is not the launcher's memfd. */
@@ -224,6 +226,7 @@ void keep_attach(const char *keep_env_name, const char *root_env, uint32_t kind,
 		close((int)fd);
 		goto out;
 	}
+	fds_own((int)fd);
 	attach_fd((int)fd, dev, ino, &old, kind, layout);
 out:
 	errno = e;
@@ -243,14 +246,11 @@ int keep_own(uint32_t kind, uint64_t layout)
 	if (fd >= 0) {
 		struct rlimit r;
 		int hi = getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < 1024 ? (int)r.rlim_cur - 8 : 1000;
-		int up = hi > 16 ? fcntl(fd, F_DUPFD_CLOEXEC, hi) : -1;
-
-		close(fd);
-		fd = up;
+		fd = hi > 16 ? fds_up(fd, hi) : (fds_close(fd), -1);
 	}
 	if (fd < 0 || pwrite(fd, &h, sizeof h, 0) != (ssize_t)sizeof h || fstat(fd, &st) < 0) {
 		if (fd >= 0)
-			close(fd);
+			fds_close(fd);
 		errno = e;
 		return -1;
 	}
@@ -598,10 +598,9 @@ static int child_memfd(void)
 	if (fd < 0)
 		return -1;
 	hi = getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < 1024 ? (int)r.rlim_cur - 8 : 1000;
-	up = hi > 16 ? fcntl(fd, F_DUPFD_CLOEXEC, hi) : -1;
-	close(fd);
+	up = hi > 16 ? fds_up(fd, hi) : (fds_close(fd), -1);
 	if (up >= 0 && ftruncate(up, (off_t)keep_size) < 0) {
-		close(up);
+		fds_close(up);
 		up = -1;
 	}
 	return up;
@@ -627,7 +626,7 @@ static int child_keep(struct keep_head *h, int fd, size_t snap, size_t have)
 	    pwrite_all(fd, (const char *)h + snap, have - snap, (off_t)snap) < 0 ||
 	    mmap((char *)h + snap, keep_size - snap, PROT_NONE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE,
 		 fd, (off_t)snap) == MAP_FAILED) {
-		close(fd);
+		fds_close(fd);
 		return -1;
 	}
 	if (have > snap)
@@ -683,7 +682,7 @@ void keep_fork_prepare(void)
 		keep_fork_masked = pthread_sigmask(SIG_BLOCK, &all, &keep_fork_mask) == 0;
 		snap = mmap(NULL, used, PROT_READ | PROT_WRITE, MAP_SHARED, keep_snap_fd, 0);
 		if (snap == MAP_FAILED) {
-			close(keep_snap_fd);
+			fds_close(keep_snap_fd);
 			keep_snap_fd = -1;
 		}
 	}
@@ -695,7 +694,7 @@ void keep_fork_prepare(void)
 		snap = MAP_FAILED;
 	}
 	if (snap == MAP_FAILED && keep_snap_fd >= 0) {
-		close(keep_snap_fd);
+		fds_close(keep_snap_fd);
 		keep_snap_fd = -1;
 	}
 	if (snap != MAP_FAILED) {
@@ -719,7 +718,7 @@ void keep_fork_parent(void)
 		munmap(keep_snap, keep_snap_len);
 	keep_snap = NULL;
 	if (keep_snap_fd >= 0)
-		close(keep_snap_fd);
+		fds_close(keep_snap_fd);
 	keep_snap_fd = -1;
 	fork_unmask();
 }
@@ -799,7 +798,7 @@ int keep_fork_child(void)
 		/* Only if it still is the memfd: the number may be the
 		 * program's now. */
 		if (fd_ours())
-			close(keep_fd);
+			fds_close(keep_fd);
 		keep_fd = -1;
 		if (keep_snap_fd >= 0 && rc == 0 &&
 		    child_keep(h, keep_snap_fd, keep_snap_len, have) == 0) {
@@ -809,7 +808,7 @@ int keep_fork_child(void)
 			return 0;
 		}
 		if (keep_snap_fd >= 0 && rc != 0)
-			close(keep_snap_fd);
+			fds_close(keep_snap_fd);
 		keep_snap_fd = -1;
 		fork_unmask();
 		__atomic_store_n(&keep_h, NULL, __ATOMIC_RELEASE);
@@ -817,7 +816,7 @@ int keep_fork_child(void)
 	}
 	/* Only if it still is the memfd: the number may be the program's now. */
 	if (fd_ours())
-		close(keep_fd);
+		fds_close(keep_fd);
 	keep_fd = -1;
 	errno = e;
 	return rc;

@@ -21,6 +21,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fds.h"
 #include "perf.h"
 #include "state.h"
 
@@ -34,16 +35,15 @@
 static long perf_open(struct perf_event_attr *a, int tid)
 {
 	long fd = syscall(SYS_perf_event_open, a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	struct rlimit r;
-	int up, hi;
+	int up, hi = fds_half();
 
 	if (fd < 0)
 		return -errno;
-	hi = getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < 1024 ? (int)r.rlim_cur / 2 : 512;
 	if (fd < hi && (up = fcntl((int)fd, F_DUPFD_CLOEXEC, hi)) >= 0) {
 		close((int)fd);
 		fd = up;
 	}
+	fds_own((int)fd); /* not the program's to close (fds.h) */
 	return fd;
 }
 
@@ -77,7 +77,7 @@ int pf_open_signal(uint32_t type, uint64_t config, uint64_t period)
 	if (fcntl((int)fd, F_SETFL, O_ASYNC) < 0 || fcntl((int)fd, F_SETSIG, CP_SIG) < 0 ||
 	    fcntl((int)fd, F_SETOWN_EX, &o) < 0 || ioctl((int)fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
 		int e = errno;
-		close((int)fd);
+		fds_close((int)fd);
 		return -e;
 	}
 	return (int)fd;
@@ -126,7 +126,7 @@ int pf_open_ring(struct pf_ring *r, int tid, uint32_t type, uint64_t config, uin
 	r->map = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
 	if (r->map == MAP_FAILED) {
 		int e = errno;
-		close((int)fd);
+		fds_close((int)fd);
 		r->map = NULL;
 		return -e;
 	}
@@ -151,7 +151,7 @@ void pf_close_ring(struct pf_ring *r)
 	if (r->map)
 		munmap(r->map, r->map_len);
 	if (r->fd >= 0)
-		close(r->fd);
+		fds_close(r->fd);
 	r->map = NULL;
 	r->fd = -1;
 }

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "altstack.h"
+#include "fds.h"
 #include "perf.h"
 #include "sink.h"
 #include "state.h"
@@ -214,7 +215,7 @@ static void close_events(struct cp_thread *t)
 {
 	for (int r = 0; r < RES_N; r++) {
 		if (t->r[r].fd >= 0)
-			close(t->r[r].fd);
+			fds_close(t->r[r].fd);
 		if (t->r[r].has_timer)
 			timer_delete(t->r[r].timer);
 		t->r[r].fd = -1;
@@ -318,16 +319,16 @@ void th_after_fork(void)
 		pf_close_ring(&s->ring);
 		pf_close_ring(&s->regs);
 		if (s->proc_fd >= 0)
-			close(s->proc_fd);
+			fds_close(s->proc_fd);
 		if (s->sched_fd >= 0)
-			close(s->sched_fd);
+			fds_close(s->sched_fd);
 		s->proc_fd = s->sched_fd = -1;
 		s->state = TH_FREE;
 	}
 	th_nslots = 0;
 	for (int r = 0; r < RES_N; r++)
 		if (t->r[r].fd >= 0)
-			close(t->r[r].fd);
+			fds_close(t->r[r].fd);
 	/* POSIX timers are not inherited. */
 	for (int r = 0; r < RES_N; r++) {
 		t->r[r].fd = -1;

@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fds.h"
 #include "perf.h"
 #include "pyframes.h"
 #include "state.h"
@@ -120,8 +121,12 @@ static int open_proc(int tid, const char *what)
 {
 	char path[64];
 
+	int fd;
+
 	snprintf(path, sizeof path, "/proc/self/task/%d/%s", tid, what);
-	return open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Out of the program's way, and not its to close (fds.h). */
+	return fd < 0 ? fd : fds_up(fd, fds_half());
 }
 
 static ssize_t reread(int fd, char *buf, size_t len)
@@ -269,9 +274,9 @@ static void release(struct cp_slot *s)
 	pf_close_ring(&s->ring);
 	pf_close_ring(&s->regs);
 	if (s->proc_fd >= 0)
-		close(s->proc_fd);
+		fds_close(s->proc_fd);
 	if (s->sched_fd >= 0)
-		close(s->sched_fd);
+		fds_close(s->sched_fd);
 	s->proc_fd = s->sched_fd = -1;
 	__atomic_store_n(&s->state, TH_FREE, __ATOMIC_RELEASE);
 }

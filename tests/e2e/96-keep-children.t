@@ -7,7 +7,7 @@
 # child killed by a signal lost its profile: multiprocessing's
 # terminate(), which `with Pool()` calls, kills its workers so.
 . "$(dirname "$0")/../lib.sh"
-plan 19
+plan 21
 cd "$T" || exit 1
 CPPROF=$B/bin/cpprof
 cc -g -O0 -o kids "$TOP/tests/progs/rt_kids.c" || exit 1
@@ -88,7 +88,42 @@ is "$(grep -c 'ended without saving its profile' e8.err)/$(sed -n '$p' e8.err | 
 	"3/mprof: run: 5 more children ended without saving their profiles; ..." \
 	"eight children killed: three said one by one, then five more in one line"
 
-# 12-17: python3's multiprocessing: `with Pool(2)` terminates its workers
+# A daemon closes every descriptor from 3 up first (closefrom), the
+# launcher's socket among them: its child killed then lost its profile.
+# The socket is now the runtime's, not the program's to close
+# (runtime/common/fds.c).
+cat > daemon.c <<'CEOF'
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(void)
+{
+	int st;
+	pid_t p;
+
+	closefrom(3);
+	if ((p = fork()) == 0) {
+		for (int i = 0; i < 100; i++) {
+			void *volatile q = malloc(1000);
+			(void)q;
+		}
+		raise(SIGKILL);
+	}
+	waitpid(p, &st, 0);
+	printf("child %s\n", WIFSIGNALED(st) ? "killed" : "not killed");
+	return 0;
+}
+CEOF
+cc -O0 -o daemon daemon.c || exit 1
+out=$("$MPROF" run -o d.data ./daemon 2> d.err)
+is "$out/$(ls d.data.* 2> /dev/null | wc -l)" "child killed/1" "closefrom(3), then a child killed: its profile, from its keep"
+f=$(ls d.data.* 2> /dev/null | head -1)
+is "$(reason "$f")/$(bins "$f" 1000)" "salvage/100" "closefrom(3): the child's 100 allocations of 1000 bytes"
+
+# python3's multiprocessing: `with Pool(2)` terminates its workers
 # (SIGTERM) as it leaves; close() and join() let them end.
 PY=/usr/bin/python3
 cat > pool.py <<'PYEOF'

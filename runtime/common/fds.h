@@ -1,0 +1,30 @@
+/*
+ * fds.h - the collectors' own descriptors (fds_*), kept from the
+ * program's close, close_range and closefrom (fds.c).
+ *
+ * A daemon closes every descriptor from 3 up (closefrom, close_range, a
+ * loop of close, Python's os.closerange) and opens its own, which then
+ * take the freed numbers.  Unprotected, cpprof's perf events went with
+ * them: no sample after that, and no word said; and a thread's exit
+ * closed what it took for its event, by then one of the program's own
+ * files.  As valgrind does for its own, a descriptor a collector marks
+ * here is not the program's to close: close() says EBADF, as if it were
+ * not open (the program never opened it), and the ranges skip it.
+ */
+#ifndef FDS_H
+#define FDS_H
+
+/* Mark fd as a collector's (fd >= 0; those above FDS_MAX stay unmarked). */
+void fds_own(int fd);
+/* fd moved up to the lowest free number from `from` on (close-on-exec),
+ * the old number closed, and marked; or -1 (fd closed) if it cannot be. */
+int fds_up(int fd, int from);
+/* Where a collector's descriptors go: from half the descriptor limit
+ * on, 512 under the usual 1024 (the keep's take the top ones). */
+int fds_half(void);
+/* Unmark fd and close it (a collector's own close: never refused). */
+void fds_close(int fd);
+
+#define FDS_MAX (1 << 20)
+
+#endif

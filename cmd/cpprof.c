@@ -211,13 +211,63 @@ static void input_of(const struct session *s, struct cp_input *in)
  * failing that, the functions whose entry address carries that name among
  * its aliases (read and __libc_read).  NULL (and a message) if none.
  */
+/* Whether some stack's frame is in a function fnset marks. */
+static int on_a_stack(const struct model *m, const uint8_t *fnset)
+{
+	for (size_t k = 0; k < m->nnodes; k++)
+		if (fnset[m->sites[m->site[k]].fn])
+			return 1;
+	return 0;
+}
+
+/* The outermost functions of the stacks, up to four, ", "-separated in
+ * buf (for the message of a profile without main: a stripped program). */
+static void outermost(const struct session *s, char *buf, size_t len)
+{
+	uint32_t seen[4];
+	size_t n = 0, at = 0;
+
+	buf[0] = 0;
+	for (size_t r = 0; r < s->m.nruns && n < 4; r++) {
+		uint32_t fn;
+		size_t k;
+
+		if (s->m.runs[r].parent != MODEL_NONE)
+			continue;
+		fn = s->m.sites[s->m.site[s->m.runs[r].first]].fn;
+		for (k = 0; k < n && seen[k] != fn; k++)
+			;
+		if (k < n)
+			continue;
+		seen[n++] = fn;
+		at += (size_t)snprintf(buf + at, at < len ? len - at : 0, "%s%s", n > 1 ? ", " : "",
+				       strtab_get(s->m.fns, fn));
+		if (at >= len)
+			break;
+	}
+}
+
+/* Whether main is on some stack (the model knows its name always). */
+static int main_sampled(const struct model *m)
+{
+	for (size_t k = 0; k < m->nnodes; k++)
+		if (m->sites[m->site[k]].fn == m->main_fn)
+			return 1;
+	return 0;
+}
+
 static uint8_t *root_set(struct session *s, const char *name)
 {
 	size_t n = nids(s), hits = 0;
 	uint8_t *set, *fnset;
 
 	if (!name) { /* no main in the profile, and none given */
-		errx_("no root function: give one (root FUNCTION, or down FUNCTION)");
+		char out[256];
+
+		outermost(s, out, sizeof out);
+		errx_("no root function: no stack passes through main%s%s%s; give one (root "
+		      "FUNCTION, or down FUNCTION)",
+		      out[0] ? " (the outermost functions: " : "", out, out[0] ? ")" : "");
 		return NULL;
 	}
 	set = xcalloc(n + 1, 1);
@@ -235,6 +285,8 @@ static uint8_t *root_set(struct session *s, const char *name)
 		set[id] = fnset[f];
 		hits += set[id];
 	}
+	if (hits && !on_a_stack(&s->m, fnset))
+		hits = 0; /* a name the model knows (main) but no frame has */
 	free(fnset);
 	if (!hits) {
 		errx_("no function named '%s' in this profile", name);
@@ -821,7 +873,7 @@ int main(int argc, char **argv)
 	 * site.main): its outermost frames are its modules' code. */
 	else if (s.m.lang && strtab_find(s.m.fns, "<module>") >= 0)
 		s.root = xstrdup("<module>");
-	else if (!s.m.lang && strtab_find(s.m.fns, "main") >= 0)
+	else if (!s.m.lang && s.m.main_fn != MODEL_NONE && main_sampled(&s.m))
 		s.root = xstrdup("main");
 	S = &s;
 

@@ -2,7 +2,7 @@
 # one line on stderr and exit status 2, before anything runs; --help is
 # the usage on standard output, exit 0 (issue 22, item 8).
 . "$(dirname "$0")/../lib.sh"
-plan 21
+plan 25
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
 
@@ -59,4 +59,19 @@ fi
 make -s -C "$TOP" install PREFIX="$T/inst" B="$B" > /dev/null 2>&1
 ok $([ -f "$T/inst/lib/libcpprof.so" ] && [ -f "$T/inst/share/man/man1/cpprof.1" ]; echo $?) "make install: libcpprof.so and cpprof.1"
 (cd "$T" && "$T/inst/bin/cpprof" record -e read-bytes:1 -o i.data cat /dev/null && [ -f i.data ]); ok $? "installed cpprof record finds its sampler (the data file is written)"
+# A stripped program: no stack passes through main.  down and up had no
+# default root but main (a name the model always knows) and printed an
+# empty profile, saying nothing; now they say so, with the outermost
+# functions to choose from, and exit 2 in batch mode.
+cc -O1 -pthread -o stripped "$TOP/tests/progs/cp_threads.c" && strip stripped || exit 1
+"$CPPROF" record -o s.data ./stripped > /dev/null
+"$CPPROF" -c down ./stripped s.data > out 2> err
+is "$?/$(cat out)/$(wc -l < err)" "2//1" "stripped: down with no main: nothing on stdout, one line, exit 2"
+like "$(cat err)" "^cpprof: no root function: no stack passes through main \(the outermost functions: .*(start_thread|clone).*\); give one" \
+	"stripped: the line names the outermost functions"
+"$CPPROF" -c 'down main' ./stripped s.data > out 2> err
+is "$?/$(cat err)" "2/cpprof: no function named 'main' in this profile" "stripped: down main: no such function, said"
+out=$("$CPPROF" -c 'down start_thread' ./stripped s.data)
+like "$out" '^0\.[0-9]+ \(start_thread stripped\+0x[0-9a-f]+\) \[[0-9]+\]$' \
+	"stripped: down from a function it names: the threads' paths"
 done_testing

@@ -10,10 +10,26 @@
  * on the alternate stack the sampler's handler runs on (altstack.h): the
  * program's own where the thread has one, so a handler that asked for
  * SA_ONSTACK runs there as it asked.  Other signals go straight to libc.
+ *
+ * And masks: sigprocmask and pthread_sigmask never block CP_SIG.  A
+ * server blocks every signal in every thread (it takes them with sigwait
+ * or a signalfd in one of its own): the overflow signals stayed pending
+ * and not one sample came, and nothing said so.  The program's view is
+ * kept instead (cp_self.sigview, inherited by the threads it makes): the
+ * old masks it gets back hold CP_SIG as it set it, and a CP_SIG of its
+ * own (an ITIMER_PROF tick) that comes while it believes it blocked waits
+ * in sg_chain until it unblocks it.  The sampler's own calls (and the
+ * keep's, in the same library) are told apart by their return address,
+ * and get the real functions.  What sigsuspend, ppoll, pselect and
+ * epoll_pwait set for their wait is left as it is: the signals then are
+ * the program's.  A thread that blocks CP_SIG by a system call of its own
+ * (Go's runtime) is not sampled.
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <signal.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "signals.h"
@@ -24,6 +40,29 @@ static sigaction_fn *real_sigaction;
 static sighandler_t (*real_signal)(int, sighandler_t);
 static struct sigaction sg_user; /* the program's action for CP_SIG */
 static int sg_held;              /* the sampler's handler is installed */
+typedef int mask_fn(int, const sigset_t *, sigset_t *);
+static mask_fn *real_pthread_sigmask, *real_sigprocmask;
+static uintptr_t self_lo, self_hi; /* this library's loaded segments */
+
+/* This library's address range, from its program headers. */
+static int self_range(struct dl_phdr_info *info, size_t size, void *base)
+{
+	(void)size;
+	if ((void *)info->dlpi_addr != base)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (!self_lo || lo < self_lo)
+			self_lo = lo;
+		if (hi > self_hi)
+			self_hi = hi;
+	}
+	return 1;
+}
 
 static sigaction_fn *resolve(void)
 {
@@ -38,7 +77,13 @@ static sigaction_fn *resolve(void)
 
 void sg_lookup(void)
 {
+	Dl_info di;
+
 	resolve();
+	real_pthread_sigmask = (mask_fn *)dlsym(RTLD_NEXT, "pthread_sigmask");
+	real_sigprocmask = (mask_fn *)dlsym(RTLD_NEXT, "sigprocmask");
+	if (dladdr((void *)sg_lookup, &di) && di.dli_fbase)
+		dl_iterate_phdr(self_range, di.dli_fbase);
 }
 
 int sg_install(void (*handler)(int, siginfo_t *, void *))
@@ -68,6 +113,11 @@ void sg_chain(int sig, siginfo_t *si, void *uc)
 
 	if (a.sa_handler == SIG_IGN)
 		return;
+	if (cp_self.sigview) {
+		/* Blocked, as far as the program knows: when it unblocks. */
+		cp_self.sigpend = 1;
+		return;
+	}
 	if (a.sa_handler == SIG_DFL) {
 		/* Terminate, as the default action would: give the signal its
 		 * default disposition and raise it; it is blocked until this
@@ -124,4 +174,56 @@ CP_VIS sighandler_t signal(int sig, sighandler_t h)
 	old = sg_user;
 	sg_user = a;
 	return old.sa_handler;
+}
+
+/*
+ * The program's mask change (how, set, old) through real (libc's
+ * pthread_sigmask, or sigprocmask), CP_SIG left unblocked and its view
+ * kept; from the caller at ret.  real's result.  sg_lookup runs first
+ * thing in the constructor, before any code of the program.
+ */
+static int masked(mask_fn *real, int how, const sigset_t *set, sigset_t *old, uintptr_t ret)
+{
+	struct cp_thread *t = &cp_self;
+	sigset_t s;
+	int was = t->sigview, now = was, rc;
+
+	if (!real) { /* before sg_lookup: not yet */
+		errno = ENOSYS;
+		return -1;
+	}
+	if (!__atomic_load_n(&sg_held, __ATOMIC_ACQUIRE) || (ret >= self_lo && ret < self_hi))
+		return real(how, set, old);
+	if (set) {
+		s = *set;
+		if (how == SIG_BLOCK || how == SIG_SETMASK) {
+			now = sigismember(&s, CP_SIG) ? 1 : how == SIG_BLOCK ? was : 0;
+			sigdelset(&s, CP_SIG);
+		} else if (how == SIG_UNBLOCK && sigismember(&s, CP_SIG)) {
+			now = 0;
+		}
+		set = &s;
+	}
+	rc = real(how, set, old);
+	if (rc != 0)
+		return rc;
+	if (old && was)
+		sigaddset(old, CP_SIG);
+	t->sigview = now;
+	if (!now && t->sigpend) {
+		/* Its own CP_SIG came while it was blocked: now. */
+		t->sigpend = 0;
+		raise(CP_SIG);
+	}
+	return 0;
+}
+
+CP_VIS int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	return masked(real_pthread_sigmask, how, set, old, (uintptr_t)__builtin_return_address(0));
+}
+
+CP_VIS int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	return masked(real_sigprocmask, how, set, old, (uintptr_t)__builtin_return_address(0));
 }

@@ -82,6 +82,10 @@ struct cp_thread {
 			      * (the handler may interrupt them) */
 	struct cp_slot *slot;
 	struct cp_rstate r[RES_N];
+	/* The program's view of CP_SIG in this thread's mask (signals.c):
+	 * blocked, as it asked, though it is not; and one of its own CP_SIGs
+	 * held until it unblocks. */
+	int sigview, sigpend;
 };
 extern __thread struct cp_thread cp_self __attribute__((tls_model("initial-exec")));
 

@@ -344,6 +344,7 @@ void th_after_fork(void)
 struct th_start {
 	void *(*fn)(void *);
 	void *arg;
+	int sigview; /* the creator's (signals.c): a thread inherits its mask */
 };
 
 static void *trampoline(void *p)
@@ -353,6 +354,7 @@ static void *trampoline(void *p)
 	free(p);
 	if (__atomic_load_n(&cp.on, __ATOMIC_ACQUIRE))
 		th_setup();
+	cp_self.sigview = s.sigview;
 	return s.fn(s.arg);
 }
 
@@ -372,6 +374,7 @@ CP_VIS int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)
 		return th_create_unprofiled(th, attr, fn, arg);
 	s->fn = fn;
 	s->arg = arg;
+	s->sigview = cp_self.sigview;
 	rc = th_create_unprofiled(th, attr, trampoline, s);
 	if (rc != 0)
 		free(s);

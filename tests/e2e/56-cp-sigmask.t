@@ -1,0 +1,59 @@
+# cpprof samples a program that blocks every signal, as servers do (they
+# take them in a thread of their own, by sigwait or a signalfd): the
+# overflow signals (SIGPROF) stayed pending, not one sample came, and
+# nothing said so.  Now sigprocmask and pthread_sigmask never block
+# SIGPROF, and keep the program's view: the masks it reads back hold
+# SIGPROF as it set it, and a SIGPROF of its own (ITIMER_PROF) waits
+# while it believes it blocked, as bare (runtime/sampler/signals.c).
+. "$(dirname "$0")/../lib.sh"
+plan 8
+CPPROF=$B/bin/cpprof
+cd "$T" || exit 1
+cc -O1 -g -pthread -o sm "$TOP/tests/progs/cp_sigmask.c" || exit 1
+
+./sm server > bare 2>&1
+"$CPPROF" record -o s.data ./sm server > out 2>&1
+is "$?/$(cat out)" "0/$(cat bare)" "server: the program's output as bare: SIGPROF blocked in its masks, as it set them"
+prof=$("$CPPROF" -c function ./sm s.data 2>&1)
+n=$(printf '%s\n' "$prof" | awk '/ samples, sampled every / { print $1 }')
+burn=$(printf '%s\n' "$prof" | awk '$2 == "burn" { print $1 }')
+worker=$(printf '%s\n' "$prof" | awk '$2 == "worker" { print $1 }')
+ok $(awk -v n="${n:-0}" -v b="${burn:-0}" 'BEGIN { exit !(n >= 300 && b >= 0.95) }'; echo $?) \
+	"server: sampled with every signal blocked: $n samples (0.4 s of CPU at 1 ms: >= 300; 0 before), burn() $burn (>= 0.95)"
+ok $(awk -v w="${worker:-0}" 'BEGIN { exit !(w >= 0.65 && w <= 0.85) }'; echo $?) \
+	"server: the thread's share $worker (0.3 of 0.4 s: 0.75 +- 0.1)"
+
+./sm itimer > bare 2>&1
+"$CPPROF" record -o i.data ./sm itimer > out 2>&1
+is "$?/$(cat out)" "0/$(cat bare)" \
+	"itimer: its own SIGPROF ticks as bare: none while blocked, the pending one at the unblock, more after"
+n=$("$CPPROF" -c function ./sm i.data 2>&1 | awk '/ samples, sampled every / { print $1 }')
+ok $([ "${n:-0}" -ge 150 ]; echo $?) "itimer: sampled while its SIGPROF was blocked too: $n samples (0.2 s: >= 150)"
+
+# Python: signal.pthread_sigmask(SIG_BLOCK, every signal), then work.
+PY=/usr/bin/python3
+[ -x "$PY" ] || absent 3 "$PY (Debian's python3, scripts/install-deps.sh)"
+cat > blocked.py <<'PYEOF'
+import signal, time
+signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+print(signal.SIGPROF in signal.pthread_sigmask(signal.SIG_BLOCK, []))
+def spin(n):
+    end = time.process_time() + n
+    s = 0
+    while time.process_time() < end:
+        for i in range(10000):
+            s += i * i
+    return s
+print(spin(0.3) > 0)
+PYEOF
+out=$("$CPPROF" record -o py.data "$PY" blocked.py 2>&1)
+is "$?/$out" "0/True
+True" "python3, every signal blocked: ran, and reads SIGPROF blocked, as it set it"
+prof=$("$CPPROF" -c function py.data 2>&1)
+n=$(printf '%s\n' "$prof" | awk '/ samples, sampled every / { print $1 }')
+spin=$(printf '%s\n' "$prof" | awk '$2 == "spin" { print $1 }')
+ok $(awk -v n="${n:-0}" -v b="${spin:-0}" 'BEGIN { exit !(n >= 200 && b >= 0.8) }'; echo $?) \
+	"python3, every signal blocked: $n samples (>= 200), spin() $spin (>= 0.8)"
+like "$(printf '%s\n' "$prof" | awk '$2 == "<module>" { print $1 }')" '^0\.9[0-9]+|^1\.0+$' \
+	"python3, every signal blocked: the samples under <module>"
+done_testing

@@ -1,0 +1,95 @@
+/*
+ * cp_sigmask: a program that blocks signals, as servers do.
+ *
+ * "server": every signal blocked in main before its thread is made (a
+ * server takes them in a thread of its own, by sigwait or a signalfd);
+ * the thread burns 0.3 s of CPU, main 0.1 s; each says whether SIGPROF is
+ * blocked in its mask, as it set it.
+ *
+ * "itimer": its own SIGPROF handler and ITIMER_PROF, SIGPROF blocked for
+ * 0.1 s of CPU (no tick may reach the handler), then unblocked (the one
+ * pending tick comes at once), then 0.1 s more (ticks come).
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+
+static volatile uint64_t sink;
+static volatile sig_atomic_t ticks;
+
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
+__attribute__((noinline)) static void burn(uint64_t ns)
+{
+	uint64_t end = cpu_ns() + ns, x = 1;
+	do
+		for (int i = 0; i < 10000; i++)
+			x = x * 6364136223846793005ull + 1;
+	while (cpu_ns() < end);
+	sink += x;
+}
+
+static int prof_blocked(void)
+{
+	sigset_t cur;
+
+	pthread_sigmask(SIG_BLOCK, NULL, &cur);
+	return sigismember(&cur, SIGPROF);
+}
+
+static void *worker(void *arg)
+{
+	burn(300000000);
+	printf("thread: SIGPROF blocked %d\n", prof_blocked());
+	return arg;
+}
+
+static void tick(int sig)
+{
+	(void)sig;
+	ticks++;
+}
+
+int main(int argc, char **argv)
+{
+	sigset_t set;
+
+	if (argc > 1 && !strcmp(argv[1], "itimer")) {
+		struct itimerval it = { { 0, 1000 }, { 0, 1000 } };
+		int blocked, after;
+
+		signal(SIGPROF, tick);
+		sigemptyset(&set);
+		sigaddset(&set, SIGPROF);
+		sigprocmask(SIG_BLOCK, &set, NULL);
+		setitimer(ITIMER_PROF, &it, NULL);
+		burn(100000000);
+		blocked = ticks;
+		sigprocmask(SIG_UNBLOCK, &set, NULL);
+		after = ticks;
+		burn(100000000);
+		printf("ticks while blocked %d, at the unblock %d, later %s\n", blocked, after,
+		       ticks > after + 10 ? "more" : "too few");
+		return 0;
+	}
+	pthread_t t;
+	sigfillset(&set);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	if (pthread_create(&t, NULL, worker, NULL) != 0)
+		return 1;
+	burn(100000000);
+	pthread_join(t, NULL);
+	printf("main: SIGPROF blocked %d\n", prof_blocked());
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	printf("main, unblocked: SIGPROF blocked %d\n", prof_blocked());
+	return 0;
+}

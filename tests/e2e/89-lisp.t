@@ -39,8 +39,9 @@ row() {
 infov() { "$MPROF" dump "$1" | awk -v k="$2" '$1 == "info" && $2 == k { sub(/^info [^ ]+ /, ""); print }'; }
 # within N LO HI: a number between LO and HI.
 within() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
-# after DATA ERE: the line after table 4's entry line that matches ERE.
-after() { "$MPROF" "$1" | awk -v re="$2" 'n { print; exit } $0 ~ re && /^\[/ { n = 1 }'; }
+# after DATA ERE: the line after table 4's entry line that matches ERE
+# (from the environment: awk -v would take its backslashes as escapes).
+after() { "$MPROF" "$1" | RE="$2" awk 'n { print; exit } $0 ~ ENVIRON["RE"] && /^\[/ { n = 1 }'; }
 
 for mode in interpreted compiled; do
 	if [ $mode = interpreted ]; then src=prog.lisp d=i; else src=prog.fas d=c; fi

@@ -5,6 +5,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h> /* rename(2) */
 #include <string.h>
 #include <unistd.h>
@@ -73,6 +75,47 @@ static void fail(struct outfile *o, const char *path, int err)
 	o->warn("cannot write ", path, msg);
 }
 
+void outfile_fsz_hold(struct outfile_fsz *h)
+{
+	sigset_t s, p;
+
+	sigemptyset(&s);
+	sigaddset(&s, SIGXFSZ);
+	pthread_sigmask(SIG_BLOCK, &s, &h->old);
+	h->was = sigpending(&p) == 0 && sigismember(&p, SIGXFSZ);
+}
+
+void outfile_fsz_release(struct outfile_fsz *h)
+{
+	static const struct timespec now = { 0, 0 };
+	sigset_t s, p;
+
+	sigemptyset(&s);
+	sigaddset(&s, SIGXFSZ);
+	if (!h->was && sigpending(&p) == 0 && sigismember(&p, SIGXFSZ))
+		while (sigtimedwait(&s, NULL, &now) < 0 && errno == EINTR)
+			;
+	pthread_sigmask(SIG_SETMASK, &h->old, NULL);
+}
+
+void outfile_say(const char *s, size_t n)
+{
+	struct outfile_fsz h;
+
+	outfile_fsz_hold(&h);
+	while (n) {
+		ssize_t k = write(2, s, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		s += k;
+		n -= (size_t)k;
+	}
+	outfile_fsz_release(&h);
+}
+
 int outfile_open(struct outfile *o, const char *base, pid_t root,
 		 void (*warn)(const char *, const char *, const char *))
 {
@@ -91,8 +134,10 @@ int outfile_open(struct outfile *o, const char *base, pid_t root,
 		strcat(o->path, pid);
 	}
 	/* Exclusively, under a random name: never through a planted link. */
+	outfile_fsz_hold(&o->fsz);
 	o->fd = newfile_open(o->path, o->tmp, sizeof o->tmp);
 	if (o->fd < 0) {
+		outfile_fsz_release(&o->fsz);
 		fail(o, o->path, -o->fd);
 		o->fd = -1;
 		return -1;
@@ -108,6 +153,7 @@ int outfile_close(struct outfile *o, int rc)
 		rc = -errno;
 	if (rc == 0 && rename(o->tmp, o->path) < 0)
 		rc = -errno;
+	outfile_fsz_release(&o->fsz);
 	if (rc < 0) {
 		unlink(o->tmp);
 		fail(o, o->path, -rc);

@@ -38,6 +38,7 @@
 
 #include "format.h"
 #include "langname.h"
+#include "outfile.h"
 #include "pyframes.h"
 #include "pylayout.h"
 
@@ -68,10 +69,10 @@ static void refuse(const char *why)
 
 	langname_status(why);
 	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED)) {
-		(void)!write(2, tool, strlen(tool));
-		(void)!write(2, m, sizeof m - 1);
-		(void)!write(2, why + 6, strlen(why + 6)); /* after "none: " */
-		(void)!write(2, "; stacks stay native\n", 21);
+		outfile_say(tool, strlen(tool));
+		outfile_say(m, sizeof m - 1);
+		outfile_say(why + 6, strlen(why + 6)); /* after "none: " */
+		outfile_say("; stacks stay native\n", 21);
 	}
 }
 

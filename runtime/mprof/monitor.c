@@ -29,6 +29,7 @@
 #include "monitor.h"
 #include "monitor_rec.h"
 #include "mprof.h"
+#include "outfile.h"
 #include "peak.h"
 #include "sample.h"
 #include "stackhash.h"
@@ -62,16 +63,7 @@ __attribute__((used)) static const void *const mon_link_refs[] = {
 
 static void say(const char *s)
 {
-	size_t n = strlen(s);
-	while (n) {
-		ssize_t k = write(2, s, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return;
-		s += k;
-		n -= (size_t)k;
-	}
+	outfile_say(s, strlen(s));
 }
 
 void mon_trouble(const char *what, const char *detail)

@@ -225,6 +225,7 @@ static void fail(const struct writer_source *src, const char *path, int err)
 int writer_save(const char *reason, const struct writer_source *src)
 {
 	struct format_writer w;
+	struct outfile_fsz fsz;
 	char pid[24];
 	int fd, rc, e = errno, final;
 
@@ -237,9 +238,13 @@ int writer_save(const char *reason, const struct writer_source *src)
 		errno = e;
 		return -1;
 	}
-	/* Exclusively, under a random name: never through a planted link. */
+	/* Exclusively, under a random name: never through a planted link.
+	 * Past the program's file-size limit, a failed write, not SIGXFSZ
+	 * (outfile.h). */
+	outfile_fsz_hold(&fsz);
 	fd = newfile_open(writer_path, writer_tmp, sizeof writer_tmp);
 	if (fd < 0) {
+		outfile_fsz_release(&fsz);
 		fail(src, writer_path, -fd);
 		errno = e;
 		return -1;
@@ -263,6 +268,7 @@ int writer_save(const char *reason, const struct writer_source *src)
 		rc = -errno;
 	if (rc == 0 && rename(writer_tmp, writer_path) < 0)
 		rc = -errno;
+	outfile_fsz_release(&fsz);
 	if (rc == 0 && (getpid() == src->root_pid || keep_forked()))
 		keep_saved(final);
 	if (rc < 0) {

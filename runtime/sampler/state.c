@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "outfile.h"
 #include "sink.h"
 #include "state.h"
 
@@ -63,7 +64,7 @@ void cp_warn(const char *a, const char *b, const char *c)
 	if (!warn_new(h | 1))
 		return;
 	line[n++] = '\n';
-	(void)!write(2, line, n);
+	outfile_say(line, n);
 }
 
 uint64_t cp_draw(struct cp_thread *t, uint64_t mean)

@@ -2,9 +2,51 @@
 # write the file: setuid to nobody, as a daemon does) is salvaged by the
 # launcher, and INFO ended says its exit handlers ran: it said "exit status
 # 0 without exit handlers (exit_group)", which the program never called.
+#
+# And a program that sets its file-size limit to 0 (RLIMIT_FSIZE: sshd's
+# sandbox does) was killed by SIGXFSZ at exit, exit status 153 for its
+# own 7: by the save's write past the limit, and by the runtime's
+# message on a stderr that is a file.  Both now fail without the signal
+# (outfile.h), the program ends as bare, and the launcher writes the
+# profile from the keep.
 . "$(dirname "$0")/../lib.sh"
-plan 3
+plan 11
+CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
+cat > fsz.c <<'CEOF'
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+static void *volatile k[100];
+int main(void)
+{
+	struct rlimit r = { 0, 0 };
+
+	for (int i = 0; i < 100; i++)
+		k[i] = malloc(123);
+	if (setrlimit(RLIMIT_FSIZE, &r) != 0)
+		return 9;
+	printf("bye\n");
+	return 7;
+}
+CEOF
+cc -O0 -o fsz fsz.c || exit 1
+# stdout a pipe (bare, the program writes it), stderr a file.
+for how in "mprof run" "mprof run --sample=1" "cpprof record"; do
+	set -- $how
+	tool=$MPROF
+	[ "$1" = cpprof ] && tool=$CPPROF
+	shift
+	out=$( ("$tool" "$@" -o f.data ./fsz 2> f.err; echo $? > f.rc) | cat)
+	is "$(cat f.rc)/$out" "7/bye" "$how, file-size limit 0: exit status 7 and its output, as bare (killed by SIGXFSZ before)"
+	is "$(info f.data reason)" salvage "$how, file-size limit 0: the profile written from the keep"
+done
+is "$("$MPROF" dump f.data | sed -n 's/^info ended //p')" "exit status 7; its runtime's save at exit did not finish" \
+	"cpprof, file-size limit 0: INFO ended: its exit handlers ran, the save did not finish"
+"$MPROF" run -o f.data ./fsz 2> f.err > /dev/null
+is "$("$MPROF" dump f.data | awk '$1 == "bin" && $2 == 123 { print $3 }')" 100 \
+	"mprof, file-size limit 0: the profile holds its 100 allocations"
+
 if [ "$(id -u)" != 0 ]; then
 	skip 3 "setuid to nobody needs root"
 	done_testing

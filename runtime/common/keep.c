@@ -28,6 +28,7 @@
 #include "fds.h"
 #include "keep.h"
 #include "keepfmt.h"
+#include "sandbox.h"
 
 struct keep_head *keep_h;
 static uint64_t keep_size;
@@ -670,7 +671,9 @@ void keep_fork_prepare(void)
 	keep_snap = NULL;
 	keep_snap_len = 0;
 	keep_snap_fd = -1;
-	if (!h)
+	/* In a seccomp sandbox, no system call of ours (sandbox.h): the
+	 * tables are no longer written, the child keeps none of its own. */
+	if (!h || sandbox_entered())
 		return;
 	used = used_now(h);
 	/* Under a launcher that takes children's keeps, the copy goes into
@@ -762,6 +765,8 @@ int keep_fork_child(void)
 	char *c;
 	int rc = 0, e = errno;
 
+	if (sandbox_entered())
+		return 0; /* recording stopped: the shared tables stay as they are */
 	if (h) {
 		/* What the copy missed, read now: the parent's threads
 		 * took no more of it than this before the fork. */

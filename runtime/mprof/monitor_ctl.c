@@ -33,6 +33,7 @@
 #include "python.h"
 #include "real.h"
 #include "sample.h"
+#include "sandbox.h"
 #include "stacks.h"
 #include "timeline.h"
 #include "unwind.h"
@@ -123,6 +124,7 @@ static void resolve(char *out, const char *name)
 }
 
 static void autosave_set(int count);
+static void sandboxed(void);
 static void fork_prepare(void);
 static void fork_parent(void);
 static void fork_child(void);
@@ -166,6 +168,7 @@ void mon_config(void)
 		lock_set_bound(v);
 	blocks_init();
 	exit_lookup(); /* dlsym now, never in _exit (exit.c) */
+	sandbox_on(sandboxed);
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	__atomic_store_n(&mon.configured, 2, __ATOMIC_RELEASE);
 }
@@ -455,6 +458,34 @@ void mon_stop(void)
 	mon_guard = g;
 }
 
+/*
+ * The program installs a seccomp filter, in this thread, now (sandbox.h):
+ * the filter may forbid what recording and saving need (mmap, open).  As
+ * mprof_stop: recording stops and the file is saved while its system
+ * calls are still allowed (INFO ended says where it stopped); nothing
+ * more at exit.
+ */
+static void sandboxed(void)
+{
+	int g = api_enter(), st;
+
+	if (writer_lock() < 0) {
+		mon.nosave = 1;
+		mon_guard = g;
+		return;
+	}
+	st = __atomic_load_n(&mon.state, __ATOMIC_ACQUIRE);
+	if ((mon_on(st) || st == MON_TROUBLE) && getpid() == mon_pid) {
+		__atomic_store_n(&mon.state, MON_STOPPED, __ATOMIC_RELEASE);
+		mon_dispatch();
+		if (!mon.nosave)
+			save("stop", "stopped at its seccomp filter");
+	}
+	mon.nosave = 1;
+	writer_unlock();
+	mon_guard = g;
+}
+
 void mon_restart(const char *filename)
 {
 	int g = api_enter(), e = errno;
@@ -612,7 +643,11 @@ __attribute__((constructor(101))) static void mon_ctor(void)
  */
 __attribute__((destructor(101))) static void mon_fini(void)
 {
-	int g = api_enter(), st;
+	int g, st;
+
+	if (sandbox_entered()) /* no system call of ours: it may be forbidden */
+		return;
+	g = api_enter();
 
 	keep_exit_handlers();
 	/* libc's own buffers, released as valgrind does (freeres.c), their
@@ -657,7 +692,8 @@ void mon_exit_now(int status)
 	int g = mon_guard, st;
 	char what[40] = "_exit(", num[24];
 
-	if (__atomic_load_n(&mon.state, __ATOMIC_ACQUIRE) == MON_UNINIT || getpid() != mon_pid)
+	if (sandbox_entered() || __atomic_load_n(&mon.state, __ATOMIC_ACQUIRE) == MON_UNINIT ||
+	    getpid() != mon_pid)
 		return;
 	/* A launcher's keep has the tables, and a language's names only if
 	 * it had room when the first came (langname.h): with names, the

@@ -38,6 +38,7 @@
 #include "langname.h"
 #include "resources.h"
 #include "signals.h"
+#include "sandbox.h"
 #include "sink.h"
 #include "state.h"
 #include "thread.h"
@@ -266,19 +267,24 @@ static void drop(int r)
 /* The process the sampler counts for: a vfork child (no fork handler
  * ran) that calls _exit is not it. */
 static pid_t cp_pid;
+static void sandboxed(void);
 
 static void on_fork_prepare(void)
 {
-	keep_fork_prepare();
+	if (!sandbox_entered())
+		keep_fork_prepare();
 }
 
 static void on_fork_parent(void)
 {
-	keep_fork_parent();
+	if (!sandbox_entered())
+		keep_fork_parent();
 }
 
 static void on_fork_child(void)
 {
+	if (sandbox_entered())
+		return;
 	cp_pid = getpid();
 	modules_fork_child();
 	if (!cp.on) {
@@ -328,6 +334,7 @@ __attribute__((constructor(101))) static void cp_start(void)
 	th_lookup();
 	sg_lookup();
 	as_lookup();
+	sandbox_on(sandboxed);
 	/* First: cfprof's first hook may have taken the keep already, and
 	 * whatever happens below, a forked child must get its own copy. */
 	pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child);
@@ -402,10 +409,32 @@ __attribute__((constructor(101))) static void cp_start(void)
 	th_setup();
 }
 
+/*
+ * The program installs a seccomp filter, in this thread, now (sandbox.h):
+ * the filter may forbid what a sample does (sshd's forbids rt_sigreturn).
+ * Every thread's events stopped, the watcher joined, SIGPROF the
+ * program's again (pending ones dropped), and the file saved while its
+ * system calls are still allowed: the profile ends here.
+ */
+static void sandboxed(void)
+{
+	if (!__atomic_load_n(&cp.on, __ATOMIC_ACQUIRE) || getpid() != cp_pid)
+		return;
+	__atomic_store_n(&cp.on, 0, __ATOMIC_SEQ_CST);
+	th_quiet_all();
+	th_teardown();
+	wt_stop();
+	sg_release();
+	strcpy(cp_ended, "stopped at its seccomp filter");
+	cp_sink.save();
+}
+
 /* After the program's atexit handlers and destructors (priority 101 runs
  * last among destructors). */
 __attribute__((destructor(101))) static void cp_finish(void)
 {
+	if (sandbox_entered()) /* no system call of ours: it may be forbidden */
+		return;
 	keep_exit_handlers();
 	if (!__atomic_load_n(&cp.on, __ATOMIC_ACQUIRE))
 		return;
@@ -424,7 +453,7 @@ __attribute__((destructor(101))) static void cp_finish(void)
  */
 void cp_exit_now(int status)
 {
-	if (getpid() != cp_pid)
+	if (sandbox_entered() || getpid() != cp_pid)
 		return;
 	char num[24];
 

@@ -106,6 +106,25 @@ int sg_install(void (*handler)(int, siginfo_t *, void *))
 	return 0;
 }
 
+void sg_release(void)
+{
+	struct sigaction ign;
+	sigset_t s;
+
+	if (!resolve() || !__atomic_exchange_n(&sg_held, 0, __ATOMIC_ACQ_REL))
+		return;
+	memset(&ign, 0, sizeof ign);
+	ign.sa_handler = SIG_IGN;
+	real_sigaction(CP_SIG, &ign, NULL);
+	real_sigaction(CP_SIG, &sg_user, NULL);
+	if (cp_self.sigview && real_pthread_sigmask) {
+		/* Blocked, as far as this thread knows: blocked now. */
+		sigemptyset(&s);
+		sigaddset(&s, CP_SIG);
+		real_pthread_sigmask(SIG_BLOCK, &s, NULL);
+	}
+}
+
 void sg_chain(int sig, siginfo_t *si, void *uc)
 {
 	struct sigaction a = sg_user;

@@ -81,6 +81,7 @@ static struct cp_slot *claim(int tid)
 			s->ring.fd = s->regs.fd = -1;
 			s->ring.map = s->regs.map = NULL;
 			s->last_ip = s->last_sp = s->last_bp = 0;
+			s->self = NULL;
 			int n = __atomic_load_n(&th_nslots, __ATOMIC_RELAXED);
 			while (n < i + 1 &&
 			       !__atomic_compare_exchange_n(&th_nslots, &n, i + 1, 0, __ATOMIC_RELEASE,
@@ -267,14 +268,37 @@ int th_setup(void)
 		t->ioframes = cp.py ? t->lframes + 2 * CP_MAX_DEPTH : NULL;
 	}
 	t->slot = claim(t->tid);
-	if (t->slot)
+	if (t->slot) {
 		bounds(t->slot);
+		t->slot->self = t;
+	}
 	setup_events(t);
 	if (t->slot)
 		__atomic_store_n(&t->slot->state, TH_LIVE, __ATOMIC_RELEASE);
 	pthread_setspecific(th_key, (void *)1);
 	__atomic_store_n(&t->ready, 1, __ATOMIC_RELEASE);
 	return 0;
+}
+
+void th_quiet_all(void)
+{
+	static const struct itimerspec off;
+
+	for (int i = 0; i < __atomic_load_n(&th_nslots, __ATOMIC_ACQUIRE); i++) {
+		struct cp_slot *s = &th_slots[i];
+		struct cp_thread *t;
+
+		if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != TH_LIVE || !(t = s->self))
+			continue;
+		for (int r = 0; r < RES_N; r++) {
+			if (t->r[r].fd >= 0)
+				pf_disable(t->r[r].fd);
+			if (t->r[r].has_timer)
+				timer_settime(t->r[r].timer, 0, &off, NULL);
+		}
+		pf_disable(s->ring.fd);
+		pf_disable(s->regs.fd);
+	}
 }
 
 void th_teardown(void)

@@ -10,6 +10,8 @@
 
 #include "perf.h"
 
+struct cp_thread;
+
 #define TH_MAX 4096
 
 enum { TH_FREE, TH_CLAIMED, TH_LIVE, TH_EXITED };
@@ -30,6 +32,7 @@ struct cp_slot {
 	uint64_t last_ip, last_sp, last_bp; /* from the newest such record */
 	uint64_t ring_last;     /* count at the previous ring sample */
 	uint64_t ring_next;     /* next boundary, in counts */
+	struct cp_thread *self; /* the thread's own state (its events), while TH_LIVE */
 };
 
 extern struct cp_slot th_slots[TH_MAX];
@@ -47,6 +50,9 @@ extern int th_watched;
  * events.  Outside signal context.  0, or -1 (the thread is not sampled).
  */
 int th_setup(void);
+/* Stop every live thread's events (ioctl and timer_settime, from this
+ * thread): a seccomp sandbox begins (sampler.c). */
+void th_quiet_all(void);
 /* Stop sampling the calling thread and release what it holds. */
 void th_teardown(void);
 /* In a forked child: forget every other thread; set up this one again. */

@@ -31,6 +31,7 @@
 #include "state.h"
 #include "thread.h"
 #include "unwind.h"
+#include "watch.h"
 
 struct cp_slot th_slots[TH_MAX];
 int th_nslots;
@@ -271,6 +272,8 @@ int th_setup(void)
 	if (t->slot) {
 		bounds(t->slot);
 		t->slot->self = t;
+		if (cp.col[RES_REAL] >= 0)
+			wt_thread_files(t->slot);
 	}
 	setup_events(t);
 	if (t->slot)

@@ -129,6 +129,27 @@ static int open_proc(int tid, const char *what)
 	return fd < 0 ? fd : fds_up(fd, fds_half());
 }
 
+void wt_thread_files(struct cp_slot *s)
+{
+	int e = errno, why = 0;
+
+	if (s->proc_fd == -1 && (s->proc_fd = open_proc(s->tid, "syscall")) < 0) {
+		s->proc_fd = -2;
+		why = errno;
+	}
+	if (s->sched_fd == -1 && (s->sched_fd = open_proc(s->tid, "schedstat")) < 0) {
+		s->sched_fd = -2;
+		why = why ? why : errno;
+	}
+	if (why == EACCES)
+		cp_warn("real: the blocked time of threads made after the program changed its user "
+			"is not sampled (their /proc files are closed to it)", NULL, NULL);
+	else if (why)
+		cp_warn("real: the blocked time of a thread is not sampled: /proc/self/task: ",
+			strerror(why), NULL);
+	errno = e;
+}
+
 static ssize_t reread(int fd, char *buf, size_t len)
 {
 	ssize_t n = pread(fd, buf, len - 1, 0);
@@ -195,10 +216,8 @@ static int sample_blocked(struct cp_slot *s, uint32_t *flags)
 	ssize_t got;
 	int n, bp_known = 0;
 
-	if (s->proc_fd < 0)
-		s->proc_fd = open_proc(s->tid, "syscall");
-	if (s->sched_fd < 0)
-		s->sched_fd = open_proc(s->tid, "schedstat");
+	if (s->proc_fd == -1 || s->sched_fd == -1)
+		wt_thread_files(s);
 	if (s->proc_fd < 0 || s->sched_fd < 0)
 		return 0;
 	if (reread(s->sched_fd, st1, sizeof st1) <= 0 || reread(s->proc_fd, sys1, sizeof sys1) <= 0 ||

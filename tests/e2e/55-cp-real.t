@@ -4,8 +4,14 @@
 # of its phases; the profile is within 0.05 of them, -O2 and -O0 (frame
 # pointers: the bp of a blocked thread comes from perf's switch records),
 # and with timers only (CPPROF_NO_PERF=1).
+#
+# A daemon that gives up root first thing: its /proc files become root's,
+# 0400, and the watcher opened a thread's only when it first looked, by
+# then in vain: its blocked time went unsampled, nothing said.  Now each
+# thread opens its own as it is set up, before the program runs; threads
+# made after the drop cannot, and cpprof says so.
 . "$(dirname "$0")/../lib.sh"
-plan 19
+plan 23
 CPPROF=$B/bin/cpprof
 cc -O2 -g -o "$T/real2" "$TOP/tests/progs/cp_real.c" || exit 1
 cc -O0 -g -o "$T/real0" "$TOP/tests/progs/cp_real.c" || exit 1
@@ -49,4 +55,21 @@ is "$("$CPPROF" -c 'resource real; threshold 0; threads' "$T/th.data" | grep -c 
 j=$("$CPPROF" -c 'resource real; threshold 0; function' "$T/cp_threads" "$T/th.data" |
 	awk '$2 == "__pthread_clockjoin_ex" { print $1 }')
 ok $(awk -v a="${j:-0}" 'BEGIN { exit !(a > 0.08) }'; echo $?) "real: the main thread blocked in pthread_join is seen (${j:-0})"
+
+if [ "$(id -u)" != 0 ]; then
+	skip 4 "setuid to nobody needs root"
+	done_testing
+fi
+chmod 755 "$T"
+cc -O1 -g -pthread -o "$T/drop" "$TOP/tests/progs/cp_drop.c" || exit 1
+out=$("$CPPROF" record -e real -o "$T/d.data" "$T/drop" 2> "$T/d.err")
+is "$?/$out" "0/done" "setuid to nobody first: the program runs"
+n=$("$CPPROF" -c 'resource real; threshold 0; function' "$T/drop" "$T/d.data" |
+	awk '$2 == "napping" { print $1 }')
+ok $(awk -v a="${n:-0}" 'BEGIN { exit !(a > 0.5 && a < 0.8) }'; echo $?) \
+	"setuid first: its 0.5 s asleep sampled, napping() ${n:-0} of its 0.75 s (0.67 +- 0.15; 0 before)"
+"$CPPROF" record -e real -o "$T/t.data" "$T/drop" threads > /dev/null 2> "$T/t.err"
+like "$(head -1 "$T/t.err")" "^cpprof: real: the blocked time of threads made after the program changed its user is not sampled \\(their /proc files are closed to it\\)\$" \
+	"threads made after the drop: said, once"
+is "$(grep -c 'blocked time' "$T/t.err")" 1 "threads made after the drop: one line for the four"
 done_testing

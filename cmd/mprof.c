@@ -189,7 +189,7 @@ static int cmd_dump(int argc, char **argv)
 	return 0;
 }
 
-#define RUN_USAGE "usage: mprof run [--leaks | --sample[=BYTES]] [-o FILE] [--] PROG [ARGS...]"
+#define RUN_USAGE "usage: mprof run [--leaks | --sample[=BYTES] | --sample BYTES] [-o FILE] [--] PROG [ARGS...]"
 
 /* BYTES of --sample=BYTES: digits, then k, m or g (KiB, MiB, GiB); as
  * the monitor reads MPROF_SAMPLE.  0, or -1. */
@@ -235,7 +235,7 @@ static int cmd_run(int argc, char **argv)
 			       "  -o FILE    the data file\n"
 			       "  --leaks    classify what is kept at exit, as memcheck does\n"
 			       "             (MPROF_LEAKS=scan)\n"
-			       "  --sample[=BYTES]\n"
+			       "  --sample[=BYTES], --sample BYTES\n"
 			       "             the sampled monitor: one allocation in every BYTES\n"
 			       "             allocated on average (default 512k; k, m, g suffixes),\n"
 			       "             every figure an estimate, a cost to leave on\n"
@@ -244,7 +244,13 @@ static int cmd_run(int argc, char **argv)
 		} else if (strcmp(argv[i], "--leaks") == 0 || strcmp(argv[i], "-leaks") == 0) {
 			leaks = 1; /* classify what is kept at exit */
 		} else if (strcmp(argv[i], "--sample") == 0) {
+			/* --sample BYTES as the issue wrote it, as well as
+			 * --sample=BYTES: a number of bytes after it is its
+			 * value (a program of that name runs as ./NAME). */
 			strcpy(sample, "524288");
+			if (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9' &&
+			    sample_arg(argv[i + 1], sample, sizeof sample) == 0)
+				i++;
 		} else if (strncmp(argv[i], "--sample=", 9) == 0) {
 			if (sample_arg(argv[i] + 9, sample, sizeof sample) < 0)
 				die("run: --sample=%s: not a number of bytes from 1 to 1t (512k, 1m, 65536)",

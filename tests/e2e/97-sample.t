@@ -9,7 +9,7 @@
 # views and pprof say the figures are estimates; the keep holds a sampled
 # profile too.
 . "$(dirname "$0")/../lib.sh"
-plan 17
+plan 18
 cd "$T" || exit 1
 
 cc -g -O1 -pthread -o share "$TOP/tests/progs/sample_share.c" || exit 1
@@ -44,6 +44,9 @@ is "$(info s1.data sample_bytes)" 524288 "INFO sample_bytes: the default, 512 Ki
 # Kept bytes: 400 objects of 256 KiB; every 64 KiB, each is sampled
 # with probability 1 - e^-4.
 MPROF_SAMPLE_SEED=1 "$MPROF" run --sample=64k -o k.data ./share > /dev/null
+# --sample BYTES, as the issue writes it (it ran a program named 64k).
+MPROF_SAMPLE_SEED=1 "$MPROF" run --sample 64k -o k2.data ./share > /dev/null
+is "$?/$(info k2.data sample_bytes)" 0/65536 "--sample 64k (a separate argument): sampled every 65536 bytes"
 k=$(direct k.data keeper 4)
 like "$(awk -v k="$k" -v t="$kept" 'BEGIN { d = k / t - 1; if (d < 0) d = -d; printf "%.3f %s", k / t, d <= 0.1 ? "ok" : "off" }')" " ok$" \
 	"--sample=64k: keeper's bytes kept within 10% ($k of $kept)"

@@ -66,8 +66,10 @@ out=$("$CPPROF" record -e real -o "$T/d.data" "$T/drop" 2> "$T/d.err")
 is "$?/$out" "0/done" "setuid to nobody first: the program runs"
 n=$("$CPPROF" -c 'resource real; threshold 0; function' "$T/drop" "$T/d.data" |
 	awk '$2 == "napping" { print $1 }')
-ok $(awk -v a="${n:-0}" 'BEGIN { exit !(a > 0.5 && a < 0.8) }'; echo $?) \
-	"setuid first: its 0.5 s asleep sampled, napping() ${n:-0} of its 0.75 s (0.67 +- 0.15; 0 before)"
+# Real time: under load burn() takes longer than its 0.25 s of CPU, and
+# napping()'s share falls (0.50 seen with make check -j2 beside a build).
+ok $(awk -v a="${n:-0}" 'BEGIN { exit !(a > 0.2 && a < 0.85) }'; echo $?) \
+	"setuid first: its 0.5 s asleep sampled, napping() ${n:-0} (0.67 idle, less under load: 0.2 to 0.85; 0 before)"
 "$CPPROF" record -e real -o "$T/t.data" "$T/drop" threads > /dev/null 2> "$T/t.err"
 like "$(head -1 "$T/t.err")" "^cpprof: real: the blocked time of threads made after the program changed its user is not sampled \\(their /proc files are closed to it\\)\$" \
 	"threads made after the drop: said, once"

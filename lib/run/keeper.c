@@ -597,6 +597,67 @@ static void kids_take(struct kids *ks, int sock)
 	}
 }
 
+/*
+ * Children still running when the program ends: a daemon's, whose first
+ * process ends as it detaches, and whose workers give up root (nginx's,
+ * as nobody) and cannot write their own files.  Their keeps were lost
+ * with the launcher, and nothing said.  A process of ours stays behind
+ * for them, in the background (its own session, its standard streams
+ * /dev/null: no pipe or terminal waits for it), takes the keeps of the
+ * children they fork, writes the profile of each that ends without its
+ * save, and goes when none is left.  The launcher returns at once.
+ */
+static void linger(struct kids *ks, struct keeper *k)
+{
+	struct pollfd *pf = NULL;
+	size_t pcap = 0;
+	pid_t bg = fork();
+	int nul;
+
+	if (bg != 0) { /* the launcher (or no fork): they are not ours */
+		for (size_t i = 0; i < ks->n; i++) {
+			close(ks->k[i].pidfd);
+			close(ks->k[i].keep);
+		}
+		ks->n = 0;
+		return;
+	}
+	setsid();
+	if ((nul = open("/dev/null", O_RDWR)) >= 0) {
+		dup2(nul, 0);
+		dup2(nul, 1);
+		dup2(nul, 2);
+		if (nul > 2)
+			close(nul);
+	}
+	if (k->fd >= 0)
+		close(k->fd); /* the program's keep: the launcher's to read */
+	if (k->sock_theirs >= 0)
+		close(k->sock_theirs);
+	while (ks->n) {
+		util_grow(&pf, &pcap, ks->n + 1, sizeof *pf);
+		pf[0] = (struct pollfd){ .fd = k->sock, .events = POLLIN };
+		for (size_t i = 0; i < ks->n; i++)
+			pf[1 + i] = (struct pollfd){ .fd = ks->k[i].pidfd, .events = POLLIN };
+		if (poll(pf, ks->n + 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pf[0].revents)
+			kids_take(ks, k->sock);
+		for (size_t i = ks->n; i-- > 0;)
+			if (i < ks->n && poll(&(struct pollfd){ .fd = ks->k[i].pidfd, .events = POLLIN }, 1,
+					      0) > 0)
+				kid_ended(ks, &ks->k[i]);
+		/* The last one gone: a keep its own child sent as it ended
+		 * may still be on its way. */
+		if (!ks->n && poll(pf, 1, 200) > 0)
+			kids_take(ks, k->sock);
+	}
+	_exit(0);
+}
+
 int keeper_wait(struct keeper *k, pid_t pid, int *status, const char *path, const char *what)
 {
 	struct kids ks = { .path = path, .what = what };
@@ -650,13 +711,13 @@ int keeper_wait(struct keeper *k, pid_t pid, int *status, const char *path, cons
 		for (size_t i = ks.n; i-- > 0;) {
 			struct pollfd p = { .fd = ks.k[i].pidfd, .events = POLLIN };
 
-			if (poll(&p, 1, 0) > 0) {
+			if (poll(&p, 1, 0) > 0)
 				kid_ended(&ks, &ks.k[i]);
-			} else {
-				close(ks.k[i].pidfd);
-				close(ks.k[i].keep);
-			}
 		}
+		/* Children still running (a daemon's: its first process ends
+		 * as it detaches) are a keeper's of their own. */
+		if (ks.n)
+			linger(&ks, k);
 	}
 	if (ks.written > KIDS_SAID)
 		errx_("%s: %zu more children ended without saving their profiles; written to %s.PID "

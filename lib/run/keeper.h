@@ -103,8 +103,10 @@ int keeper_salvage(const struct keeper *k, pid_t pid, int status, int oom, const
  * descent's): a child that dies without saving its profile (a signal:
  * multiprocessing's terminate() sends its workers SIGTERM) gets it
  * written from its keep to path.PID, as its runtime would have named it,
- * said on stderr after what (e.g. "mprof: run").  A child still running
- * when the program ends is left to itself.  0, or -1 (waitpid's errno).
+ * said on stderr after what (e.g. "mprof: run").  Children still running
+ * when the program ends get a keeper of their own, in the background,
+ * which does the same for them and goes when none is left (nothing said:
+ * its standard streams are /dev/null).  0, or -1 (waitpid's errno).
  */
 int keeper_wait(struct keeper *k, pid_t pid, int *status, const char *path, const char *what);
 

@@ -38,7 +38,7 @@
 #include <sys/socket.h>
 
 #define KEEP_MAGIC 0x3170656b666f7270ull /* "profkep1" */
-#define KEEP_VERSION 1
+#define KEEP_VERSION 2
 /* The header's size; the tables start after it. */
 #define KEEP_HEAD 16384
 
@@ -77,6 +77,12 @@ struct keep_head {
 	uint32_t exit_called; /* 1: the program called _exit (exit_status);
 			       * 2: its exit handlers ran, the runtime's last */
 	int32_t exit_status;
+	/* Children forked with a keep of their own on its way to the
+	 * launcher (keep.c counts each in the parent, before fork returns):
+	 * the launcher waits, briefly, for as many keeps as there are, so
+	 * that a program that forks and ends at once (a daemon detaching)
+	 * does not end before its child's keep has come (keeper_wait). */
+	uint32_t forked, forked_pad;
 	/* The module list (runtime/common/modules.h, struct modules_ent):
 	 * every object the runtime saw mapped, oldest first. */
 	uint64_t mod_ents, mod_n, mod_str, mod_nstr;

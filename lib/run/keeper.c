@@ -497,6 +497,7 @@ struct kids {
 	size_t n, cap;
 	const char *path, *what;
 	size_t written; /* profiles written: the first KIDS_SAID said one by one */
+	size_t taken;   /* keeps received */
 };
 #define KIDS_SAID 3
 
@@ -585,6 +586,7 @@ static void kids_take(struct kids *ks, int sock)
 			close(fd);
 			continue;
 		}
+		ks->taken++;
 		util_grow(&ks->k, &ks->cap, ks->n + 1, sizeof *ks->k);
 		ks->k[ks->n] = (struct kid){ .pid = pid, .keep = fd,
 					     .pidfd = (int)syscall(SYS_pidfd_open, pid, 0) };
@@ -705,9 +707,23 @@ int keeper_wait(struct keeper *k, pid_t pid, int *status, const char *path, cons
 			rc = -1;
 			break;
 		}
-	/* Keeps sent as the program ended; children gone meanwhile. */
+	/* Keeps sent as the program ended; children gone meanwhile.  A
+	 * child forked just before the program ended may still be sending
+	 * its keep: as many as the program's keep counts, waited for a
+	 * second at most (a child killed before it sent never does). */
 	if (k->sock >= 0) {
+		struct keep_head h;
+		int waited = 0;
+
 		kids_take(&ks, k->sock);
+		while (k->fd >= 0 && waited < 1000 && pread(k->fd, &h, sizeof h, 0) == (ssize_t)sizeof h &&
+		       h.magic == KEEP_MAGIC && h.version == KEEP_VERSION && ks.taken < h.forked) {
+			struct pollfd p = { .fd = k->sock, .events = POLLIN };
+
+			if (poll(&p, 1, 10) > 0)
+				kids_take(&ks, k->sock);
+			waited += 10;
+		}
 		for (size_t i = ks.n; i-- > 0;) {
 			struct pollfd p = { .fd = ks.k[i].pidfd, .events = POLLIN };
 

@@ -720,6 +720,10 @@ void keep_fork_parent(void)
 	if (keep_snap)
 		munmap(keep_snap, keep_snap_len);
 	keep_snap = NULL;
+	/* A child that will send its own keep (child_keep): counted for the
+	 * launcher, before the program can end. */
+	if (keep_snap_fd >= 0 && keep_h)
+		__atomic_fetch_add(&keep_h->forked, 1, __ATOMIC_RELEASE);
 	if (keep_snap_fd >= 0)
 		fds_close(keep_snap_fd);
 	keep_snap_fd = -1;

@@ -102,22 +102,25 @@ _Static_assert(sizeof(struct keep_head) <= KEEP_HEAD, "the header fits its page"
  * A forked child's own keep, sent to the launcher (runtime/common/keep.c's
  * child_keep, lib/run/keeper.c's keeper_wait): one datagram on the socket
  * named after N:DEV:INO in the environment (":S:SINO"), the child's pid
- * its 4 bytes and the memfd its one SCM_RIGHTS descriptor.
+ * and its parent's its 8 bytes and the memfd its one SCM_RIGHTS
+ * descriptor.
  */
 struct keep_kid_msg {
-	int32_t pid;
+	int32_t pid, ppid; /* the child's, its parent's (the launcher counts the program's own) */
 	struct iovec iov;
 	struct msghdr mh;
 	char cm[CMSG_SPACE(sizeof(int))] __attribute__((aligned(__alignof__(struct cmsghdr))));
 };
 
 /* m made ready to send (fd >= 0: pid and fd in it) or to receive into. */
-static inline struct msghdr *keep_kid_msg(struct keep_kid_msg *m, int32_t pid, int fd)
+static inline struct msghdr *keep_kid_msg(struct keep_kid_msg *m, int32_t pid, int32_t ppid,
+					  int fd)
 {
 	memset(m, 0, sizeof *m);
 	m->pid = pid;
+	m->ppid = ppid;
 	m->iov.iov_base = &m->pid;
-	m->iov.iov_len = sizeof m->pid;
+	m->iov.iov_len = 2 * sizeof m->pid;
 	m->mh.msg_iov = &m->iov;
 	m->mh.msg_iovlen = 1;
 	m->mh.msg_control = m->cm;

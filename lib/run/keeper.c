@@ -497,7 +497,8 @@ struct kids {
 	size_t n, cap;
 	const char *path, *what;
 	size_t written; /* profiles written: the first KIDS_SAID said one by one */
-	size_t taken;   /* keeps received */
+	pid_t root;     /* the program's first process */
+	size_t taken;   /* keeps received from its own children */
 };
 #define KIDS_SAID 3
 
@@ -566,10 +567,10 @@ static void kids_take(struct kids *ks, int sock)
 {
 	for (;;) {
 		struct keep_kid_msg m;
-		struct msghdr *mh = keep_kid_msg(&m, 0, -1);
+		struct msghdr *mh = keep_kid_msg(&m, 0, 0, -1);
 		struct cmsghdr *c;
 		ssize_t n = recvmsg(sock, mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-		int32_t pid = m.pid;
+		int32_t pid = m.pid, ppid = m.ppid;
 		int fd = -1;
 
 		if (n < 0 && errno == EINTR)
@@ -582,11 +583,11 @@ static void kids_take(struct kids *ks, int sock)
 				memcpy(&fd, CMSG_DATA(c), sizeof fd);
 		if (fd < 0)
 			continue;
-		if (n != (ssize_t)sizeof pid || pid <= 0 || (mh->msg_flags & MSG_CTRUNC)) {
+		if (n != (ssize_t)(2 * sizeof pid) || pid <= 0 || (mh->msg_flags & MSG_CTRUNC)) {
 			close(fd);
 			continue;
 		}
-		ks->taken++;
+		ks->taken += ppid == (int32_t)ks->root;
 		util_grow(&ks->k, &ks->cap, ks->n + 1, sizeof *ks->k);
 		ks->k[ks->n] = (struct kid){ .pid = pid, .keep = fd,
 					     .pidfd = (int)syscall(SYS_pidfd_open, pid, 0) };
@@ -609,6 +610,13 @@ static void kids_take(struct kids *ks, int sock)
  * children they fork, writes the profile of each that ends without its
  * save, and goes when none is left.  The launcher returns at once.
  */
+static int by_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static void linger(struct kids *ks, struct keeper *k)
 {
 	struct pollfd *pf = NULL;
@@ -625,6 +633,8 @@ static void linger(struct kids *ks, struct keeper *k)
 		return;
 	}
 	setsid();
+	if (chdir("/") < 0) /* no directory held (the paths are absolute) */
+		errno = 0;
 	if ((nul = open("/dev/null", O_RDWR)) >= 0) {
 		dup2(nul, 0);
 		dup2(nul, 1);
@@ -632,10 +642,29 @@ static void linger(struct kids *ks, struct keeper *k)
 		if (nul > 2)
 			close(nul);
 	}
-	if (k->fd >= 0)
-		close(k->fd); /* the program's keep: the launcher's to read */
-	if (k->sock_theirs >= 0)
-		close(k->sock_theirs);
+	/* Nothing else the launcher holds or inherited (a harness's pipe, a
+	 * make jobserver's): whoever waits on it must not wait for us. */
+	{
+		int *keepfd = xcalloc(2 * ks->n + 1, sizeof *keepfd);
+		size_t nk = 0;
+		unsigned int from = 3;
+
+		keepfd[nk++] = k->sock;
+		for (size_t i = 0; i < ks->n; i++) {
+			keepfd[nk++] = ks->k[i].pidfd;
+			keepfd[nk++] = ks->k[i].keep;
+		}
+		qsort(keepfd, nk, sizeof *keepfd, by_int);
+		for (size_t i = 0; i < nk; i++) {
+			if (keepfd[i] < 0 || (unsigned int)keepfd[i] < from)
+				continue;
+			if ((unsigned int)keepfd[i] > from)
+				close_range(from, (unsigned int)keepfd[i] - 1, 0);
+			from = (unsigned int)keepfd[i] + 1;
+		}
+		close_range(from, ~0u, 0);
+		free(keepfd);
+	}
 	while (ks->n) {
 		util_grow(&pf, &pcap, ks->n + 1, sizeof *pf);
 		pf[0] = (struct pollfd){ .fd = k->sock, .events = POLLIN };
@@ -662,7 +691,7 @@ static void linger(struct kids *ks, struct keeper *k)
 
 int keeper_wait(struct keeper *k, pid_t pid, int *status, const char *path, const char *what)
 {
-	struct kids ks = { .path = path, .what = what };
+	struct kids ks = { .path = path, .what = what, .root = pid };
 	struct pollfd *pf = NULL;
 	size_t pcap = 0;
 	int root = k->sock >= 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1, rc = 0;

@@ -641,13 +641,15 @@ static int child_keep(struct keep_head *h, int fd, size_t snap, size_t have)
 	h->saves = 0;
 	h->file_dev = h->file_ino = 0;
 	h->exit_called = 0;
+	h->forked = 0; /* its own children, not its parent's */
 	keep_fd = fd;
 	keep_dev = (uint64_t)st.st_dev;
 	keep_ino = (uint64_t)st.st_ino;
 	keep_is_child = 1;
 	/* Not sent (the launcher is gone, its queue full): the keep serves
 	 * as any, and only a death by a signal loses the profile. */
-	if (sendmsg(keep_sock, keep_kid_msg(&m, pid, fd), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+	if (sendmsg(keep_sock, keep_kid_msg(&m, pid, (int32_t)getppid(), fd),
+		    MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
 		errno = 0;
 	return 0;
 }

@@ -154,10 +154,24 @@ void sg_chain(int sig, siginfo_t *si, void *uc)
 		sg_user.sa_flags &= ~SA_SIGINFO;
 	}
 	pthread_sigmask(SIG_BLOCK, &a.sa_mask, &old);
-	if (a.sa_flags & SA_SIGINFO)
-		a.sa_sigaction(sig, si, uc);
-	else
-		a.sa_handler(sig);
+	{
+		/* As the kernel runs a handler: CP_SIG blocked for it (unless
+		 * SA_NODEFER), as its masks read; the view it had after. */
+		struct cp_thread *t = &cp_self;
+		int view = t->sigview;
+
+		if (!(a.sa_flags & SA_NODEFER) || sigismember(&a.sa_mask, CP_SIG))
+			t->sigview = 1;
+		t->inchain++;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (a.sa_flags & SA_SIGINFO)
+			a.sa_sigaction(sig, si, uc);
+		else
+			a.sa_handler(sig);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		t->inchain--;
+		t->sigview = view;
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
@@ -201,15 +215,22 @@ CP_VIS sighandler_t signal(int sig, sighandler_t h)
  * kept; from the caller at ret.  real's result.  sg_lookup runs first
  * thing in the constructor, before any code of the program.
  */
-static int masked(mask_fn *real, int how, const sigset_t *set, sigset_t *old, uintptr_t ret)
+static int masked(mask_fn **realp, const char *name, int how, const sigset_t *set,
+		  sigset_t *old, uintptr_t ret)
 {
 	struct cp_thread *t = &cp_self;
+	mask_fn *real = *realp;
 	sigset_t s;
 	int was = t->sigview, now = was, rc;
 
-	if (!real) { /* before sg_lookup: not yet */
-		errno = ENOSYS;
-		return -1;
+	if (!real) {
+		/* Before the constructor (another library's constructor, run
+		 * first): looked up now, and the call passed on as it is. */
+		real = *realp = (mask_fn *)dlsym(RTLD_NEXT, name);
+		if (!real) {
+			errno = ENOSYS;
+			return -1;
+		}
 	}
 	if (!__atomic_load_n(&sg_held, __ATOMIC_ACQUIRE) || (ret >= self_lo && ret < self_hi))
 		return real(how, set, old);
@@ -221,14 +242,24 @@ static int masked(mask_fn *real, int how, const sigset_t *set, sigset_t *old, ui
 		} else if (how == SIG_UNBLOCK && sigismember(&s, CP_SIG)) {
 			now = 0;
 		}
+		/* In its handler, inside the sampler's: CP_SIG stays blocked
+		 * (the sampler's handler must not run again under itself). */
+		if (t->inchain && how == SIG_SETMASK)
+			sigaddset(&s, CP_SIG);
+		else if (t->inchain && how == SIG_UNBLOCK)
+			sigdelset(&s, CP_SIG);
 		set = &s;
 	}
 	rc = real(how, set, old);
 	if (rc != 0)
 		return rc;
+	/* The old mask as the program set it, whatever the real one holds. */
 	if (old && was)
 		sigaddset(old, CP_SIG);
+	else if (old)
+		sigdelset(old, CP_SIG);
 	t->sigview = now;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* sigpend is read after */
 	if (!now && t->sigpend) {
 		/* Its own CP_SIG came while it was blocked: now. */
 		t->sigpend = 0;
@@ -239,10 +270,12 @@ static int masked(mask_fn *real, int how, const sigset_t *set, sigset_t *old, ui
 
 CP_VIS int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
-	return masked(real_pthread_sigmask, how, set, old, (uintptr_t)__builtin_return_address(0));
+	return masked(&real_pthread_sigmask, "pthread_sigmask", how, set, old,
+		      (uintptr_t)__builtin_return_address(0));
 }
 
 CP_VIS int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
-	return masked(real_sigprocmask, how, set, old, (uintptr_t)__builtin_return_address(0));
+	return masked(&real_sigprocmask, "sigprocmask", how, set, old,
+		      (uintptr_t)__builtin_return_address(0));
 }

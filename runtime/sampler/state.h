@@ -86,6 +86,8 @@ struct cp_thread {
 	 * blocked, as it asked, though it is not; and one of its own CP_SIGs
 	 * held until it unblocks. */
 	int sigview, sigpend;
+	int inchain; /* in the program's own CP_SIG handler (sg_chain), inside
+		      * the sampler's: CP_SIG stays blocked there, really */
 };
 extern __thread struct cp_thread cp_self __attribute__((tls_model("initial-exec")));
 

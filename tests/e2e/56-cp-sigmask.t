@@ -6,7 +6,7 @@
 # SIGPROF as it set it, and a SIGPROF of its own (ITIMER_PROF) waits
 # while it believes it blocked, as bare (runtime/sampler/signals.c).
 . "$(dirname "$0")/../lib.sh"
-plan 8
+plan 9
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
 cc -O1 -g -pthread -o sm "$TOP/tests/progs/cp_sigmask.c" || exit 1
@@ -29,6 +29,13 @@ is "$?/$(cat out)" "0/$(cat bare)" \
 	"itimer: its own SIGPROF ticks as bare: none while blocked, the pending one at the unblock, more after"
 n=$("$CPPROF" -c function ./sm i.data 2>&1 | awk '/ samples, sampled every / { print $1 }')
 ok $([ "${n:-0}" -ge 150 ]; echo $?) "itimer: sampled while its SIGPROF was blocked too: $n samples (0.2 s: >= 150)"
+
+# Its handler blocks every signal, then sets back the mask it found:
+# that mask held SIGPROF (the handler's own signal) as the program
+# believed it unblocked, and no tick came after the first.
+./sm handler > bare 2>&1
+"$CPPROF" record -o h.data ./sm handler > out 2>&1
+is "$?/$(cat out)" "0/$(cat bare)" "its handler sets back the mask it found: ticks all along, SIGPROF unblocked after, as bare"
 
 # Python: signal.pthread_sigmask(SIG_BLOCK, every signal), then work.
 PY=/usr/bin/python3

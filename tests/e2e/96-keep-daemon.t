@@ -7,7 +7,7 @@
 # launcher returns at once, as bare, and the worker's profile is
 # written from its keep when it ends.
 . "$(dirname "$0")/../lib.sh"
-plan 6
+plan 7
 cd "$T" || exit 1
 if [ "$(id -u)" != 0 ]; then
 	skip 6 "setuid to nobody needs root"
@@ -35,4 +35,18 @@ for i in $(seq 50); do
 done
 is "$(pgrep -f "run -o $T/d.data")" "" "the keeper left behind is gone with the daemon"
 is "$(info d.data reason)" exit "the first process saved its own at exit"
+
+# The keeper holds nothing of the launcher's: a descriptor it inherited
+# (a harness's pipe as 3: the harness waited for the keeper, 3 s) or its
+# directory.
+exec 3> held.txt
+"$MPROF" run -o "$T/e.data" ./dmn > pid2.txt 2> err2.txt
+exec 3>&-
+kp=$(pgrep -f "run -o $T/e.data" | head -1)
+is "$(ls -l /proc/$kp/fd 2> /dev/null | grep -c held.txt)/$(readlink /proc/$kp/cwd)" "0//" \
+	"the keeper left behind holds none of the launcher's inherited descriptors, and no directory"
+for i in $(seq 50); do
+	pgrep -f "run -o $T/e.data" > /dev/null || break
+	sleep 0.1
+done
 done_testing

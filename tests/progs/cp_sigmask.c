@@ -6,6 +6,9 @@
  * the thread burns 0.3 s of CPU, main 0.1 s; each says whether SIGPROF is
  * blocked in its mask, as it set it.
  *
+ * "handler": its own SIGPROF handler (ITIMER_PROF, 1 ms), which blocks
+ * every signal while it works and sets back the mask it found.
+ *
  * "itimer": its own SIGPROF handler and ITIMER_PROF, SIGPROF blocked for
  * 0.1 s of CPU (no tick may reach the handler), then unblocked (the one
  * pending tick comes at once), then 0.1 s more (ticks come).
@@ -59,10 +62,40 @@ static void tick(int sig)
 	ticks++;
 }
 
+/* A handler that blocks every signal while it works, then sets back the
+ * mask it found: it must find SIGPROF blocked there, as bare (the
+ * kernel blocks a handler's own signal), or its next ticks never come. */
+static void masked_tick(int sig)
+{
+	sigset_t all, old;
+
+	(void)sig;
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	ticks++;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
 int main(int argc, char **argv)
 {
 	sigset_t set;
 
+	if (argc > 1 && !strcmp(argv[1], "handler")) {
+		struct itimerval it = { { 0, 1000 }, { 0, 1000 } };
+		int first;
+		sigset_t cur;
+
+		signal(SIGPROF, masked_tick);
+		setitimer(ITIMER_PROF, &it, NULL);
+		burn(100000000);
+		first = ticks;
+		burn(100000000);
+		sigprocmask(SIG_BLOCK, NULL, &cur);
+		printf("ticks in the first 0.1 s %s, in the second %s; SIGPROF blocked after %d\n",
+		       first > 10 ? "more than 10" : "too few", ticks - first > 10 ? "more than 10" : "too few",
+		       sigismember(&cur, SIGPROF));
+		return 0;
+	}
 	if (argc > 1 && !strcmp(argv[1], "itimer")) {
 		struct itimerval it = { { 0, 1000 }, { 0, 1000 } };
 		int blocked, after;

@@ -75,11 +75,40 @@ void fds_close(int fd)
 	syscall(SYS_close, fd);
 }
 
+int fds_budget(long *limit)
+{
+	struct rlimit r;
+	long l = getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < (1u << 30) ? (long)r.rlim_cur
+									     : 1l << 30;
+
+	if (limit)
+		*limit = l;
+	return l / 8 < 8 ? 8 : l / 8 > FDS_MAX ? FDS_MAX : (int)(l / 8);
+}
+
+int fds_spare(int n, int brief)
+{
+	return __atomic_load_n(&fds_n, __ATOMIC_ACQUIRE) + n + (brief ? 0 : FDS_BRIEF) <=
+	       fds_budget(NULL);
+}
+
 int fds_half(void)
 {
 	struct rlimit r;
 
 	return getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < 1024 ? (int)r.rlim_cur / 2 : 512;
+}
+
+int fds_keep(int fd)
+{
+	int hi = fds_half(), up;
+
+	if (fd < hi && (up = fcntl(fd, F_DUPFD_CLOEXEC, hi)) >= 0) {
+		syscall(SYS_close, fd);
+		fd = up;
+	}
+	fds_own(fd);
+	return fd;
 }
 
 int fds_up(int fd, int from)

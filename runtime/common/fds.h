@@ -19,11 +19,29 @@ void fds_own(int fd);
 /* fd moved up to the lowest free number from `from` on (close-on-exec),
  * the old number closed, and marked; or -1 (fd closed) if it cannot be. */
 int fds_up(int fd, int from);
+/* A collector's new fd, marked, and moved up from fds_half() where
+ * there is room (else where it is): the number it has now. */
+int fds_keep(int fd);
 /* Where a collector's descriptors go: from half the descriptor limit
  * on, 512 under the usual 1024 (the keep's take the top ones). */
 int fds_half(void);
 /* Unmark fd and close it (a collector's own close: never refused). */
 void fds_close(int fd);
+/*
+ * Whether the collectors may hold n more descriptors: every one they hold
+ * is one fewer for the program, whose limit (RLIMIT_NOFILE's soft one)
+ * stays as it set it.  They keep to an eighth of it (128 under the usual
+ * 1024; 8 at least), so a program that uses up to seven eighths of its
+ * limit runs as it does bare: a sampled thread beyond that samples by
+ * what takes no descriptor, or not at all (sampler.md).  Descriptors
+ * kept (brief 0) leave FDS_BRIEF of the budget to those held for a moment
+ * (brief 1: the watcher's look at a thread that keeps none).  Threads set
+ * up at once may pass it by one each.
+ */
+int fds_spare(int n, int brief);
+#define FDS_BRIEF 2
+/* The budget fds_spare keeps to, and the limit it is an eighth of. */
+int fds_budget(long *limit);
 
 #define FDS_MAX (1 << 20)
 

@@ -35,16 +35,10 @@
 static long perf_open(struct perf_event_attr *a, int tid)
 {
 	long fd = syscall(SYS_perf_event_open, a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	int up, hi = fds_half();
 
 	if (fd < 0)
 		return -errno;
-	if (fd < hi && (up = fcntl((int)fd, F_DUPFD_CLOEXEC, hi)) >= 0) {
-		close((int)fd);
-		fd = up;
-	}
-	fds_own((int)fd); /* not the program's to close (fds.h) */
-	return fd;
+	return fds_keep((int)fd); /* up, and not the program's to close (fds.h) */
 }
 
 int pf_open_signal(uint32_t type, uint64_t config, uint64_t period)

@@ -17,6 +17,7 @@
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -146,6 +147,28 @@ static int open_signal_event(struct cp_thread *t, int r, uint32_t type, uint64_t
 	return 0;
 }
 
+/*
+ * Whether this thread may take one more descriptor for an event of
+ * resource `what` (fds.h: the collectors keep to an eighth of the
+ * program's limit); if not, said once, unless quiet (the event has a way
+ * that takes none).
+ */
+static int spare_fd(const char *what, int quiet)
+{
+	char b[96];
+	long limit;
+	int budget;
+
+	if (fds_spare(1, 0))
+		return 1;
+	if (quiet)
+		return 0;
+	budget = fds_budget(&limit);
+	snprintf(b, sizeof b, "%d of the program's %ld descriptors (ulimit -n)", budget, limit);
+	cp_warn(what, ": some threads are not sampled: the profiler holds at most ", b);
+	return 0;
+}
+
 /* This thread's events; the syscall tracepoint last (see sampler.c). */
 static void setup_events(struct cp_thread *t)
 {
@@ -161,7 +184,9 @@ static void setup_events(struct cp_thread *t)
 	t->nsys = 0;
 	if (cp.clock_needed) {
 		int rc = -1;
-		if (cp.clock_perf) {
+		/* Past the descriptor budget, this thread's clock is a timer:
+		 * the same hits, in fewer samples. */
+		if (cp.clock_perf && spare_fd("cpu", 1)) {
 			rc = open_signal_event(t, RES_CPU, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK,
 					       cp.clock_interval);
 			if (rc < 0) {
@@ -171,7 +196,7 @@ static void setup_events(struct cp_thread *t)
 				cp.clock_perf = 0;
 			}
 		}
-		if (!cp.clock_perf)
+		if (rc < 0)
 			rc = clock_timer(t, &t->r[RES_CPU]);
 		if (rc < 0)
 			cp_warn("a thread's CPU clock could not be set up: ", strerror(errno),
@@ -182,6 +207,9 @@ static void setup_events(struct cp_thread *t)
 		int rc;
 
 		if (cp.col[r] < 0 || r == RES_SYSCALLS)
+			continue;
+		if ((ri->how == RES_HOW_PERF || (ri->how == RES_HOW_RING && t->slot)) &&
+		    !spare_fd(ri->name, 0))
 			continue;
 		if (ri->how == RES_HOW_PERF) {
 			rc = open_signal_event(t, r, ri->perf_type, ri->perf_config, cp.interval[r]);
@@ -200,10 +228,10 @@ static void setup_events(struct cp_thread *t)
 	/* real: registers at every switch-out, so the watcher knows the bp
 	 * of a thread blocked in the kernel (best effort: without it, frame
 	 * pointer code is walked only up to its first frame). */
-	if (cp.col[RES_REAL] >= 0 && t->slot && !cp.no_perf)
+	if (cp.col[RES_REAL] >= 0 && t->slot && !cp.no_perf && spare_fd("real", 1))
 		pf_open_ring(&t->slot->regs, t->tid, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, 1,
 			     0);
-	if (cp.col[RES_SYSCALLS] >= 0) {
+	if (cp.col[RES_SYSCALLS] >= 0 && spare_fd("syscalls", 0)) {
 		int rc = open_signal_event(t, RES_SYSCALLS, PERF_TYPE_TRACEPOINT,
 					   (uint64_t)cp.syscall_tp, cp.interval[RES_SYSCALLS]);
 		if (rc < 0)
@@ -272,8 +300,12 @@ int th_setup(void)
 	if (t->slot) {
 		bounds(t->slot);
 		t->slot->self = t;
-		if (cp.col[RES_REAL] >= 0)
+		/* Past the descriptor budget, the watcher opens them for
+		 * each look (watch.h). */
+		if (cp.col[RES_REAL] >= 0 && fds_spare(2, 0))
 			wt_thread_files(t->slot);
+		else if (cp.col[RES_REAL] >= 0)
+			t->slot->proc_fd = t->slot->sched_fd = WT_FILES_EACH_LOOK;
 	}
 	setup_events(t);
 	if (t->slot)

@@ -120,13 +120,13 @@ static void drain(struct cp_slot *s)
 static int open_proc(int tid, const char *what)
 {
 	char path[64];
-
 	int fd;
 
 	snprintf(path, sizeof path, "/proc/self/task/%d/%s", tid, what);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
+
 	/* Out of the program's way, and not its to close (fds.h). */
-	return fd < 0 ? fd : fds_up(fd, fds_half());
+	return fd < 0 ? fd : fds_keep(fd);
 }
 
 void wt_thread_files(struct cp_slot *s)
@@ -208,7 +208,7 @@ static int parse_syscall(const char *b, uint64_t *sp, uint64_t *pc)
 
 /* The blocked thread's stack into wt_frames; its depth, or 0: not blocked
  * (or it moved while we looked). */
-static int sample_blocked(struct cp_slot *s, uint32_t *flags)
+static int sample_blocked_files(struct cp_slot *s, uint32_t *flags)
 {
 	char sys1[256], sys2[256], st1[128], st2[128];
 	uint64_t sp, pc, len, bp = 0;
@@ -216,10 +216,6 @@ static int sample_blocked(struct cp_slot *s, uint32_t *flags)
 	ssize_t got;
 	int n, bp_known = 0;
 
-	if (s->proc_fd == -1 || s->sched_fd == -1)
-		wt_thread_files(s);
-	if (s->proc_fd < 0 || s->sched_fd < 0)
-		return 0;
 	if (reread(s->sched_fd, st1, sizeof st1) <= 0 || reread(s->proc_fd, sys1, sizeof sys1) <= 0 ||
 	    !parse_syscall(sys1, &sp, &pc))
 		return 0;
@@ -255,6 +251,30 @@ static int sample_blocked(struct cp_slot *s, uint32_t *flags)
 	if (reread(s->proc_fd, sys2, sizeof sys2) <= 0 || strcmp(sys1, sys2) ||
 	    reread(s->sched_fd, st2, sizeof st2) <= 0 || strcmp(st1, st2))
 		return 0; /* it ran meanwhile: the copy may be torn */
+	return n;
+}
+
+static int sample_blocked(struct cp_slot *s, uint32_t *flags)
+{
+	int n, e;
+
+	if (s->proc_fd == -1 || s->sched_fd == -1)
+		wt_thread_files(s);
+	if (s->proc_fd != WT_FILES_EACH_LOOK || s->sched_fd != WT_FILES_EACH_LOOK)
+		return s->proc_fd < 0 || s->sched_fd < 0 ? 0 : sample_blocked_files(s, flags);
+	/* For this look only, in the budget's room for that (fds.h); up
+	 * and marked as the kept ones are (a program's closefrom may run
+	 * meanwhile). */
+	if (!fds_spare(2, 1))
+		return 0;
+	e = errno;
+	s->proc_fd = open_proc(s->tid, "syscall");
+	s->sched_fd = s->proc_fd < 0 ? -1 : open_proc(s->tid, "schedstat");
+	n = s->proc_fd < 0 || s->sched_fd < 0 ? 0 : sample_blocked_files(s, flags);
+	fds_close(s->proc_fd);
+	fds_close(s->sched_fd);
+	s->proc_fd = s->sched_fd = WT_FILES_EACH_LOOK;
+	errno = e;
 	return n;
 }
 

@@ -21,9 +21,14 @@ int wt_running(void);
  * program's code runs: once the program changes its user (a daemon's
  * setuid), the process is not dumpable and its files are root's, 0400;
  * opened later, they failed and its blocked time went unsampled, nothing
- * said.  One that cannot be opened is not tried again (-2).
+ * said.  One that cannot be opened is not tried again (-2).  Past the
+ * collectors' descriptor budget (fds.h), a thread keeps none open: the
+ * watcher opens them for each look it takes, and closes them after
+ * (WT_FILES_EACH_LOOK in proc_fd and sched_fd), in the budget's room
+ * kept for that.
  */
 void wt_thread_files(struct cp_slot *s);
+#define WT_FILES_EACH_LOOK (-3)
 /* In a forked child: the watcher did not come along; start another. */
 void wt_after_fork(void);
 

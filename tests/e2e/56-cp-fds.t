@@ -11,8 +11,15 @@
 # closed its event's number, by then the program's file (one of its 700
 # writes failed).  Now close() says EBADF on them, as if they were not
 # open, and the ranges skip them (runtime/common/fds.c).
+#
+# And they leave the program its descriptors: each sampled thread took one
+# for its CPU clock (four with -e real), out of the program's limit, and a
+# program with many threads ran out (1,000 threads opening a file each
+# under ulimit -n 1024: 984 opens failed).  The collectors now keep to an
+# eighth of the limit; past it a thread's CPU clock is a timer and the
+# watcher opens a thread's /proc files for each look (fds.h).
 . "$(dirname "$0")/../lib.sh"
-plan 11
+plan 16
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
 cat > fds.c <<'CEOF'
@@ -54,6 +61,44 @@ for how in closefrom close_range close; do
 	ok $(awk -v n="${n:-0}" -v b="${burn:-0}" 'BEGIN { exit !(n >= 200 && b >= 0.9) }'; echo $?) \
 		"$how: sampled to the end: $n samples (0.3 s of CPU at 1 ms: >= 200), burn() $burn of them (>= 0.9)"
 done
+
+# Seven eighths of the limit are the program's: as many threads as that,
+# each holding a file (under 1024), and as many files while a thread naps
+# (under 64, where the budget is 8: the napper's /proc files are opened
+# for each look, and its blocked time is still sampled by its stack).
+cc -O1 -g -pthread -o fdlimit "$TOP/tests/progs/cp_fdlimit.c" || exit 1
+(
+	ulimit -n 1024 || exit 1
+	have=$(./fdlimit count)
+	n=$((896 - have))
+	./fdlimit threads $n > lim.bare 2>&1
+	echo "$? $n" > lim.n
+	"$CPPROF" record -o lim.data ./fdlimit threads $n > lim.out 2>&1
+	echo $? >> lim.n
+)
+set -- $(cat lim.n)
+is "$1/$(cat lim.bare)" "0/0 EMFILE, 0 other" "$2 threads holding a file each under ulimit -n 1024: none fails bare"
+is "$3/$(cat lim.out)" "0/0 EMFILE, 0 other" \
+	"$2 threads under cpprof: none fails either (392 failed before), nothing more said"
+nthr=$("$CPPROF" -c "threshold 0; threads" ./fdlimit lim.data 2>&1 | grep -c '^0\.')
+ok $([ "${nthr:-0}" -ge 250 ]; echo $?) \
+	"the threads' CPU time sampled past the budget too, by timers: $nthr threads have samples (>= 250; 123 have a perf event; ~3 ms of CPU each)"
+(
+	ulimit -n 64 || exit 1
+	have=$(./fdlimit count)
+	n=$((56 - have))
+	./fdlimit files $n > fil.bare 2>&1
+	echo "$? $n" > fil.n
+	"$CPPROF" record -e real -o fil.data ./fdlimit files $n > fil.out 2>&1
+	echo $? >> fil.n
+)
+set -- $(cat fil.n)
+is "$1/$(cat fil.bare)/$3/$(cat fil.out)" "0/0 EMFILE, 0 other/0/0 EMFILE, 0 other" \
+	"$2 files under ulimit -n 64, bare and under cpprof -e real: none fails"
+prof=$("$CPPROF" -c function ./fdlimit fil.data 2>&1)
+nap=$(printf '%s\n' "$prof" | awk '$2 == "nap" { print $1 }')
+ok $(awk -v b="${nap:-0}" 'BEGIN { exit !(b >= 0.3 && b <= 0.7) }'; echo $?) \
+	"the napper's blocked time sampled by its stack, its files opened for each look: nap() ${nap:-0} of real time (0.5: 0.3 to 0.7)"
 
 # Python: os.closerange(3, 4096), then 0.3 s of work.
 PY=/usr/bin/python3

@@ -1,0 +1,124 @@
+/*
+ * cp_fdlimit.c - a program that uses most of its descriptor limit, for
+ * 56-cp-fds.t: cpprof's descriptors must not make its opens fail.
+ *
+ * cp_fdlimit threads N: N threads, each opens /dev/null and holds it
+ * until all have tried (a barrier), burning a little CPU first.
+ * cp_fdlimit files N: a thread naps 0.3 s in nap() while the main thread
+ * opens N files and holds them until it wakes.
+ * Prints how many opens failed with EMFILE, and with another error.
+ * cp_fdlimit count: prints how many descriptors it has open below its
+ * limit as it starts (those it inherits), so that the test knows how many
+ * more make seven eighths of it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+static pthread_barrier_t bar;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static int emfile, other;
+static volatile unsigned long sink;
+
+static int open_one(void)
+{
+	int fd = open("/dev/null", O_RDONLY);
+
+	if (fd < 0) {
+		pthread_mutex_lock(&mu);
+		if (errno == EMFILE)
+			emfile++;
+		else
+			other++;
+		pthread_mutex_unlock(&mu);
+	}
+	return fd;
+}
+
+static void *holder(void *a)
+{
+	int fd = open_one();
+
+	(void)a;
+	for (unsigned long i = 0; i < 1000000; i++)
+		sink += i;
+	pthread_barrier_wait(&bar);
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+__attribute__((noinline)) static void nap(void)
+{
+	struct timespec ts = { 0, 300000000 };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static void *napper(void *a)
+{
+	(void)a;
+	pthread_barrier_wait(&bar);
+	nap();
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	int n = argc > 2 ? atoi(argv[2]) : 0;
+	pthread_attr_t at;
+
+	if (argc > 1 && !strcmp(argv[1], "count")) {
+		struct rlimit r;
+		int k = 0;
+
+		getrlimit(RLIMIT_NOFILE, &r);
+		for (int fd = 0; fd < (int)r.rlim_cur; fd++)
+			k += fcntl(fd, F_GETFD) >= 0;
+		printf("%d\n", k);
+		return 0;
+	}
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, 256 << 10);
+	if (argc > 2 && !strcmp(argv[1], "threads")) {
+		pthread_t *t = calloc((size_t)n, sizeof *t);
+
+		pthread_barrier_init(&bar, NULL, (unsigned)n + 1);
+		for (int i = 0; i < n; i++)
+			if (pthread_create(&t[i], &at, holder, NULL)) {
+				perror("pthread_create");
+				return 1;
+			}
+		pthread_barrier_wait(&bar);
+		for (int i = 0; i < n; i++)
+			pthread_join(t[i], NULL);
+	} else if (argc > 2 && !strcmp(argv[1], "files")) {
+		pthread_t t;
+		int *fds = calloc((size_t)n, sizeof *fds);
+
+		pthread_barrier_init(&bar, NULL, 2);
+		if (pthread_create(&t, &at, napper, NULL)) {
+			perror("pthread_create");
+			return 1;
+		}
+		pthread_barrier_wait(&bar);
+		for (int i = 0; i < n; i++)
+			fds[i] = open_one();
+		pthread_join(t, NULL);
+		for (int i = 0; i < n; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+	} else {
+		fprintf(stderr, "usage: cp_fdlimit threads|files N, or count\n");
+		return 2;
+	}
+	printf("%d EMFILE, %d other\n", emfile, other);
+	return 0;
+}

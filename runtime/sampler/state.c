@@ -67,21 +67,48 @@ void cp_warn(const char *a, const char *b, const char *c)
 	outfile_say(line, n);
 }
 
-uint64_t cp_draw(struct cp_thread *t, uint64_t mean)
+/* 53 random bits: xorshift64*, per thread, so no shared state in the
+ * handler. */
+static uint64_t rand53(struct cp_thread *t)
 {
-	uint64_t x, half;
+	uint64_t x = t->rng;
 
-	if (!cp.random || mean < 2)
-		return mean;
-	/* xorshift64*: per thread, so no shared state in the handler. */
-	x = t->rng;
 	x ^= x >> 12;
 	x ^= x << 25;
 	x ^= x >> 27;
 	t->rng = x;
-	x *= 0x2545f4914f6cdd1dull;
+	return x * 0x2545f4914f6cdd1dull >> 11;
+}
+
+uint64_t cp_draw(struct cp_thread *t, uint64_t mean)
+{
+	uint64_t half;
+
+	if (!cp.random || mean < 2)
+		return mean;
 	half = mean / 2;
-	return mean - half + (x >> 11) % (2 * half + 1);
+	return mean - half + rand53(t) % (2 * half + 1);
+}
+
+uint64_t cp_draw_first(struct cp_thread *t, uint64_t mean)
+{
+	uint64_t half, a, b, x;
+
+	if (!cp.random || mean < 2)
+		return mean;
+	/* The equilibrium density of an interval uniform on [m/2, 3m/2] is
+	 * (1 - F(x))/m: flat 1/m on [0, m/2) (half the mass), then falling
+	 * linearly to 0 at 3m/2, a triangle: m/2 plus the smaller of two
+	 * uniform draws on [0, m). */
+	half = mean / 2;
+	if (rand53(t) & 1)
+		x = rand53(t) % (half + 1);
+	else {
+		a = rand53(t) % mean;
+		b = rand53(t) % mean;
+		x = half + (a < b ? a : b);
+	}
+	return x ? x : 1;
 }
 
 uint64_t cp_credit(struct cp_thread *t, int r, uint64_t consumed)

@@ -100,7 +100,7 @@ static int clock_timer(struct cp_thread *t, struct cp_rstate *s)
 {
 	struct sigevent ev;
 	struct itimerspec it;
-	uint64_t first = cp_draw(t, cp.clock_interval);
+	uint64_t first = cp_draw_first(t, cp.clock_interval);
 
 	memset(&ev, 0, sizeof ev);
 	ev.sigev_notify = SIGEV_THREAD_ID;
@@ -178,8 +178,12 @@ static void setup_events(struct cp_thread *t)
 		t->r[r].early = 0;
 		t->r[r].consumed = t->r[r].samples = 0;
 		t->r[r].next = cp.col[r] >= 0 || (r == RES_CPU && cp.clock_needed)
-				       ? cp_draw(t, cp.interval[r])
+				       ? cp_draw_first(t, cp.interval[r])
 				       : UINT64_MAX;
+		/* The kernel's period is the first boundary's, which may be
+		 * short: redrawn at the first overflow (sampler.c's rearm; the
+		 * task-clock's is the next boundary's at every overflow). */
+		t->r[r].samples = 7;
 	}
 	t->nsys = 0;
 	if (cp.clock_needed) {
@@ -216,7 +220,7 @@ static void setup_events(struct cp_thread *t)
 			if (rc < 0)
 				cp_warn(ri->name, ": perf_event_open failed in a thread: ", strerror(-rc));
 		} else if (ri->how == RES_HOW_RING && t->slot) {
-			uint64_t first = cp_draw(t, cp.interval[r]);
+			uint64_t first = cp_draw_first(t, cp.interval[r]);
 			rc = pf_open_ring(&t->slot->ring, t->tid, ri->perf_type, ri->perf_config, first,
 					  PF_STACK_COPY);
 			if (rc < 0)

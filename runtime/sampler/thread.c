@@ -374,11 +374,19 @@ void th_after_fork(void)
 	int was = t->ready;
 
 	t->ready = 0;
-	/* Inherited descriptors count the parent's threads: close them. */
+	/* Inherited descriptors count the parent's threads: close them, the
+	 * other threads' events too (their state is still in the child's
+	 * memory, as they left it; a child of a program with many threads
+	 * held all their events, and then took its own thread's clock out of
+	 * a budget they used up). */
 	for (int i = 0; i < th_nslots; i++) {
 		struct cp_slot *s = &th_slots[i];
 		if (s->state == TH_FREE)
 			continue;
+		if (s->state == TH_LIVE && s->self && s->self != t)
+			for (int r = 0; r < RES_N; r++)
+				if (s->self->r[r].fd >= 0)
+					fds_close(s->self->r[r].fd);
 		pf_close_ring(&s->ring);
 		pf_close_ring(&s->regs);
 		if (s->proc_fd >= 0)

@@ -4,7 +4,7 @@
 # A program with a SIGPROF profiler of its own keeps it, and gets none of
 # the sampler's signals.
 . "$(dirname "$0")/../lib.sh"
-plan 14
+plan 16
 CPPROF=$B/bin/cpprof
 cc -O2 -g -pthread -o "$T/cp_threads" "$TOP/tests/progs/cp_threads.c" || exit 1
 cc -O2 -g -o "$T/cp_fork" "$TOP/tests/progs/cp_fork.c" || exit 1
@@ -30,6 +30,14 @@ cpu=$("$CPPROF" record -o sh.data ./short short 100 | awk '{ print $2 }')
 n=$("$CPPROF" -c function ./short sh.data | awk '/ samples, sampled every / { print $1 }')
 ok $(awk -v n="${n:-0}" -v c="${cpu:-0}" 'BEGIN { exit !(c > 0 && n / c >= 0.85 && n / c <= 1.15) }'; echo $?) \
 	"100 threads of ~3 ms each: $n samples at 1 ms for ${cpu:-?} ms of CPU (0.85 to 1.15 of it)"
+
+# A child forked by a program with 20 threads holds its own thread's
+# events only: it held every thread's (21 perf events; 22 with -e real).
+cc -O1 -g -pthread -o forkfds "$TOP/tests/progs/cp_forkfds.c" || exit 1
+is "$("$CPPROF" record -o ff.data ./forkfds)" "child: 1 perf events" \
+	"a child of 20 threads: its own CPU clock only, not theirs"
+is "$("$CPPROF" record -e real -o ffr.data ./forkfds)" "child: 2 perf events" \
+	"and with -e real, its clock and its registers ring"
 
 child=$("$CPPROF" record -o fk.data ./cp_fork)
 is "$(ls fk.data*)" "$(printf 'fk.data\nfk.data.%s' "$child")" "fork: the child writes FILE.PID"

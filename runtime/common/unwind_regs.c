@@ -250,10 +250,18 @@ static int walk_regs(uintptr_t pc, uintptr_t sp, uintptr_t bp, int bp_known, uin
 			goto stop;
 		if (R_RBP_SAVED(r)) {
 			uintptr_t slot = cfa + (uintptr_t)R_RBP_OFF(r);
-			if (slot < sp || slot + 8 > hi || (slot & 7))
+			/* The interrupted frame in its epilogue, past its pop
+			 * of rbp (GCC's rows still say where it was saved):
+			 * the register holds the caller's value again.  Such
+			 * samples lost every caller (pigz: 1.3% of them). */
+			if (slot < sp && n == 1)
+				;
+			else if (slot < sp || slot + 8 > hi || (slot & 7))
 				goto stop;
-			bp = *(const uintptr_t *)(slot + (uintptr_t)delta);
-			bp_known = 1;
+			else {
+				bp = *(const uintptr_t *)(slot + (uintptr_t)delta);
+				bp_known = 1;
+			}
 		}
 		pc = *(const uint64_t *)(cfa - 8 + (uintptr_t)delta);
 		sp = cfa;

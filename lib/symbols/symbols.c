@@ -47,6 +47,7 @@
 #include <errno.h>
 #include <libiberty/demangle.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -542,8 +543,72 @@ static int get_scopes(struct sym_img *m, uint64_t pc, Dwarf_Die *out, Dwarf_Die 
  * clock_gettime is spent in one), so that its addresses count as one
  * function rather than one line each.  0 if the CFI does not cover pc.
  */
+/* m's .eh_frame_hdr table (PT_GNU_EH_FRAME), if it has the usual one:
+ * version 1, 4-byte frame pointer and count, datarel sdata4 pairs. */
+static void eh_load(struct sym_img *m)
+{
+	GElf_Addr bias;
+	Elf *e = dwfl_module_getelf(m->dwmod, &bias);
+	size_t np = 0;
+
+	if (!e || elf_getphdrnum(e, &np) != 0)
+		return;
+	for (size_t i = 0; i < np; i++) {
+		GElf_Phdr ph;
+		Elf_Data *d;
+		const unsigned char *p;
+		uint32_t n;
+
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_GNU_EH_FRAME)
+			continue;
+		d = elf_getdata_rawchunk(e, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_BYTE);
+		if (!d || !d->d_buf || d->d_size < 12)
+			return;
+		p = d->d_buf;
+		if (p[0] != 1 || p[3] != 0x3b || ((p[1] & 0x0f) != 0x03 && (p[1] & 0x0f) != 0x0b) ||
+		    (p[2] != 0x03 && p[2] != 0x0b))
+			return;
+		memcpy(&n, p + 8, 4);
+		if (n > (d->d_size - 12) / 8)
+			return;
+		m->ehtab = p + 12;
+		m->ehn = n;
+		m->ehvaddr = ph.p_vaddr;
+		return;
+	}
+}
+
+/* The start of the FDE that covers ELF address v, by the table: the
+ * greatest start at or below v (FDEs do not overlap); 0 if none. */
+static int eh_entry(struct sym_img *m, uint64_t v, uint64_t *entry)
+{
+	size_t lo = 0, hi;
+	int32_t off;
+
+	if (!m->eh_loaded) {
+		m->eh_loaded = 1;
+		eh_load(m);
+	}
+	hi = m->ehn;
+	while (lo < hi) { /* the first start above v */
+		size_t mid = lo + (hi - lo) / 2;
+
+		memcpy(&off, m->ehtab + 8 * mid, 4);
+		if (m->ehvaddr + (uint64_t)(int64_t)off <= v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return 0;
+	memcpy(&off, m->ehtab + 8 * (lo - 1), 4);
+	*entry = m->ehvaddr + (uint64_t)(int64_t)off;
+	return 1;
+}
+
 static int cfi_entry(struct sym_img *m, uint64_t pc, uint64_t *entry)
 {
+	uint64_t fde;
 	Dwarf_Addr bias = 0, lo, hi;
 	Dwarf_CFI *cfi = dwfl_module_eh_cfi(m->dwmod, &bias);
 	Dwarf_Frame *fr = NULL;
@@ -553,8 +618,11 @@ static int cfi_entry(struct sym_img *m, uint64_t pc, uint64_t *entry)
 		cfi = dwfl_module_dwarf_cfi(m->dwmod, &bias);
 	if (!cfi || pc < bias || dwarf_cfi_addrframe(cfi, pc - bias, &fr) != 0)
 		return 0;
+	/* The row's range, which is the function's only where it has one
+	 * row: the start of its FDE, from .eh_frame_hdr's table, where that
+	 * agrees (perl's nameless functions came out as a name per row). */
 	if (dwarf_frame_info(fr, &lo, &hi, NULL) >= 0 && lo <= pc - bias && pc - bias < hi) {
-		*entry = lo + bias;
+		*entry = (eh_entry(m, pc - bias, &fde) && fde <= lo ? fde : lo) + bias;
 		found = 1;
 	}
 	free(fr);

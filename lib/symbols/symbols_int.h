@@ -54,6 +54,12 @@ struct sym_img {
 	size_t nsyms;
 	int syms_loaded;
 	int own_types;             /* the program's own code: walk its types */
+	/* .eh_frame_hdr's table of FDE starts (symbols.c's eh_entry):
+	 * ehn pairs of 32-bit offsets from ehvaddr, loaded on first use. */
+	const unsigned char *ehtab;
+	size_t ehn;
+	uint64_t ehvaddr;
+	int eh_loaded;
 };
 
 struct sym_mod {

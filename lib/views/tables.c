@@ -79,6 +79,13 @@ void tables_rule(FILE *out, const char *title)
 	fprintf(out, "\n--------- %s ---------\n\n", title);
 }
 
+int tables_snapshot(const struct profile *p)
+{
+	const char *r = reader_info(p, "reason");
+
+	return r && !strcmp(r, "snapshot");
+}
+
 void tables_run(FILE *out, const struct profile *p)
 {
 	const char *cmd = reader_info(p, "cmdline"), *pid = reader_info(p, "pid");
@@ -91,6 +98,8 @@ void tables_run(FILE *out, const struct profile *p)
 		fputs("; ", out);
 		escape_put(out, ended);
 	}
+	if (tables_snapshot(p))
+		fputs("; a snapshot: the program was still running", out);
 	if (reader_sampled(p))
 		fprintf(out, "; sampled every %" PRIu64 " bytes: estimates", reader_sampled(p));
 	fputc(')', out);
@@ -621,7 +630,9 @@ static void table_leaks(FILE *out, const struct model *m, const struct profile *
 	double th = tables_threshold(o->verbosity);
 
 	chains_group(&ch, m, o, CHAINS_KEPT);
-	tables_rule(out, "MEMORY LEAKS");
+	/* A snapshot's kept objects are what was live then, not leaks. */
+	tables_rule(out, tables_snapshot(p) ? "LIVE AT THE SNAPSHOT (not leaks: the program went on)"
+					    : "MEMORY LEAKS");
 	leak_summary(out, m, p);
 	fprintf(out, "   kept bytes  (%%)%s    allocs        bytes  (%%)     frees        bytes  (%%)  path\n",
 		m->has_scan ? "       lost   indirect   possible  reachable" : "");
@@ -662,7 +673,14 @@ static void table_leaks(FILE *out, const struct model *m, const struct profile *
 	}
 	if (hidden)
 		fprintf(out, "  (%zu smaller leaks not shown; -verbose shows every chain)\n", hidden);
-	if (tot_kept == 0)
+	/* A sampled profile knows only its samples: a leak smaller than
+	 * the interval may have none. */
+	if (tot_kept == 0 && reader_sampled(p))
+		fprintf(out, "  (no sampled allocation is kept: a leak of fewer bytes than the "
+			     "sampling interval may have no sample)\n");
+	else if (tot_kept == 0 && tables_snapshot(p))
+		fprintf(out, "  (nothing was live)\n");
+	else if (tot_kept == 0)
 		fprintf(out, "  (no memory leaks: every allocated byte was freed)\n");
 	chains_release(&ch);
 }
@@ -674,7 +692,8 @@ static void table_leaks(FILE *out, const struct model *m, const struct profile *
  * out.  Chains, not functions: a peak is what a path of calls held, as a
  * leak is, and the same -depth groups them.
  */
-static void table_peak(FILE *out, const struct model *m, const struct tables_opts *o)
+static void table_peak(FILE *out, const struct model *m, const struct profile *p,
+		       const struct tables_opts *o)
 {
 	struct chains ch;
 	size_t hidden = 0;
@@ -698,7 +717,9 @@ static void table_peak(FILE *out, const struct model *m, const struct tables_opt
 	}
 	if (hidden)
 		fprintf(out, "  (%zu smaller chains not shown; -verbose shows every chain)\n", hidden);
-	if (peak == 0)
+	if (peak == 0 && reader_sampled(p))
+		fprintf(out, "  (no sampled allocation was live at the peak)\n");
+	else if (peak == 0)
 		fprintf(out, "  (no peak: nothing was live)\n");
 	chains_release(&ch);
 }
@@ -825,12 +846,15 @@ void tables_print(FILE *out, const struct model *m, const struct callgraph *g,
 		fprintf(out, "  (one allocation sampled, with its stack, in every %" PRIu64
 			     " bytes allocated on average; exact totals: %s allocations of %s bytes)\n",
 			reader_sampled(p), a ? a : "?", b ? b : "?");
+		if (model_allocs(m->tot) == 0)
+			fprintf(out, "  (no allocation was sampled: run without --sample, or with "
+				     "fewer BYTES, for tables of this program)\n");
 	}
 	table_bins(out, m, p, s, o);
 	if (o->leaktable)
 		table_leaks(out, m, p, o);
 	if (o->peaktable && m->has_peak)
-		table_peak(out, m, o);
+		table_peak(out, m, p, o);
 	table_direct(out, m, g);
 	tables_cg_print(out, m, g, " s  m  l  x", 0);
 }

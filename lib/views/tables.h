@@ -110,8 +110,11 @@ void tables_cg_print(FILE *out, const struct model *m, const struct callgraph *g
 
 /* A table's title: "--------- title ---------" between blank lines. */
 void tables_rule(FILE *out, const char *title);
+/* Whether p is a running process's snapshot (INFO reason snapshot). */
+int tables_snapshot(const struct profile *p);
 /* The run a header is about: "CMDLINE (pid PID)" from p's INFO, escaped
- * (the command line may hold any byte). */
+ * (the command line may hold any byte); how it ended, or that it is a
+ * snapshot; and whether its figures are a sampled profile's estimates. */
 void tables_run(FILE *out, const struct profile *p);
 
 #endif

@@ -9,7 +9,7 @@
 # views and pprof say the figures are estimates; the keep holds a sampled
 # profile too.
 . "$(dirname "$0")/../lib.sh"
-plan 18
+plan 19
 cd "$T" || exit 1
 
 cc -g -O1 -pthread -o share "$TOP/tests/progs/sample_share.c" || exit 1
@@ -57,6 +57,15 @@ like "$first" "^mprof: ./share \(pid [0-9]+; sampled every 524288 bytes: estimat
 	"the tables' first line: sampled, estimates"
 like "$first" "exact totals: $(info exact.data allocs) allocations of $(info exact.data bytes) bytes\)$" \
 	"... and the second, the exact totals"
+# A run with no sample makes no claim the samples cannot back: it said
+# "no memory leaks: every allocated byte was freed" and "no peak: nothing
+# was live" of gcc's 165,560 bytes kept.
+"$MPROF" run --sample 524288 -o none.data /bin/sh -c 'exit 0' || exit 1
+none=$("$MPROF" none.data 2>&1)
+is "$(printf '%s\n' "$none" | grep -c -e 'no allocation was sampled: run without --sample' \
+	-e 'no sampled allocation is kept: a leak of fewer bytes' -e 'no sampled allocation was live at the peak' \
+	-e 'every allocated byte was freed' -e 'nothing was live')" 3 \
+	"no sample: the tables say so, not that nothing leaked or was live"
 "$MPROF" export --format pprof -o s.pb.gz ./share s1.data
 raw=$("$B/tools/pprof" -raw s.pb.gz 2>&1)
 like "$raw" "^Period: 524288$" "pprof: the sampling period"

@@ -5,7 +5,7 @@
 # Go's heap profile endpoint does.  Files numbered FILE.snapshot.N, each
 # read by the tables and every export; sampled or exact.
 . "$(dirname "$0")/../lib.sh"
-plan 15
+plan 17
 cd "$T" || exit 1
 cc -g -O0 -o server "$TOP/tests/progs/rt_server.c" || exit 1
 
@@ -48,6 +48,11 @@ is "$(calls s.data.snapshot.2 grow_a)/$(calls s.data.snapshot.2 grow_b)" "1000/2
 is "$(info s.data.snapshot.2 reason)/$(info s.data.snapshot.2 pid)/$(info s.data reason)" "snapshot/$pid/exit" \
 	"INFO reason snapshot; the process's own file at its exit"
 is "$(calls s.data grow_b)" 2000 "the file at exit is whole"
+tab=$("$MPROF" ./server s.data.snapshot.2 2>&1)
+like "$tab" "^mprof: .*; a snapshot: the program was still running\)" \
+	"the tables' first line says it is a snapshot"
+like "$tab" "^--------- LIVE AT THE SNAPSHOT \(not leaks: the program went on\) ---------$" \
+	"and what it kept is what was live then, not leaks"
 for f in folded pprof html; do
 	"$MPROF" export --format $f -o e.$f ./server s.data.snapshot.2 2> eerr
 	is "$?/$(cat eerr)" "0/" "export --format $f reads a snapshot"

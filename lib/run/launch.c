@@ -265,6 +265,34 @@ done:
 	return rc;
 }
 
+/* Whether ELF e exports a definition of malloc (.dynsym): an allocator
+ * linked into the program, which takes the calls the preload would. */
+static int defines_malloc(Elf *e)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+			    GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+				continue;
+			name = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (name && !strcmp(name, "malloc"))
+				return 1;
+		}
+	}
+	return 0;
+}
+
 /*
  * Why the program's runtime never started, for a program the loader runs
  * without the preload: statically linked (no PT_INTERP: no loader), or
@@ -323,6 +351,15 @@ static const char *why_unloaded(const char *name, const struct launch *l, char *
 				if (gelf_getphdr(e, (int)i, &p) && p.p_type == PT_INTERP)
 					interp = 1;
 			}
+		if (elf && interp && !strcmp(l->lib_name, "libmprof.so") && defines_malloc(e)) {
+			elf_end(e);
+			close(fd);
+			snprintf(buf, len,
+				 "%s defines malloc itself (an allocator linked into it): no allocation "
+				 "reaches %s",
+				 path, l->lib_name);
+			return buf;
+		}
 		if (e)
 			elf_end(e);
 		if (elf && !interp) {

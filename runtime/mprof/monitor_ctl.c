@@ -5,6 +5,7 @@
  * autosave), the API's mon_set_autosave, mon_stop and mon_restart, fork,
  * and the constructor and destructor that save at exit.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -235,6 +236,33 @@ static void keep_start(void)
 		keep_counter(format_mprof_counter_names[i], format_mprof_counter_units[i]);
 }
 
+/*
+ * A program that defines malloc itself (an allocator linked into it, as
+ * rustup's rustc links jemalloc; or another preload before this one)
+ * takes every call to it, libc's too: the monitor sees none and writes
+ * nothing.  Said once, at start, naming the object that has it (under
+ * cargo, the rustc processes left no profile and said nothing).  A
+ * program linked with libmprof and run preloaded too has the linked
+ * monitor's malloc: that one records (18-rt-double.t), and this says so
+ * as well, as it cannot tell a monitor from another allocator.
+ */
+static void foreign_malloc(void)
+{
+	static const char pre[] = "mprof: ",
+			  post[] = " has a malloc of its own (an allocator, or a monitor, linked "
+				   "into it): this monitor sees no allocation and writes no profile\n";
+	Dl_info a, b;
+	void *m = dlsym(RTLD_DEFAULT, "malloc");
+	const char *who;
+
+	if (!m || !dladdr(m, &a) || !dladdr((void *)foreign_malloc, &b) || a.dli_fbase == b.dli_fbase)
+		return;
+	who = a.dli_fname && *a.dli_fname ? a.dli_fname : "the program";
+	outfile_say(pre, sizeof pre - 1);
+	outfile_say(who, strlen(who));
+	outfile_say(post, sizeof post - 1);
+}
+
 void mon_init(void)
 {
 	int expect = MON_UNINIT, g = mon_guard, e = errno;
@@ -244,6 +272,7 @@ void mon_init(void)
 		return;
 	mon_guard = 1;
 	if (!real_init()) {
+		foreign_malloc();
 		__atomic_store_n(&mon.state, MON_OFF, __ATOMIC_RELEASE);
 		mon_dispatch();
 		mon_guard = g;
@@ -626,6 +655,7 @@ static void fork_child(void)
 __attribute__((constructor(101))) static void mon_ctor(void)
 {
 	int g = api_enter();
+
 
 	/* Before the interpreter starts (python.h): the exact monitor in a
 	 * process that is not a Lisp one. */

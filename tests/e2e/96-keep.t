@@ -9,7 +9,7 @@
 # void).  A program that wrecks its own keep never crashes the launcher,
 # and what it writes reads or is refused in one line.
 . "$(dirname "$0")/../lib.sh"
-plan 89
+plan 91
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 cd "$T" || exit 1
@@ -256,6 +256,16 @@ cc -static -o st st.c || fail "no static libc (libc6-dev) to link with"
 "$MPROF" run -o s.data ./st 2> err
 is "$?/$(cat err)" "4/mprof: run: ./st wrote no profile to $T/s.data (./st is statically linked: no loader runs to preload libmprof.so (link it with libmprof.a))" \
 	"a static program: said so"
+# A program with an allocator of its own linked in (rustup's rustc links
+# jemalloc): its malloc takes every call, and the monitor sees none.  The
+# runtime says so itself (a child under cargo said nothing), and the
+# launcher gave a false reason ("libmprof.so was not loaded").
+cc -O1 -o own "$TOP/tests/progs/rt_ownmalloc.c" || exit 1
+out=$("$MPROF" run -o own.data ./own 2> err)
+is "$?/$out/$(ls own.data* 2>/dev/null)" "3/its own malloc/" "a program with its own malloc: runs as bare, no profile"
+is "$(cat err)" "mprof: ./own has a malloc of its own (an allocator, or a monitor, linked into it): this monitor sees no allocation and writes no profile
+mprof: run: ./own wrote no profile to $T/own.data (./own defines malloc itself (an allocator linked into it): no allocation reaches libmprof.so)" \
+	"... and the runtime and the launcher say why"
 # (Where another user can reach it: mprof, its library and the program.)
 W=$(mktemp -d /tmp/mprof-suid.XXXXXX) && chmod 755 "$W" && mkdir "$W/bin" "$W/lib" &&
 	mkdir -m 777 "$W/out" && cp "$MPROF" "$W/bin/" && cp "$LIBMPROF/libmprof.so" "$W/lib/" &&

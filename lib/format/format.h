@@ -180,8 +180,8 @@ static inline uint32_t format_bin_index(uint64_t size)
  * MPROF_NCOUNTERS.  Then the live bytes and objects the stack held when
  * the heap was at its peak (runtime/mprof/peak.h): the monitor writes them
  * since issue 15; a file from before has none, and readers do without.
- * Then the stack's temporary allocations, objects and bytes (freed by the
- * thread that made them with no other allocation of that thread between:
+ * Then the stack's temporary allocations, objects and bytes (freed, by
+ * free or a realloc, as the next event of the thread that made them:
  * heaptrack's definition), since issue 24; optional in the same way.
  * Then, only from a run whose objects were classified at exit
  * (MPROF_LEAKS=scan, runtime/mprof/leakscan.h), the bytes and objects the

@@ -39,8 +39,8 @@ struct writer_totals;
  * by side (allocs, bytes, frees, freed): an allocation and its free touch
  * one cache line, not two.  The file's order (format.h) is by kind.  Its
  * part of the peak follows (peak.h), on a line of its own, and on that
- * line its temporary allocations (issue 24: objects freed by the thread
- * that allocated them with no other allocation of that thread between,
+ * line its temporary allocations (issue 24: objects freed, by free or a
+ * realloc, as the next event of the thread that allocated them,
  * heaptrack's definition), objects and bytes: a free reads the line
  * anyway (peak_stale).
  */
@@ -90,7 +90,7 @@ struct blocks_thread {
 		uint64_t idx;
 	} cache[BLOCKS_CACHE_N];
 	const struct stacks_rec *last; /* the stack of the last allocation */
-	uintptr_t last_p; /* the last allocation's address, 0 once freed */
+	uintptr_t last_p; /* the last allocation's address, 0 after any free */
 	uint64_t last_n;  /* sampled: s_allocs when last_p was allocated */
 	struct blocks_counters *dir[BLOCKS_CTR_DIR]; /* stack index -> this thread's counters */
 	/* Per size bin, allocations and frees; bytes are those times the

@@ -194,7 +194,7 @@ static __attribute__((noinline)) void free_sample(void *p)
 
 	if (p && addrmap_recordable((uintptr_t)p) &&
 	    addrmap_take_sampled((uintptr_t)p, &idx, &size) && !mon_guard)
-		mon_sample_freed(p, idx, size, 1);
+		mon_sample_freed(p, idx, size);
 	REAL_FREE(p);
 }
 
@@ -407,7 +407,7 @@ static __attribute__((noinline)) void *sampled_realloc(void *p, size_t n,
 			addrmap_put((uintptr_t)p, idx, size); /* its slots were there */
 	} else {
 		if (found)
-			mon_sample_freed(p, idx, size, 0);
+			mon_sample_freed(p, idx, size);
 		sample_after(q, n, f0);
 	}
 	errno = e;

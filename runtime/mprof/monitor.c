@@ -116,8 +116,9 @@ int mon_enter_slow(int is_alloc)
 
 /*
  * Charge a free to the stack that allocated it.  tmp: 1 if it is a
- * temporary (the thread's last allocation, freed by the thread: blocks.h),
- * 0 if not, TEMP_CHECK (a constant) to tell here, for object p.
+ * temporary (the thread's last allocation, freed by the thread as its next
+ * event: blocks.h), 0 if not, TEMP_CHECK (a constant) to tell here, for
+ * object p (the caller then ends the run: t->last_p = 0).
  */
 #define TEMP_CHECK 2
 static inline __attribute__((always_inline)) void credit_free(struct blocks_thread *t, uint32_t idx, uint64_t size,
@@ -141,8 +142,6 @@ static inline __attribute__((always_inline)) void credit_free(struct blocks_thre
 	blocks_bump(&c[BLOCKS_CTR(MPROF_C_FREES, sc)], w);
 	blocks_bump(&c[BLOCKS_CTR(MPROF_C_FREED, sc)], w * size);
 	if (tmp == TEMP_CHECK ? t->last_p == p : tmp) {
-		if (tmp == TEMP_CHECK)
-			t->last_p = 0; /* no longer the last */
 		blocks_bump(&blocks_ctr_temp(c)[0], w);
 		blocks_bump(&blocks_ctr_temp(c)[1], w * size);
 	}
@@ -526,6 +525,11 @@ static inline __attribute__((always_inline)) void free_body(void *p)
 	int found = addrmap_take((uintptr_t)p, &idx, &size);
 
 	settle_free(t, e, found, idx, size, 1, TEMP_CHECK, (uintptr_t)p);
+	/* Any free ends the run: a temporary is freed by the thread's very
+	 * next event, as heaptrack counts them (a, b allocated, then a and
+	 * b freed: none). */
+	if (t)
+		t->last_p = 0;
 }
 
 /* malloc.c's free_on is its only caller: inlined there (loop: 9
@@ -673,7 +677,12 @@ void mon_realloc_freed(void *p, const struct mon_old *o)
 	uint64_t e;
 	struct blocks_thread *t = mon_self(&e);
 
-	settle_free(t, e, o->found, o->idx, o->size, 1, 0, 0);
+	/* A realloc frees, then allocates: the block it frees is a
+	 * temporary if it was the thread's last allocation (heaptrack:
+	 * malloc, realloc, realloc, free are three). */
+	settle_free(t, e, o->found, o->idx, o->size, 1, TEMP_CHECK, (uintptr_t)p);
+	if (t)
+		t->last_p = 0;
 }
 
 /* ---- the sampled monitor (sample.h) ---- */
@@ -717,7 +726,7 @@ out:
 	errno = er;
 }
 
-void mon_sample_freed(void *p, uint32_t idx, uint64_t size, int is_free)
+void mon_sample_freed(void *p, uint32_t idx, uint64_t size)
 {
 	int g = mon_guard, er = errno;
 	uint64_t e;
@@ -726,11 +735,13 @@ void mon_sample_freed(void *p, uint32_t idx, uint64_t size, int is_free)
 	mon_guard = 1;
 	t = mon_self(&e);
 	/* A temporary: the thread's last sample, with no allocation since
-	 * (the exact totals count every one). */
+	 * (the exact totals count every one), freed by free or realloc; a
+	 * free ends the run, as in the exact monitor (the frees of objects
+	 * not sampled are not seen). */
 	settle_free(t, e, 1, idx, size, sample_count(size, mon.sample, (uintptr_t)p),
-		    is_free && t && t->last_p == (uintptr_t)p && t->last_n == t->s_allocs &&
-			    (t->last_p = 0, 1),
-		    0);
+		    t && t->last_p == (uintptr_t)p && t->last_n == t->s_allocs, 0);
+	if (t)
+		t->last_p = 0;
 	mon_guard = g;
 	errno = er;
 }

@@ -183,8 +183,7 @@ uint64_t mon_now_ns(void);
  * errno as it was.
  */
 void mon_sample_alloc(void *p, size_t n, const struct unwind_frame0 *f0, int counted);
-/* is_free: by free (a temporary maybe), not by realloc (an object moved). */
-void mon_sample_freed(void *p, uint32_t idx, uint64_t size, int is_free);
+void mon_sample_freed(void *p, uint32_t idx, uint64_t size);
 
 /* The program calls _exit(status) (exit.c): save if that is for us. */
 void mon_exit_now(int status);

@@ -256,6 +256,35 @@ static int main_sampled(const struct model *m)
 	return 0;
 }
 
+/*
+ * A stripped program's main has no name: it is the function glibc's
+ * __libc_start_call_main (before 2.34, __libc_start_main) calls, whatever
+ * it is called (zstd+0x4f60).  That function's name, or NULL.
+ */
+static const char *main_by_caller(const struct model *m)
+{
+	int64_t a = strtab_find(m->fns, "__libc_start_call_main"),
+		b = strtab_find(m->fns, "__libc_start_main");
+
+	if (a < 0 && b < 0)
+		return NULL;
+	for (size_t r = 0; r < m->nruns; r++) {
+		size_t end = r + 1 < m->nruns ? m->runs[r + 1].first : m->nnodes;
+
+		for (size_t k = m->runs[r].first; k < end; k++) {
+			uint32_t caller = k == m->runs[r].first ? m->runs[r].parent : (uint32_t)(k - 1),
+				 fn;
+
+			if (caller == MODEL_NONE)
+				continue;
+			fn = m->sites[m->site[caller]].fn;
+			if ((a >= 0 && fn == (uint32_t)a) || (b >= 0 && fn == (uint32_t)b))
+				return strtab_get(m->fns, m->sites[m->site[k]].fn);
+		}
+	}
+	return NULL;
+}
+
 static uint8_t *root_set(struct session *s, const char *name)
 {
 	size_t n = nids(s), hits = 0;
@@ -875,6 +904,8 @@ int main(int argc, char **argv)
 		s.root = xstrdup("<module>");
 	else if (!s.m.lang && s.m.main_fn != MODEL_NONE && main_sampled(&s.m))
 		s.root = xstrdup("main");
+	else if (!s.m.lang && main_by_caller(&s.m))
+		s.root = xstrdup(main_by_caller(&s.m));
 	S = &s;
 
 	if (cmds) {

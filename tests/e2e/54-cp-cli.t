@@ -2,7 +2,7 @@
 # one line on stderr and exit status 2, before anything runs; --help is
 # the usage on standard output, exit 0 (issue 22, item 8).
 . "$(dirname "$0")/../lib.sh"
-plan 25
+plan 27
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
 
@@ -59,16 +59,29 @@ fi
 make -s -C "$TOP" install PREFIX="$T/inst" B="$B" > /dev/null 2>&1
 ok $([ -f "$T/inst/lib/libcpprof.so" ] && [ -f "$T/inst/share/man/man1/cpprof.1" ]; echo $?) "make install: libcpprof.so and cpprof.1"
 (cd "$T" && "$T/inst/bin/cpprof" record -e read-bytes:1 -o i.data cat /dev/null && [ -f i.data ]); ok $? "installed cpprof record finds its sampler (the data file is written)"
-# A stripped program: no stack passes through main.  down and up had no
-# default root but main (a name the model always knows) and printed an
-# empty profile, saying nothing; now they say so, with the outermost
-# functions to choose from, and exit 2 in batch mode.
+# A stripped program: main has no name.  down and up had no default root
+# but main (a name the model always knows) and printed an empty profile,
+# saying nothing.  Now the function glibc's __libc_start_call_main calls
+# is main, named or not; and where no stack shows it (no CFI to walk out
+# of the program's code), they say so, with the outermost functions to
+# choose from, and exit 2 in batch mode.
+cc -O1 -g -o epis "$TOP/tests/progs/cp_epilogue.c" && strip epis || exit 1
+"$CPPROF" record -o e.data ./epis > /dev/null
+"$CPPROF" -c down ./epis e.data > out 2> err
+first=$(sed -n 5p out)
+is "$?/$(cat err)/$(printf '%s' "$first" | sed 's/0x[0-9a-f]*/X/')" "0//1.00000 (epis+X) [$(sed -n 5p out | tr -d '[]' | awk '{ print $NF }')]" \
+	"stripped: down's root is main, named by the module and its entry"
+like "$(cat out)" '^0\.9[0-9]+ \(epis\+0x[0-9a-f]+ epis\+0x[0-9a-f]+ epis\+0x[0-9a-f]+\) ' \
+	"... from it, caller() and leaf(), most of the samples"
+cc -O1 -fno-asynchronous-unwind-tables -fno-unwind-tables -o nocfi "$TOP/tests/progs/cp_epilogue.c" &&
+	strip nocfi || exit 1
+"$CPPROF" record -o n.data ./nocfi > /dev/null
+"$CPPROF" -c down ./nocfi n.data > out 2> err
+is "$?/$(cat out)/$(wc -l < err)" "2//1" "no CFI: down with no main: nothing on stdout, one line, exit 2"
+like "$(cat err)" "^cpprof: no root function: no stack passes through main \(the outermost functions: nocfi\+0x.*\); give one" \
+	"no CFI: the line names the outermost functions"
 cc -O1 -pthread -o stripped "$TOP/tests/progs/cp_threads.c" && strip stripped || exit 1
 "$CPPROF" record -o s.data ./stripped > /dev/null
-"$CPPROF" -c down ./stripped s.data > out 2> err
-is "$?/$(cat out)/$(wc -l < err)" "2//1" "stripped: down with no main: nothing on stdout, one line, exit 2"
-like "$(cat err)" "^cpprof: no root function: no stack passes through main \(the outermost functions: .*(start_thread|clone).*\); give one" \
-	"stripped: the line names the outermost functions"
 "$CPPROF" -c 'down main' ./stripped s.data > out 2> err
 is "$?/$(cat err)" "2/cpprof: no function named 'main' in this profile" "stripped: down main: no such function, said"
 out=$("$CPPROF" -c 'down start_thread' ./stripped s.data)

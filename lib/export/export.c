@@ -235,6 +235,8 @@ int export_main(int argc, char **argv, const char *default_data)
 			counter = argv[++i];
 		} else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
 			out = argv[++i];
+			if (!strcmp(out, "-")) /* standard output, as without -o */
+				out = NULL;
 		} else if (!strcmp(argv[i], "--diff-base") && i + 1 < argc) {
 			base_path = argv[++i];
 		} else if (!strcmp(argv[i], "--full-names") || !strcmp(argv[i], "-full-names")) {

@@ -4,7 +4,7 @@
 # totals: mprof's allocations, bytes, bytes kept and peak; cpprof's samples times
 # the interval (nanoseconds); cfprof's exact calls, the program's own count.
 . "$(dirname "$0")/../lib.sh"
-plan 20
+plan 21
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 cd "$T" || exit 1
@@ -22,6 +22,9 @@ kept=$(printf '%s\n' "$head" | sed -n "$hd/\\3/p")
 peak=$(printf '%s\n' "$head" | sed -n "$hd/\\4/p")
 is "$("$MPROF" export --format folded ./widgets m.data | total)" "$kept" "mprof: inuse_space (the default) adds up to the bytes kept ($kept)"
 is "$("$MPROF" export --format folded --counter alloc_space ./widgets m.data | total)" "$bytes" "mprof: alloc_space adds up to the bytes allocated"
+# -o - is standard output, as without -o (it wrote a file named '-').
+is "$("$MPROF" export --format folded -o - ./widgets m.data | total)/$(ls -- - 2>/dev/null)" "$kept/" \
+	"-o -: standard output, no file named -"
 is "$("$MPROF" export --format folded --counter alloc_objects ./widgets m.data | total)" "$allocs" "mprof: alloc_objects adds up to the allocations"
 is "$("$MPROF" export --format folded --counter peak_space ./widgets m.data | total)" "$peak" "mprof: peak_space adds up to the peak ($peak)"
 ok $([ "$peak" -ge "$kept" ]; echo $?) "mprof: the peak ($peak) is no less than what is kept at the end"

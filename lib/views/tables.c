@@ -100,6 +100,12 @@ void tables_run(FILE *out, const struct profile *p)
 	}
 	if (tables_snapshot(p))
 		fputs("; a snapshot: the program was still running", out);
+	/* A merged file's INFO is its first run's: said, with how many. */
+	if (reader_info(p, "merged_files")) {
+		fputs("; ", out);
+		escape_put(out, reader_info(p, "merged_files"));
+		fputs(" runs merged: the first's command line and pid", out);
+	}
 	if (reader_sampled(p))
 		fprintf(out, "; sampled every %" PRIu64 " bytes: estimates", reader_sampled(p));
 	fputc(')', out);

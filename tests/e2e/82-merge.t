@@ -5,7 +5,7 @@
 # not written.  Peaks add up too: the merged "peak" is the runs' peaks'
 # sum (each run's is exact: widgets has one thread).
 . "$(dirname "$0")/../lib.sh"
-plan 10
+plan 11
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 cd "$T" || exit 1
@@ -21,6 +21,8 @@ peak1=$("$MPROF" ./widgets w1.data | sed -n '1s/.*, peak \([0-9]*\) bytes live$/
 is "$("$MPROF" ./widgets w.data | head -1 | sed 's/.*): //')" \
 	"30000 allocations of 6120000 bytes, 15279 frees of 3116916 bytes, 3003084 bytes kept, peak $((3 * peak1)) bytes live" \
 	"the merged profile's totals are three runs' (mprof's header)"
+like "$("$MPROF" ./widgets w.data | head -1)" '^mprof: \./widgets \(pid [0-9]+; 3 runs merged: the first.s command line and pid\): ' \
+	"and it says it is three runs merged (it gave the first's command line alone)"
 like "$("$MPROF" ./widgets w.data)" ' 30000 +make_widget$' "its stacks still name the functions (30000 calls of make_widget)"
 is "$("$MPROF" export --format folded --counter alloc_objects ./widgets w.data)" \
 	"$("$MPROF" export --format folded --counter alloc_objects ./widgets w1.data | awk '{ $NF = 3 * $NF; print }')" \

@@ -299,13 +299,103 @@ static int cmp_elf_sym(const void *a, const void *b)
 
 /* Load m's function symbols (symtab, else dynsym, from the file or its
  * separate debug info, as libdwfl picks them), sorted, one per address. */
+/* Section name of scn in e, or "". */
+static const char *scn_name(Elf *e, size_t shstrndx, Elf_Scn *scn, GElf_Shdr *sh)
+{
+	const char *n = gelf_getshdr(scn, sh) ? elf_strptr(e, shstrndx, sh->sh_name) : NULL;
+
+	return n ? n : "";
+}
+
+/*
+ * The PLT's stubs as symbols "name@plt", as objdump and perf name them
+ * (x86-64, GNU ld's layout: stub i of .plt.sec, or else stub i + 1 of
+ * .plt, for .rela.plt's relocation i), into syms from k on (room for at
+ * most max); the new k.  Else a sample in a stub was named after the
+ * sizeless symbol before the PLT (_init+5200).
+ */
+static size_t plt_syms(struct sym_img *m, struct elf_sym *syms, size_t k, size_t max)
+{
+	GElf_Addr bias;
+	Elf *e = dwfl_module_getelf(m->dwmod, &bias);
+	Elf_Scn *scn = NULL, *rela = NULL;
+	GElf_Shdr sh, rsh, dsh, plt = { 0 }, sec = { 0 };
+	size_t shstrndx, nrel, used = 0, room = 0;
+	Elf_Data *rd, *dd;
+	uint64_t base;
+
+	if (!e || elf_getshdrstrndx(e, &shstrndx) != 0)
+		return k;
+	while ((scn = elf_nextscn(e, scn))) {
+		const char *n = scn_name(e, shstrndx, scn, &sh);
+
+		if (!strcmp(n, ".plt"))
+			plt = sh;
+		else if (!strcmp(n, ".plt.sec"))
+			sec = sh;
+		else if (!strcmp(n, ".rela.plt") && sh.sh_type == SHT_RELA)
+			rela = scn;
+	}
+	if (!rela || !gelf_getshdr(rela, &rsh) || rsh.sh_entsize != sizeof(Elf64_Rela) ||
+	    !(rd = elf_getdata(rela, NULL)) || !gelf_getshdr(elf_getscn(e, rsh.sh_link), &dsh) ||
+	    !(dd = elf_getdata(elf_getscn(e, rsh.sh_link), NULL)))
+		return k;
+	base = sec.sh_size ? sec.sh_addr : plt.sh_addr + 16;
+	if (!sec.sh_size && !plt.sh_size)
+		return k;
+	nrel = rsh.sh_size / rsh.sh_entsize;
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < nrel && k < max; i++) {
+			GElf_Rela r;
+			GElf_Sym sym;
+			const char *name;
+			uint64_t at = base + 16 * i;
+
+			if (!gelf_getrela(rd, (int)i, &r) || !GELF_R_SYM(r.r_info) ||
+			    !gelf_getsym(dd, (int)GELF_R_SYM(r.r_info), &sym) ||
+			    !(name = elf_strptr(e, dsh.sh_link, sym.st_name)) || !name[0])
+				continue;
+			if (at + 16 > (sec.sh_size ? sec.sh_addr + sec.sh_size : plt.sh_addr + plt.sh_size))
+				break;
+			if (pass == 0) {
+				room += strlen(name) + 5;
+				continue;
+			}
+			snprintf(m->pltnames + used, room - used, "%s@plt", name);
+			syms[k].addr = at + bias;
+			syms[k].size = 16;
+			syms[k].name = m->pltnames + used;
+			syms[k].rank = 3;
+			used += strlen(name) + 5;
+			k++;
+		}
+		if (pass == 0 && (!room || !(m->pltnames = malloc(room))))
+			return k;
+	}
+	return k;
+}
+
 static void load_syms(struct sym_img *m)
 {
 	int n = dwfl_module_getsymtab(m->dwmod);
-	size_t k = 0;
+	size_t k = 0, nplt = 0;
+	GElf_Addr bias;
+	Elf *e = dwfl_module_getelf(m->dwmod, &bias);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
 
 	m->syms_loaded = 1;
-	if (n <= 1 || !(m->syms = malloc((size_t)n * sizeof(*m->syms))))
+	/* Room for the PLT's stubs: one a relocation of .rela.plt. */
+	if (e && elf_getshdrstrndx(e, &shstrndx) == 0)
+		while ((scn = elf_nextscn(e, scn))) {
+			GElf_Shdr sh;
+
+			if (!strcmp(scn_name(e, shstrndx, scn, &sh), ".rela.plt") && sh.sh_entsize)
+				nplt = sh.sh_size / sh.sh_entsize;
+		}
+	if (n < 1)
+		n = 1;
+	if (n + nplt <= 1 || !(m->syms = malloc((n + nplt) * sizeof(*m->syms))))
 		return;
 	for (int i = 1; i < n; i++) {
 		GElf_Sym sym;
@@ -324,6 +414,7 @@ static void load_syms(struct sym_img *m)
 		m->syms[k].rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
 		k++;
 	}
+	k = plt_syms(m, m->syms, k, (size_t)n - 1 + nplt);
 	qsort(m->syms, k, sizeof(*m->syms), cmp_elf_sym);
 	m->nsyms = 0;
 	for (size_t i = 0; i < k; i++) /* keep the preferred alias at each address */

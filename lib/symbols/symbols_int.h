@@ -56,6 +56,7 @@ struct sym_img {
 	int own_types;             /* the program's own code: walk its types */
 	/* .eh_frame_hdr's table of FDE starts (symbols.c's eh_entry):
 	 * ehn pairs of 32-bit offsets from ehvaddr, loaded on first use. */
+	char *pltnames;            /* the "name@plt" strings syms point to */
 	const unsigned char *ehtab;
 	size_t ehn;
 	uint64_t ehvaddr;

@@ -253,6 +253,7 @@ void symbols_free(struct symbols *s)
 		dwfl_end(s->imgs[i].dwfl);
 		free(s->imgs[i].syms);
 		free(s->imgs[i].subs);
+		free(s->imgs[i].pltnames);
 	}
 	free(s->imgs);
 	for (size_t i = 0; i < s->nmods; i++) {

@@ -850,6 +850,17 @@ static int resolve_uncached(struct symbols *s, uint64_t addr, int ra, struct sym
 	memset(f, 0, sizeof(*f));
 	if (m && m->img)
 		return resolve_in_module(s, m, addr, pc, f);
+	if (!m) {
+		/* Code a JIT made, named by its perf map. */
+		const struct perfmap_ent *e = perfmap_find(s, pc);
+
+		if (e) {
+			f->func = f->full = f->sysname = e->name;
+			f->func_addr = e->start;
+			f->offset = addr - e->start;
+			return 1;
+		}
+	}
 	if (m)
 		snprintf(buf, sizeof(buf), "%.256s+0x%llx", m->base,
 			 (unsigned long long)(addr - m->bias));

@@ -78,8 +78,17 @@ struct istr {
 	size_t nslots, n;
 };
 
+/* A piece of code a JIT made, from its perf map (perfmap.c). */
+struct perfmap_ent {
+	uint64_t start, size;
+	uint32_t line;    /* the map's line: a later one wins */
+	const char *name; /* interned */
+};
+
 struct symbols {
 	int full_names;       /* C++ names as demangled, not simplified */
+	struct perfmap_ent *pmap; /* sorted by start, then line */
+	size_t npmap;
 	struct sym_mod *mods; /* sorted by start */
 	size_t nmods;
 	struct sym_img *imgs; /* one per distinct file; never moves */
@@ -111,6 +120,10 @@ int symbols_grow(void *pp, size_t *cap, size_t n, size_t size);
 
 /* Interned copy of s (equal strings share one copy), NULL on OOM. */
 const char *symbols_intern(struct symbols *s, const char *str);
+/* The profiled process's perf map (/tmp/perf-PID.map), if it wrote one
+ * (perfmap.c); the entry that holds pc, or NULL. */
+void perfmap_load(struct symbols *s, const struct profile *p);
+const struct perfmap_ent *perfmap_find(const struct symbols *s, uint64_t pc);
 
 /*
  * symbols_types.c: the type an allocating frame asks storage for

@@ -234,6 +234,8 @@ struct symbols *symbols_open(const struct profile *p, const char *exe_override)
 			m->img->own_types = 1;
 	}
 	qsort(s->mods, s->nmods, sizeof(*s->mods), cmp_mod);
+	if (p)
+		perfmap_load(s, p);
 	return s;
 fail:
 	symbols_free(s);
@@ -256,6 +258,7 @@ void symbols_free(struct symbols *s)
 		free(s->imgs[i].pltnames);
 	}
 	free(s->imgs);
+	free(s->pmap);
 	for (size_t i = 0; i < s->nmods; i++) {
 		free(s->mods[i].path);
 		free(s->mods[i].pending);

@@ -5,7 +5,7 @@
 # perf-less fallback (CPPROF_NO_PERF=1: POSIX CPU-time timers).  "Reach main":
 # at least 99% of the hits (a few fall in start-up and exit, outside main).
 . "$(dirname "$0")/../lib.sh"
-plan 32
+plan 35
 CPPROF=$B/bin/cpprof
 cc -O2 -g -fomit-frame-pointer -o "$T/phases" "$TOP/examples/phases.c" || exit 1
 
@@ -138,4 +138,31 @@ cc -O2 -g -DLIB -shared -fPIC -o "$T/libcpplt.so" "$TOP/tests/progs/cp_plt.c" &&
 	"$CPPROF" export --format folded -o "$T/plt.folded" "$T/plt.data" || exit 1
 is "$(awk '$1 ~ /(bump|_init)/ && $1 !~ /^main;/' "$T/plt.folded")" "" "every sample in bump() and its PLT stub under main"
 like "$(cat "$T/plt.folded")" '^main;bump@plt [0-9]+$' "the stub is named bump@plt"
+
+# Code a JIT made lies in no module: its frames were bare addresses.  The
+# runtime's perf map (/tmp/perf-PID.map, node --perf-basic-prof) names
+# them, as perf reads it; a map from before the run (the pid used again)
+# or one that does not parse is left alone.
+NODE=$(command -v node || command -v nodejs)
+if [ -z "$NODE" ]; then
+	absent 3 "node (Debian's nodejs, scripts/install-deps.sh)"
+else
+	cat > "$T/fib.js" <<'JS'
+function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+let s = 0; for (let i = 0; i < 30; i++) s += fib(25);
+console.log(s > 0);
+JS
+	"$CPPROF" record -o "$T/js.data" "$NODE" --perf-basic-prof "$T/fib.js" > /dev/null || exit 1
+	jpid=$("$B/bin/mprof" dump "$T/js.data" | awk '$1 == "info" && $2 == "pid" { print $3 }')
+	fib=$("$CPPROF" -c 'threshold 0; body' "$T/js.data" | awk '$2 ~ /^JS:.fib$/ { s += $1 } END { print s + 0 }')
+	ok $(awk -v f="$fib" 'BEGIN { exit !(f >= 0.1) }'; echo $?) \
+		"node --perf-basic-prof: fib's JIT code named by the perf map ($fib of the samples)"
+	mv "/tmp/perf-$jpid.map" "$T/perf.map"
+	cp "$T/perf.map" "/tmp/perf-$jpid.map" && touch -d '2000-01-01' "/tmp/perf-$jpid.map"
+	is "$("$CPPROF" -c 'threshold 0; body' "$T/js.data" | grep -c 'JS:')" 0 "a map older than the run is not the run's: not read"
+	printf 'zz 10 x\n7f 0 zero\n\n1 2\n%s\n' "$(head -c 5000 /dev/zero | tr '\0' a)" > "/tmp/perf-$jpid.map"
+	"$CPPROF" -c 'threshold 0; body' "$T/js.data" > /dev/null 2> "$T/err"
+	is "$?/$(cat "$T/err")" "0/" "a map that does not parse: passed over, no error"
+	rm -f "/tmp/perf-$jpid.map"
+fi
 done_testing

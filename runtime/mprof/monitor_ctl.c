@@ -721,37 +721,42 @@ void mon_exit_now(int status)
 {
 	int g = mon_guard, st;
 	char what[40] = "_exit(", num[24];
+	sigset_t all, old;
 
-	if (sandbox_entered() || __atomic_load_n(&mon.state, __ATOMIC_ACQUIRE) == MON_UNINIT ||
-	    getpid() != mon_pid)
+	if (sandbox_entered() || __atomic_load_n(&mon.state, __ATOMIC_ACQUIRE) == MON_UNINIT)
 		return;
+	/* The process is ending: bare, it would be gone before a signal sent
+	 * now arrived (multiprocessing's terminate() sends its workers
+	 * SIGTERM as they _exit; a timer set to fire just after), so none may
+	 * cut the save short; the real _exit then drops any that came.  Held
+	 * first thing, given back if this process does not save. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	/* A launcher's keep has the tables, and a language's names only if
 	 * it had room when the first came (langname.h): with names, the
 	 * runtime saves, and the launcher does not. */
-	if (keep_exiting(status) && !langname_any())
-		return;
+	if (getpid() != mon_pid || (keep_exiting(status) && !langname_any()))
+		goto back;
 	mon_guard = 1;
 	if (writer_trylock() != 0) {
 		mon_guard = g;
-		return;
+		goto back;
 	}
 	st = __atomic_load_n(&mon.state, __ATOMIC_ACQUIRE);
-	if ((mon_on(st) || st == MON_TROUBLE) && !mon.nosave && !mon.tainted) {
-		sigset_t all;
-
-		/* The process is ending: bare, it would be gone before a signal
-		 * sent now arrived (multiprocessing's terminate() sends its
-		 * workers SIGTERM as they _exit), so none may cut the save
-		 * short; the real _exit then drops any that came. */
-		sigfillset(&all);
-		pthread_sigmask(SIG_BLOCK, &all, NULL);
-		mon_config();
-		strcat(what, outfile_u64(num, (uint64_t)(status & 0377)));
-		strcat(what, ")");
-		save("exit", what);
-		__atomic_store_n(&mon.state, MON_STOPPED, __ATOMIC_RELEASE);
-		mon_dispatch();
+	if (!((mon_on(st) || st == MON_TROUBLE) && !mon.nosave && !mon.tainted)) {
+		writer_unlock();
+		mon_guard = g;
+		goto back;
 	}
+	mon_config();
+	strcat(what, outfile_u64(num, (uint64_t)(status & 0377)));
+	strcat(what, ")");
+	save("exit", what);
+	__atomic_store_n(&mon.state, MON_STOPPED, __ATOMIC_RELEASE);
+	mon_dispatch();
 	writer_unlock();
 	mon_guard = g;
+	return; /* signals stay held: the real _exit comes next */
+back:
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }

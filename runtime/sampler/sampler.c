@@ -457,20 +457,24 @@ __attribute__((destructor(101))) static void cp_finish(void)
  */
 void cp_exit_now(int status)
 {
-	if (sandbox_entered() || getpid() != cp_pid)
-		return;
+	sigset_t all, old;
 	char num[24];
 
+	if (sandbox_entered()) /* no system call of ours: it may be forbidden */
+		return;
+	/* The process is ending: no signal may cut the save short (as the
+	 * monitor's mon_exit_now); the real _exit drops any that came.
+	 * First thing: a timer the program set to fire just after its _exit
+	 * (tests/progs/exit_alarm.c's, 200 us) must find them held. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	/* The keep has the tables, and a language's names only if it had
 	 * room when the first came (langname.h): with names, the runtime
 	 * saves, and the launcher does not. */
-	if (keep_exiting(status) && !langname_any())
+	if (getpid() != cp_pid || (keep_exiting(status) && !langname_any())) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		return;
-	/* The process is ending: no signal may cut the save short (as the
-	 * monitor's mon_exit_now); the real _exit drops any that came. */
-	sigset_t all;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	}
 	strcpy(cp_ended, "_exit(");
 	strcat(cp_ended, outfile_u64(num, (uint64_t)(status & 0377)));
 	strcat(cp_ended, ")");

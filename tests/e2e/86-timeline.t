@@ -15,7 +15,7 @@
 # two curves.  A program killed by SIGKILL has its timeline salvaged.  The section's bad cases are the reader's unit test's
 # (tests/unit/test_reader.c).
 . "$(dirname "$0")/../lib.sh"
-plan 33
+plan 35
 cc_prog "$T/phases" phases.c || exit 1
 cc_prog "$T/temps" temps.c || exit 1
 cd "$T" || exit 1
@@ -131,4 +131,28 @@ cc -O2 -g -o grow grow.c || exit 1
 ok $? "killed by SIGKILL: the salvaged profile has a timeline"
 is "$(awk -F, 'NR > 1 { if ($2 > m) m = $2 } END { print m }' g.csv)" "8388608" \
 	"the salvaged timeline reaches the 8 MiB the program held"
+# One that stops allocating, then ends without its exit handlers (as a Go
+# program does, by exit_group): its salvaged timeline ended at its last
+# allocation (0.000 s of a 0.5 s run); it now ends with the heap at death.
+cat > quiet.c <<'C'
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+int main(void)
+{
+	for (int i = 0; i < 1000; i++)
+		if (!malloc(1000))
+			return 1;
+	usleep(500000);
+	syscall(SYS_exit_group, 0);
+	return 0;
+}
+C
+cc -O2 -g -o quiet quiet.c || exit 1
+"$MPROF" run -o q.data ./quiet 2> /dev/null
+"$MPROF" timeline --csv q.data > q.csv
+last=$(tail -1 q.csv)
+is "$(printf '%s' "$last" | cut -d, -f2-5)" "1000000,1000,1000000,end" \
+	"exit_group after a quiet half second: the last point is the heap at death (${last%%,*} s)"
+ok $(awk -v t="${last%%,*}" 'BEGIN { exit !(t >= 0.5) }'; echo $?) "... at the end of the run, not at the last allocation"
 done_testing

@@ -11,7 +11,7 @@
 #   floor of a checked stack, bench/RESULTS.md); until they are, the
 #   budget is what it costs today, plus the margin, so that it only goes
 #   down:
-#     bench/loop.c, 200k pairs            today 404.4 a pair         407
+#     bench/loop.c, 200k pairs            today 405.3 a pair         407
 #     python3 json, 5k records            today 1.687 x bare         1.721
 #     bench/deep22.c, 1e5 allocations     today 2,205 an allocation  2,246
 #       each from a distinct 22-deep stack (the save at exit included)
@@ -20,6 +20,8 @@
 #   temporary, and its save writes 1e5 stacks; 2,135 -> 2,205) and the
 #   timeline (a countdown at every allocation; with errno no longer kept
 #   on the hot path, loop 399.1 -> 404.4 with the lifetimes, within its budget).
+#   Heaptrack's rule for temporaries (any free ends the run: a store at
+#   every free) made it 405.3.
 #   The python figure was 1.777 in the test's environment, and 1.68 to
 #   1.85 as the environment's size moved the stack: the CI's clone went
 #   over 1.806.  With 128 remembered-walk sets and the environment fixed
@@ -80,7 +82,7 @@ within "$s" 40.8
 ok $? "sampled, loop: $s instructions a pair above bare (goal 40, budget 40.8)"
 e=$(pair "$exact")
 within "$e" 407
-ok $? "exact, loop: $e instructions a pair above bare (today's 404.4, budget 407; goal 200)"
+ok $? "exact, loop: $e instructions a pair above bare (today's 405.3, budget 407; goal 200)"
 
 if [ -x "$PY" ]; then
 	pbare=$(instr PYTHONHASHSEED=0 PYTHONMALLOC=malloc "$PY" pj.py)

@@ -5,7 +5,7 @@
 # perf-less fallback (CPPROF_NO_PERF=1: POSIX CPU-time timers).  "Reach main":
 # at least 99% of the hits (a few fall in start-up and exit, outside main).
 . "$(dirname "$0")/../lib.sh"
-plan 35
+plan 36
 CPPROF=$B/bin/cpprof
 cc -O2 -g -fomit-frame-pointer -o "$T/phases" "$TOP/examples/phases.c" || exit 1
 
@@ -164,5 +164,28 @@ JS
 	"$CPPROF" -c 'threshold 0; body' "$T/js.data" > /dev/null 2> "$T/err"
 	is "$?/$(cat "$T/err")" "0/" "a map that does not parse: passed over, no error"
 	rm -f "/tmp/perf-$jpid.map"
+fi
+# The JVM writes one at its exit (JDK 17: -XX:+DumpPerfMapAtExit).
+if ! command -v javac > /dev/null || ! command -v java > /dev/null; then
+	absent 1 "java and javac (Debian's openjdk-17-jdk-headless, scripts/install-deps.sh)"
+else
+	mkdir -p "$T/jv" && cat > "$T/jv/Hot.java" <<'JAVA'
+public class Hot {
+    static long fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+    public static void main(String[] a) {
+        long s = 0;
+        for (int i = 0; i < 40; i++) s += fib(27);
+        System.out.println(s > 0);
+    }
+}
+JAVA
+	(cd "$T/jv" && javac Hot.java) || exit 1
+	"$CPPROF" record -o "$T/jv.data" java -cp "$T/jv" -XX:+UnlockDiagnosticVMOptions \
+		-XX:+DumpPerfMapAtExit Hot > /dev/null || exit 1
+	jpid=$("$B/bin/mprof" dump "$T/jv.data" | awk '$1 == "info" && $2 == "pid" { print $3 }')
+	fib=$("$CPPROF" -c 'threshold 0; body' "$T/jv.data" | awk '/ Hot\.fib\(int\) \[/ { s += $1 } END { print s + 0 }')
+	rm -f "/tmp/perf-$jpid.map"
+	ok $(awk -v f="$fib" 'BEGIN { exit !(f >= 0.2) }'; echo $?) \
+		"java -XX:+DumpPerfMapAtExit: Hot.fib's JIT code named by the JVM's perf map ($fib of the samples)"
 fi
 done_testing

@@ -837,9 +837,22 @@ void tables_print(FILE *out, const struct model *m, const struct callgraph *g,
 
 	fputs("mprof: ", out);
 	tables_run(out, p);
-	fprintf(out, ": %" PRIu64 " allocations of %" PRIu64 " bytes, %" PRIu64 " frees of %" PRIu64
-		" bytes, %" PRIu64 " bytes kept",
-		model_allocs(m->tot), bytes, model_frees(m->tot), freed, bytes - freed);
+	/* Sampled: the allocations' totals are exact (INFO), and said first;
+	 * an estimate of the count from a few large samples was far off
+	 * (ffmpeg: 76,771 for 9,999). */
+	if (reader_sampled(p) && reader_info(p, "allocs") && reader_info(p, "bytes")) {
+		fputs(": ", out);
+		escape_put(out, reader_info(p, "allocs"));
+		fputs(" allocations of ", out);
+		escape_put(out, reader_info(p, "bytes"));
+		fprintf(out, " bytes (exact); estimated: %" PRIu64 " frees of %" PRIu64
+			" bytes, %" PRIu64 " bytes kept",
+			model_frees(m->tot), freed, bytes - freed);
+	} else {
+		fprintf(out, ": %" PRIu64 " allocations of %" PRIu64 " bytes, %" PRIu64
+			" frees of %" PRIu64 " bytes, %" PRIu64 " bytes kept",
+			model_allocs(m->tot), bytes, model_frees(m->tot), freed, bytes - freed);
+	}
 	/* The sum of the stacks' shares: the peak itself (peak.h). */
 	if (m->has_peak)
 		fprintf(out, ", peak %" PRIu64 " bytes live", model_peak(m, m->tot));
@@ -850,8 +863,9 @@ void tables_print(FILE *out, const struct model *m, const struct callgraph *g,
 		const char *a = reader_info(p, "allocs"), *b = reader_info(p, "bytes");
 
 		fprintf(out, "  (one allocation sampled, with its stack, in every %" PRIu64
-			     " bytes allocated on average; exact totals: %s allocations of %s bytes)\n",
-			reader_sampled(p), a ? a : "?", b ? b : "?");
+			     " bytes allocated on average: the tables are estimates, %" PRIu64
+			     " allocations of %" PRIu64 " bytes; exact totals: %s allocations of %s bytes)\n",
+			reader_sampled(p), model_allocs(m->tot), bytes, a ? a : "?", b ? b : "?");
 		if (model_allocs(m->tot) == 0)
 			fprintf(out, "  (no allocation was sampled: run without --sample, or with "
 				     "fewer BYTES, for tables of this program)\n");

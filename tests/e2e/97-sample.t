@@ -9,7 +9,7 @@
 # views and pprof say the figures are estimates; the keep holds a sampled
 # profile too.
 . "$(dirname "$0")/../lib.sh"
-plan 19
+plan 20
 cd "$T" || exit 1
 
 cc -g -O1 -pthread -o share "$TOP/tests/progs/sample_share.c" || exit 1
@@ -57,6 +57,8 @@ like "$first" "^mprof: ./share \(pid [0-9]+; sampled every 524288 bytes: estimat
 	"the tables' first line: sampled, estimates"
 like "$first" "exact totals: $(info exact.data allocs) allocations of $(info exact.data bytes) bytes\)$" \
 	"... and the second, the exact totals"
+like "$first" "estimates\): $(info exact.data allocs) allocations of $(info exact.data bytes) bytes \(exact\); estimated: " \
+	"the first line's allocations are the exact totals, the rest said to be estimates"
 # A run with no sample makes no claim the samples cannot back: it said
 # "no memory leaks: every allocated byte was freed" and "no peak: nothing
 # was live" of gcc's 165,560 bytes kept.

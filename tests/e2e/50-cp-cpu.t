@@ -152,7 +152,8 @@ function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
 let s = 0; for (let i = 0; i < 30; i++) s += fib(25);
 console.log(s > 0);
 JS
-	"$CPPROF" record -o "$T/js.data" "$NODE" --perf-basic-prof "$T/fib.js" > /dev/null || exit 1
+	# (In $T: node --perf-basic-prof leaves an isolate-*-v8.log where it runs.)
+	(cd "$T" && "$CPPROF" record -o "$T/js.data" "$NODE" --perf-basic-prof "$T/fib.js" > /dev/null) || exit 1
 	jpid=$("$B/bin/mprof" dump "$T/js.data" | awk '$1 == "info" && $2 == "pid" { print $3 }')
 	fib=$("$CPPROF" -c 'threshold 0; body' "$T/js.data" | awk '$2 ~ /^JS:.fib$/ { s += $1 } END { print s + 0 }')
 	ok $(awk -v f="$fib" 'BEGIN { exit !(f >= 0.1) }'; echo $?) \

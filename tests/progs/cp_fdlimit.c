@@ -2,8 +2,10 @@
  * cp_fdlimit.c - a program that uses most of its descriptor limit, for
  * 56-cp-fds.t: cpprof's descriptors must not make its opens fail.
  *
- * cp_fdlimit threads N: N threads, each opens /dev/null and holds it
- * until all have tried (a barrier), burning a little CPU first.
+ * cp_fdlimit threads N [ITERS]: N threads, each opens /dev/null and holds
+ * it until all have tried (a barrier), burning CPU first: ITERS turns of
+ * a loop (1,000,000 by default, ~3 ms).  With CP_FDLIMIT_PERF set, it
+ * also prints how many perf event descriptors the process held then.
  * cp_fdlimit files N: a thread naps 0.3 s in nap() while the main thread
  * opens N files and holds them until it wakes.
  * Prints how many opens failed with EMFILE, and with another error.
@@ -14,6 +16,7 @@
  * limit as it starts (those it inherits), so that the test knows how many
  * more make seven eighths of it.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -24,10 +27,34 @@
 #include <time.h>
 #include <unistd.h>
 
-static pthread_barrier_t bar;
+static pthread_barrier_t bar, bar2; /* all up; all counted */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int emfile, other;
 static volatile unsigned long sink;
+static unsigned long iters = 1000000;
+
+/* The perf event descriptors the process holds now. */
+static int perf_events(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	char path[300], link[256];
+	int n = 0;
+
+	while (d && (e = readdir(d))) {
+		ssize_t k;
+
+		snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+		k = readlink(path, link, sizeof link - 1);
+		if (k > 0) {
+			link[k] = 0;
+			n += strstr(link, "perf_event") != NULL;
+		}
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
 
 static int open_one(void)
 {
@@ -48,9 +75,10 @@ static void *holder(void *a)
 {
 	int fd = a ? -1 : open_one();
 
-	for (unsigned long i = 0; i < 1000000; i++)
+	for (unsigned long i = 0; i < iters; i++)
 		sink += i;
 	pthread_barrier_wait(&bar);
+	pthread_barrier_wait(&bar2);
 	if (fd >= 0)
 		close(fd);
 	return NULL;
@@ -92,19 +120,27 @@ int main(int argc, char **argv)
 	if (argc > 2 && !strcmp(argv[1], "threads")) {
 		pthread_t *t = calloc((size_t)n, sizeof *t);
 
+		if (argc > 3)
+			iters = strtoul(argv[3], NULL, 10);
 		pthread_barrier_init(&bar, NULL, (unsigned)n + 1);
+		pthread_barrier_init(&bar2, NULL, (unsigned)n + 1);
 		for (int i = 0; i < n; i++)
 			if (pthread_create(&t[i], &at, holder, NULL)) {
 				perror("pthread_create");
 				return 1;
 			}
 		pthread_barrier_wait(&bar);
+		/* Every thread is up and holds its file (and its events). */
+		if (getenv("CP_FDLIMIT_PERF"))
+			printf("perf events: %d\n", perf_events());
+		pthread_barrier_wait(&bar2);
 		for (int i = 0; i < n; i++)
 			pthread_join(t[i], NULL);
 	} else if (argc > 2 && !strcmp(argv[1], "short")) {
 		struct timespec ts;
 
 		pthread_barrier_init(&bar, NULL, 1);
+		pthread_barrier_init(&bar2, NULL, 1);
 		for (int i = 0; i < n; i++) {
 			pthread_t t;
 
@@ -134,7 +170,7 @@ int main(int argc, char **argv)
 			if (fds[i] >= 0)
 				close(fds[i]);
 	} else {
-		fprintf(stderr, "usage: cp_fdlimit threads|files N, or count\n");
+		fprintf(stderr, "usage: cp_fdlimit threads N [ITERS] | short N | files N | count\n");
 		return 2;
 	}
 	printf("%d EMFILE, %d other\n", emfile, other);

@@ -290,6 +290,8 @@ static uint8_t *root_set(struct session *s, const char *name)
 	size_t n = nids(s), hits = 0;
 	uint8_t *set, *fnset;
 
+	if (!name && !s->m.nnodes) /* no stack at all: an empty profile, as function prints */
+		return xcalloc(n + 1, 1);
 	if (!name) { /* no main in the profile, and none given */
 		char out[256];
 

@@ -2,7 +2,7 @@
 # one line on stderr and exit status 2, before anything runs; --help is
 # the usage on standard output, exit 0 (issue 22, item 8).
 . "$(dirname "$0")/../lib.sh"
-plan 27
+plan 28
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
 
@@ -80,6 +80,11 @@ cc -O1 -fno-asynchronous-unwind-tables -fno-unwind-tables -o nocfi "$TOP/tests/p
 is "$?/$(cat out)/$(wc -l < err)" "2//1" "no CFI: down with no main: nothing on stdout, one line, exit 2"
 like "$(cat err)" "^cpprof: no root function: no stack passes through main \(the outermost functions: nocfi\+0x.*\); give one" \
 	"no CFI: the line names the outermost functions"
+# A profile with no sample at all: down is empty, as function is, not an
+# error that asks for a root no stack could have.
+"$CPPROF" record -e read-bytes -o none.data true || exit 1
+"$CPPROF" -c down none.data > out 2> err
+is "$?/$(sed -n 2p out)/$(cat err)" "0/0 samples, sampled every 4096 gticks/" "no sample: down prints an empty profile, exit 0"
 cc -O1 -pthread -o stripped "$TOP/tests/progs/cp_threads.c" && strip stripped || exit 1
 "$CPPROF" record -o s.data ./stripped > /dev/null
 "$CPPROF" -c 'down main' ./stripped s.data > out 2> err

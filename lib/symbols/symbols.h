@@ -53,6 +53,8 @@ void symbols_free(struct symbols *s);
 
 /* Print C++ names in full (as demangled) rather than simplified, from the
  * next symbols_resolve on (the tools' --full-names). */
+/* Whether the profiled process's perf map (a JIT's names) was read. */
+int symbols_has_perfmap(const struct symbols *s);
 void symbols_full_names(struct symbols *s, int on);
 
 /*

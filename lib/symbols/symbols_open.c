@@ -242,6 +242,11 @@ fail:
 	return NULL;
 }
 
+int symbols_has_perfmap(const struct symbols *s)
+{
+	return s->npmap > 0;
+}
+
 void symbols_full_names(struct symbols *s, int on)
 {
 	s->full_names = on;

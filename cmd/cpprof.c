@@ -256,12 +256,33 @@ static int main_sampled(const struct model *m)
 	return 0;
 }
 
+/* The module that holds addr, or NULL. */
+static const struct prof_module *module_of(const struct profile *p, uint64_t addr)
+{
+	for (size_t i = 0; i < p->nmodules; i++)
+		if (addr >= p->modules[i].start && addr < p->modules[i].end)
+			return &p->modules[i];
+	return NULL;
+}
+
+/* Whether entry addresses a and b lie in one object (by path: a library
+ * maps several ranges). */
+static int one_module(const struct profile *p, uint64_t a, uint64_t b)
+{
+	const struct prof_module *x = module_of(p, a), *y = module_of(p, b);
+
+	return x && y && x->path && y->path && !strcmp(x->path, y->path);
+}
+
 /*
  * A stripped program's main has no name: it is the function glibc's
  * __libc_start_call_main (before 2.34, __libc_start_main) calls, whatever
- * it is called (zstd+0x4f60).  That function's name, or NULL.
+ * it is called (zstd+0x4f60).  That function's name, or NULL.  It also
+ * calls exit and _setjmp, in its own library: a callee there is not main
+ * (a program whose only stacks through it are exit's, flushing stdio into
+ * a full pipe, has no main on any stack).
  */
-static const char *main_by_caller(const struct model *m)
+static const char *main_by_caller(const struct profile *p, const struct model *m)
 {
 	int64_t a = strtab_find(m->fns, "__libc_start_call_main"),
 		b = strtab_find(m->fns, "__libc_start_main");
@@ -278,8 +299,12 @@ static const char *main_by_caller(const struct model *m)
 			if (caller == MODEL_NONE)
 				continue;
 			fn = m->sites[m->site[caller]].fn;
-			if ((a >= 0 && fn == (uint32_t)a) || (b >= 0 && fn == (uint32_t)b))
-				return strtab_get(m->fns, m->sites[m->site[k]].fn);
+			if ((a < 0 || fn != (uint32_t)a) && (b < 0 || fn != (uint32_t)b))
+				continue;
+			if (one_module(p, m->sites[m->site[caller]].func_addr,
+				       m->sites[m->site[k]].func_addr))
+				continue; /* exit, _setjmp */
+			return strtab_get(m->fns, m->sites[m->site[k]].fn);
 		}
 	}
 	return NULL;
@@ -920,8 +945,8 @@ int main(int argc, char **argv)
 		s.root = xstrdup("<module>");
 	else if (!s.m.lang && s.m.main_fn != MODEL_NONE && main_sampled(&s.m))
 		s.root = xstrdup("main");
-	else if (!s.m.lang && main_by_caller(&s.m))
-		s.root = xstrdup(main_by_caller(&s.m));
+	else if (!s.m.lang && main_by_caller(&s.p, &s.m))
+		s.root = xstrdup(main_by_caller(&s.p, &s.m));
 	S = &s;
 
 	if (cmds) {

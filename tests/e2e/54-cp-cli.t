@@ -2,7 +2,7 @@
 # one line on stderr and exit status 2, before anything runs; --help is
 # the usage on standard output, exit 0 (issue 22, item 8).
 . "$(dirname "$0")/../lib.sh"
-plan 28
+plan 30
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
 
@@ -80,6 +80,17 @@ cc -O1 -fno-asynchronous-unwind-tables -fno-unwind-tables -o nocfi "$TOP/tests/p
 is "$?/$(cat out)/$(wc -l < err)" "2//1" "no CFI: down with no main: nothing on stdout, one line, exit 2"
 like "$(cat err)" "^cpprof: no root function: no stack passes through main \(the outermost functions: nocfi\+0x.*\); give one" \
 	"no CFI: the line names the outermost functions"
+# __libc_start_call_main calls exit too: a stripped program whose every
+# sample is in exit's handlers has no main on any stack, and exit is not
+# taken for it (it was, in CI: samples past main's return; down printed
+# exit's paths, exit 0).
+cc -O1 -o xf "$TOP/tests/progs/cp_exitflush.c" && strip xf || exit 1
+(sleep 0.3) | "$CPPROF" record -e real -o x.data ./xf || exit 1
+"$CPPROF" -c down ./xf x.data > out 2> err
+is "$?/$(cat out)/$(grep -c 'no stack passes through main' err)" "2//1" \
+	"exit's paths only: no root is taken for main (exit is libc's, not the program's)"
+like "$("$CPPROF" -c 'down exit' ./xf x.data)" '^1\.00000 \(exit __run_exit_handlers getchar ' \
+	"... and they are there, from exit"
 # A profile with no sample at all: down is empty, as function is, not an
 # error that asks for a root no stack could have.
 "$CPPROF" record -e read-bytes -o none.data true || exit 1

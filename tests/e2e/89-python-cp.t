@@ -33,16 +33,19 @@ share() {
 within() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; exit !(d <= t && d >= -t) }'; }
 
 # 1-7: CPU time.
-bare=$("$PY" py_cpu.py 80 2>&1; echo "rc=$?")
-out=$("$CPPROF" record -o cpu.data "$PY" py_cpu.py 80 2>&1; echo "rc=$?")
+bare=$("$PY" py_cpu.py 120 2>&1; echo "rc=$?")
+out=$("$CPPROF" record -o cpu.data "$PY" py_cpu.py 120 2>&1; echo "rc=$?")
 is "$out" "$bare" "py_cpu prints and exits as it does bare"
 is "$(infov cpu.data lang | cut -d. -f1-2)/$(infov cpu.data lang.frames)" "python 3.11/read" \
 	"INFO: the language and its frames read"
 set -- $(share cpu.data)
 within "$1" 0.75 0.05
 ok $? "cpu: heavy's share of heavy and light is $1 ($2 and $3 samples; 0.75 within 0.05)"
-[ $(($2 + $3)) -ge 500 ]
-ok $? "cpu: at least 500 samples in heavy or light ($(($2 + $3)))"
+# The same work takes 0.55 to 0.82 s of CPU time on this kind of machine
+# (its speed moves by half): about 800 to 1,200 samples at 120; at least
+# 400 keeps the share's standard error under 0.022.
+[ $(($2 + $3)) -ge 400 ]
+ok $? "cpu: at least 400 samples in heavy or light ($(($2 + $3)))"
 fn=$("$CPPROF" -c 'threshold 0; function' cpu.data)
 unlike "$fn" '_PyEval_EvalFrameDefault|_PyEval_Vector' "cpu: no eval loop frame in the function profile"
 "$CPPROF" export --format folded -o cpu.folded cpu.data

@@ -446,6 +446,29 @@ static void print_flat(struct session *s, const struct cp_result *r, int jit)
 
 enum view { V_DOWN, V_UP, V_FUNCTION, V_BODY, V_TREE };
 
+/*
+ * Samples in stacks cut short (their outer callers not recorded: deeper
+ * than the recorder keeps, a Python recursion of 3,000 frames, or a walk
+ * that could not go on): said below the profiles that count callers, whose
+ * shares of those callers are low by as much.
+ */
+static void cut_note(const struct session *s)
+{
+	const uint64_t *w = s->res[s->cur].w;
+	uint64_t cut = 0, all = 0;
+
+	for (size_t i = 0; i < s->m.nstacks; i++) {
+		all += w[i];
+		if (s->m.stacks[i].cut)
+			cut += w[i];
+	}
+	if (all && (double)cut / (double)all >= 0.001)
+		printf("(%.1f%% of the samples are in stacks cut short, deeper than the recorder "
+		       "keeps (1,024 frames) or past where the walk could go: their outer callers "
+		       "were not recorded, and those callers' shares here are low by as much)\n",
+		       100.0 * (double)cut / (double)all);
+}
+
 static int show(struct session *s, enum view v, const char *root)
 {
 	static const char *const what[] = { "down", "up", "function", "body", "tree" };
@@ -487,6 +510,8 @@ static int show(struct session *s, enum view v, const char *root)
 		print_paths(s, &r, 1);
 		break;
 	}
+	if (rc >= 0 && v != V_BODY)
+		cut_note(s);
 	if (rc < 0)
 		errx_("%s: %s: over %zu call paths, more than the file's %zu bytes pay for: not "
 		       "shown",

@@ -216,6 +216,31 @@ static void cycle_members(const struct cgctx *c, int k, int index)
 	fprintf(c->out, "\n");
 }
 
+/* Bytes allocated in stacks cut short (outer callers not recorded: deeper
+ * than the monitor keeps, a Python recursion 3,000 frames deep, or a walk
+ * that could not go on): their callers' self+desc is low by as much. */
+static void cut_note(FILE *out, const struct model *m)
+{
+	uint64_t ctr[FORMAT_MAX_COUNTERS], cut = 0, all = 0;
+
+	if (m->nc > FORMAT_MAX_COUNTERS)
+		return;
+	for (size_t i = 0; i < m->nstacks; i++) {
+		uint64_t b = model_bytes(model_counts(m, &m->stacks[i], ctr));
+
+		all += b;
+		if (m->stacks[i].cut)
+			cut += b;
+	}
+	if (all && (double)cut / (double)all >= 0.001)
+		fprintf(out,
+			"(%.1f%% of the bytes were allocated in stacks cut short, deeper than the "
+			"monitor keeps (1,024 frames) or past where the walk could go: their outer "
+			"callers were not recorded, and those callers' self+desc is low by as "
+			"much)\n",
+			100.0 * (double)cut / (double)all);
+}
+
 /* cls: the class columns' labels, " s  m  l  x" by size, or by type
  * (" c  f  s  o": Lisp). */
 void tables_cg_print(FILE *out, const struct model *m, const struct callgraph *g,
@@ -246,6 +271,7 @@ void tables_cg_print(FILE *out, const struct model *m, const struct callgraph *g
 	}
 
 	tables_rule(out, "ALLOCATION CALL GRAPH");
+	cut_note(out, m);
 	cg_row(out, "", "", "self", "%", by_type ? "type-ances" : "size-ances", "frac-ances", "called",
 	       '/', "total", "ancestors");
 	cg_row(out, "index", "self+desc", "self", "%", by_type ? "type-func" : "size-func", "", "called",

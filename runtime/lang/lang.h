@@ -30,9 +30,10 @@ struct lang_ops {
 	 * frames[0..depth-1], a C stack captured or stripped, with the
 	 * language's frames in place of the interpreter's, within max
 	 * frames; the new depth.  out: max frames of scratch (not the
-	 * caller's stack: a thread's may be small).
+	 * caller's stack: a thread's may be small).  Frames left out past
+	 * max set FORMAT_STACK_TRUNCATED in *flags.
 	 */
-	int (*rewrite)(uint64_t *frames, int depth, int max, uint64_t *out);
+	int (*rewrite)(uint64_t *frames, int depth, int max, uint64_t *out, uint32_t *flags);
 	/*
 	 * The kind of object at obj, a block the language's object
 	 * allocator gave a while ago (its type's name), into buf (cap

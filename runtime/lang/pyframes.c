@@ -605,15 +605,17 @@ static int py_strip(uint64_t *frames, int depth)
 
 /* The stack frames[0..depth-1] with the Python frames from f (the
  * thread's innermost) in place of the eval loop's, through out (max
- * frames of scratch).  A frame laid out otherwise: in place, the layout
+ * frames of scratch); past max, the outer frames are left out and *flags
+ * gets FORMAT_STACK_TRUNCATED (a recursion 3,000 Python frames deep is
+ * one C frame deep: the C walk did not see it).  A frame laid out otherwise: in place, the layout
  * is not the headers' (said once, frames read no more); safe (a signal
  * handler's or the watcher's reads, which may catch the interpreter
  * between two stores, or a thread that woke), this stack stays native. */
 static inline __attribute__((always_inline)) int rewrite(uint64_t *frames, int depth, int max,
-							   uint64_t *out, uint8_t *lines, uintptr_t f,
-							   const int safe)
+							   uint64_t *out, uint32_t *flags, uint8_t *lines,
+							   uintptr_t f, const int safe)
 {
-	int n = 0, evals = 0, i;
+	int n = 0, evals = 0, i, cut = 0;
 
 	if (!f)
 		return depth;
@@ -628,11 +630,15 @@ static inline __attribute__((always_inline)) int rewrite(uint64_t *frames, int d
 				goto bad;
 		} else if (n < max) {
 			out[n++] = frames[i];
+		} else {
+			cut = 1;
 		}
 	}
 	if (group(&f, out, &n, max, 1, lines, safe) < 0)
 		goto bad;
 	memcpy(frames, out, (size_t)n * sizeof(*out));
+	if (cut || f) /* C frames past max, or Python frames not walked */
+		*flags |= FORMAT_STACK_TRUNCATED;
 	return n;
 bad:
 	if (!safe)
@@ -651,20 +657,23 @@ static int tstate_checks(int own)
 	return 0;
 }
 
-static int py_rewrite(uint64_t *frames, int depth, int max, uint64_t *out)
+static int py_rewrite(uint64_t *frames, int depth, int max, uint64_t *out, uint32_t *flags)
 {
 	int own;
 	uintptr_t f = innermost(&own, 0);
 
-	return f && tstate_checks(own) ? rewrite(frames, depth, max, out, NULL, f, 0) : depth;
+	return f && tstate_checks(own) ? rewrite(frames, depth, max, out, flags, NULL, f, 0)
+				       : depth;
 }
 
-int py_rewrite_signal(uint64_t *frames, int depth, int max, uint64_t *out, uint8_t *lines)
+int py_rewrite_signal(uint64_t *frames, int depth, int max, uint64_t *out, uint32_t *flags,
+		      uint8_t *lines)
 {
 	int own;
 	uintptr_t f = innermost(&own, 1);
 
-	return f && tstate_checks(own) ? rewrite(frames, depth, max, out, lines, f, 1) : depth;
+	return f && tstate_checks(own) ? rewrite(frames, depth, max, out, flags, lines, f, 1)
+				       : depth;
 }
 
 /* A word at a, or 0 if it cannot be read. */
@@ -696,8 +705,8 @@ static uintptr_t find_thread(long tid)
 	return 0;
 }
 
-int py_rewrite_thread(uint64_t *frames, int depth, int max, uint64_t *out, uint8_t *lines,
-		      long tid)
+int py_rewrite_thread(uint64_t *frames, int depth, int max, uint64_t *out, uint32_t *flags,
+		      uint8_t *lines, long tid)
 {
 	uintptr_t f = 0;
 
@@ -707,7 +716,7 @@ int py_rewrite_thread(uint64_t *frames, int depth, int max, uint64_t *out, uint8
 	 * short: a second try. */
 	for (int tries = 0; !f && tries < 2; tries++)
 		f = find_thread(tid);
-	return f ? rewrite(frames, depth, max, out, lines, f, 1) : depth;
+	return f ? rewrite(frames, depth, max, out, flags, lines, f, 1) : depth;
 }
 
 /* The name of type t if the object whose type word it is has the
@@ -783,26 +792,28 @@ static int py_strip(uint64_t *frames, int depth)
 	return depth;
 }
 
-static int py_rewrite(uint64_t *frames, int depth, int max, uint64_t *out)
+static int py_rewrite(uint64_t *frames, int depth, int max, uint64_t *out, uint32_t *flags)
 {
 	(void)frames;
 	(void)max;
 	(void)out;
+	(void)flags;
 	return depth;
 }
 
-int py_rewrite_signal(uint64_t *frames, int depth, int max, uint64_t *out, uint8_t *lines)
+int py_rewrite_signal(uint64_t *frames, int depth, int max, uint64_t *out, uint32_t *flags,
+		      uint8_t *lines)
 {
 	(void)lines;
-	return py_rewrite(frames, depth, max, out);
+	return py_rewrite(frames, depth, max, out, flags);
 }
 
-int py_rewrite_thread(uint64_t *frames, int depth, int max, uint64_t *out, uint8_t *lines,
-		      long tid)
+int py_rewrite_thread(uint64_t *frames, int depth, int max, uint64_t *out, uint32_t *flags,
+		      uint8_t *lines, long tid)
 {
 	(void)lines;
 	(void)tid;
-	return py_rewrite(frames, depth, max, out);
+	return py_rewrite(frames, depth, max, out, flags);
 }
 
 static size_t py_kind(uintptr_t obj, char *buf, size_t cap)

@@ -42,7 +42,8 @@ extern const struct lang_ops py_lang;
  * that fails leaves this stack native (the interpreter may be between
  * two stores), and frames read no less afterwards.
  */
-int py_rewrite_signal(uint64_t *frames, int depth, int max, uint64_t *out, uint8_t *lines);
+int py_rewrite_signal(uint64_t *frames, int depth, int max, uint64_t *out, uint32_t *flags,
+		      uint8_t *lines);
 /* The system calls this thread's reads that cannot fault have made so
  * far (each two: getpid and process_vm_readv): cpprof's sampler takes
  * its handler's own out of what the syscalls tracepoint counted. */
@@ -53,8 +54,8 @@ extern __thread uint64_t py_safe_syscalls __attribute__((visibility("hidden")));
  * state found among the interpreters' threads (native_thread_id), read
  * with reads that cannot fault.  Its frames stay while it is blocked.
  */
-int py_rewrite_thread(uint64_t *frames, int depth, int max, uint64_t *out, uint8_t *lines,
-		      long tid);
+int py_rewrite_thread(uint64_t *frames, int depth, int max, uint64_t *out, uint32_t *flags,
+		      uint8_t *lines, long tid);
 
 /*
  * The code objects freed: py_lang.key reads a frame's code by the

@@ -432,7 +432,7 @@ void mon_alloc_lang(void *p, size_t n, const struct unwind_frame0 *f0, const str
 		/* ORPHAN_DEPTH frames: the scratch is on this stack. */
 		frames = t ? t->frames : orphan_frames;
 		depth = unwind_capture(frames, ORPHAN_DEPTH, f0, &flags, e, NULL, &hash);
-		depth = ops->rewrite(frames, depth, ORPHAN_DEPTH, out);
+		depth = ops->rewrite(frames, depth, ORPHAN_DEPTH, out, &flags);
 		if (!mon_on(__atomic_load_n(&mon.state, __ATOMIC_RELAXED)))
 			return;
 		if (t) {
@@ -480,7 +480,7 @@ void mon_alloc_lang(void *p, size_t n, const struct unwind_frame0 *f0, const str
 	else if (v)
 		return; /* cannot be: a remembered walk of no record */
 	depth = ops->rewrite(frames, depth, LANGREC_OUT < MON_MAX_DEPTH ? LANGREC_OUT : MON_MAX_DEPTH,
-			     lr->out);
+			     lr->out, &flags);
 	/* A new stack of an object made by a language frame whose kind is not
 	 * known: its type is looked at by the thread's next allocation (the
 	 * object is not initialised yet).  Freed meanwhile, it most often

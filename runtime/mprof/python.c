@@ -172,9 +172,9 @@ static void hook_all(void)
  */
 static struct lang_ops py_first;
 
-static int rewrite_first(uint64_t *frames, int depth, int max, uint64_t *out)
+static int rewrite_first(uint64_t *frames, int depth, int max, uint64_t *out, uint32_t *flags)
 {
-	int n = py_lang.rewrite(frames, depth, max, out);
+	int n = py_lang.rewrite(frames, depth, max, out, flags);
 
 	for (int i = 0; i < n; i++)
 		if (FORMAT_IS_LANG_FRAME(frames[i])) {

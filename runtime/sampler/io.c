@@ -67,7 +67,7 @@ __attribute__((noinline)) static void io_done(uint64_t t0, int r, int64_t bytes,
 		if (cp.py && t->ioframes) {
 			uint64_t before = py_safe_syscalls;
 
-			n = py_rewrite_signal(t->cframes, n, CP_MAX_DEPTH, t->ioframes,
+			n = py_rewrite_signal(t->cframes, n, CP_MAX_DEPTH, t->ioframes, &flags,
 					      (uint8_t *)(t->ioframes + CP_MAX_DEPTH));
 			__atomic_fetch_add(&t->nsys, py_safe_syscalls - before, __ATOMIC_RELAXED);
 		}

@@ -113,7 +113,7 @@ static void record(struct cp_thread *t, struct caught *c, int col, uint64_t hits
 		if (cp.py && t->lframes) {
 			uint64_t before = py_safe_syscalls;
 
-			c->n = py_rewrite_signal(t->frames, c->n, CP_MAX_DEPTH, t->lframes,
+			c->n = py_rewrite_signal(t->frames, c->n, CP_MAX_DEPTH, t->lframes, &c->flags,
 						 (uint8_t *)(t->lframes + CP_MAX_DEPTH));
 			/* Its reads are system calls: the syscalls resource's
 			 * take() leaves them out as the handler's own (without,

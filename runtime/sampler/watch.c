@@ -246,7 +246,7 @@ static int sample_blocked_files(struct cp_slot *s, uint32_t *flags)
 	/* A Python program: the thread's Python frames, which stay while it
 	 * is blocked (read before the check that it was). */
 	if (cp.py)
-		n = py_rewrite_thread(wt_frames, n, CP_MAX_DEPTH, wt_lframes,
+		n = py_rewrite_thread(wt_frames, n, CP_MAX_DEPTH, wt_lframes, flags,
 				      (uint8_t *)(wt_lframes + CP_MAX_DEPTH), s->tid);
 	if (reread(s->proc_fd, sys2, sizeof sys2) <= 0 || strcmp(sys1, sys2) ||
 	    reread(s->sched_fd, st2, sizeof st2) <= 0 || strcmp(st1, st2))

@@ -12,12 +12,12 @@
 # tests/progs/py_shapes.py keeps what a thread, a generator, a caught
 # exception, a coroutine and json's C encoder make, and exits with 3.
 . "$(dirname "$0")/../lib.sh"
-plan 36
+plan 41
 cd "$T" || exit 1
 
 PY=/usr/bin/python3
 if [ ! -x "$PY" ]; then
-	absent 36 "$PY (Debian's python3, scripts/install-deps.sh)"
+	absent 41 "$PY (Debian's python3, scripts/install-deps.sh)"
 	done_testing
 fi
 lib=$LIBMPROF/libmprof.so
@@ -247,4 +247,25 @@ d=$("$MPROF" export --format folded --counter alloc_objects deep.data |
 	awk '{ n = split($1, a, ";") } a[n] == "r.<locals>.<listcomp>" { print n, $2 }')
 ok "$(echo "$d" | awk '{ exit !(NR == 1 && $1 == 1024 && $2 >= 10000) }'; echo $?)" \
 	"5,000 deep: the strings (and their ints) on one stack of the innermost 1,024 frames ($d)"
+# ... and such a stack says it was cut (it did not: its outer callers'
+# shares were low by 0.7 with no word of why), as a C stack cut short does;
+# the views say what share of the bytes is in cut stacks.  At 1,000 frames
+# nothing is cut: driver() holds what rec() does.
+cp "$TOP/tests/progs/py_deep.py" .
+CPPROF=$B/bin/cpprof
+for d in 1000 1500; do
+	MPROF_OUT=d$d.data LD_PRELOAD=$lib "$PY" py_deep.py $d > /dev/null || exit 1
+done
+cuts() { "$MPROF" dump "$1" | awk '$1 == "stack" && $3 % 2 == 1 { n++ } END { print n + 0 }'; }
+fnb() { "$CPPROF" -c 'resource alloc-bytes; function' "$1" | awk -v f="$2" '$2 == f { gsub(/[][]/, "", $3); print $3 }'; }
+is "$(cuts d1000.data)/$("$CPPROF" -c 'resource alloc-bytes; function' d1000.data | grep -c 'cut short')" "0/0" \
+	"1,000 deep: no stack cut, no word of it"
+ok "$([ "$(fnb d1000.data driver)" -ge "$(fnb d1000.data rec)" ]; echo $?)" \
+	"1,000 deep: driver holds what rec does ($(fnb d1000.data driver) >= $(fnb d1000.data rec))"
+ok "$([ "$(cuts d1500.data)" -ge 1 ]; echo $?)" "1,500 deep: the stacks of 1,024 frames are flagged cut ($(cuts d1500.data))"
+like "$("$CPPROF" -c 'resource alloc-bytes; function' d1500.data)" \
+	'^\((5[0-9]|[6-8][0-9])\.[0-9]% of the samples are in stacks cut short, deeper than the recorder keeps' \
+	"1,500 deep: the function profile says what share is in cut stacks (about 3/4)"
+is "$("$MPROF" d1500.data | sed -n '/ALLOCATION CALL GRAPH/,$p' | grep -c '^(.*of the bytes were allocated in stacks cut short')" 1 \
+	"1,500 deep: so does mprof's call graph"
 done_testing

@@ -168,6 +168,68 @@ static char *env_entry(const char *name, const char *value)
  * the caller) and, when the exec fails, *exec_errno; it never returns from
  * here.
  */
+/*
+ * Signals sent to the launcher are the program's: a supervisor that sends
+ * SIGTERM to the pid it started, or `kill -HUP` from another terminal,
+ * meant the program, and the launcher must live on to write the profile
+ * (it died of them, leaving the program running and no profile).  A
+ * signal a process sent is relayed; the kernel's (a terminal's ^C and
+ * hang-up, sent to the whole foreground group) is not: the program got
+ * it too.  A process that signals the whole group (timeout) reaches the
+ * program twice at once, and a signal already pending is not queued
+ * again: it gets one.  (sudo relays none from the program's own process
+ * group: here that would drop a script's `kill $!` of its background
+ * job, which shares the script's group.)
+ */
+static volatile sig_atomic_t relay_pid;
+
+static void relay(int sig, siginfo_t *si, void *uc)
+{
+	int e = errno;
+	pid_t pid = relay_pid;
+	siginfo_t alive = { 0 };
+
+	(void)uc;
+	/* Only to our child, still running: not to a pid reused once it was
+	 * reaped, nor from a process forked from us (keeper.c's linger). */
+	if (pid > 0 && si->si_code <= 0 && si->si_pid != pid &&
+	    waitid(P_PID, (id_t)pid, &alive, WEXITED | WNOHANG | WNOWAIT) == 0 && !alive.si_pid)
+		kill(pid, sig);
+	errno = e;
+}
+
+static const int relayed[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM };
+static sigset_t relay_mask_before; /* the program's mask: the child's before it execs */
+
+/* Before the program starts: the signals above wait, held, until
+ * relay_to; the child gives the mask back before it execs. */
+static void relay_hold(void)
+{
+	sigset_t hold;
+
+	sigemptyset(&hold);
+	for (size_t i = 0; i < sizeof relayed / sizeof *relayed; i++)
+		sigaddset(&hold, relayed[i]);
+	sigprocmask(SIG_BLOCK, &hold, &relay_mask_before);
+}
+
+/* From now on, the signals above go to pid (pid <= 0: none started), and
+ * those that came meanwhile go now.  The program's dispositions are its
+ * own: a caught signal is the default again in the program it execs. */
+static void relay_to(pid_t pid)
+{
+	struct sigaction sa;
+
+	relay_pid = pid;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = relay;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; pid > 0 && i < sizeof relayed / sizeof *relayed; i++)
+		sigaction(relayed[i], &sa, NULL);
+	sigprocmask(SIG_SETMASK, &relay_mask_before, NULL);
+}
+
 static __attribute__((noinline)) pid_t start(char *const argv[], char **envp, char *pid_at,
 					     const struct keeper *kp, volatile int *exec_errno)
 {
@@ -185,6 +247,7 @@ static __attribute__((noinline)) pid_t start(char *const argv[], char **envp, ch
 		while (nd)
 			pid_at[i++] = digits[--nd];
 		pid_at[i] = 0;
+		sigprocmask(SIG_SETMASK, &relay_mask_before, NULL);
 		execvpe(argv[0], argv, envp);
 		*exec_errno = errno;
 		_exit(127);
@@ -428,17 +491,17 @@ int launch_run(const struct launch *l, char *const argv[], char *err, size_t err
 		kp.fd = -1;
 	oom = keeper_oom_kills();
 
+	relay_hold();
 	if (spawn(l, argv, preload, outabs, &kp, &pid, err, errlen) < 0) {
+		relay_to(0);
 		keeper_close(&kp);
 		return -1;
 	}
+	relay_to(pid);
 	if (pid < 0) {
 		keeper_close(&kp);
 		return 127; /* said why */
 	}
-	/* The program owns the terminal's signals; we only wait for it. */
-	signal(SIGINT, SIG_IGN);
-	signal(SIGQUIT, SIG_IGN);
 	if (keeper_wait(&kp, pid, &status, outabs, l->what) < 0) {
 		snprintf(err, errlen, "waitpid: %s", strerror(errno));
 		keeper_close(&kp);

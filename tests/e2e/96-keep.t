@@ -9,7 +9,7 @@
 # void).  A program that wrecks its own keep never crashes the launcher,
 # and what it writes reads or is refused in one line.
 . "$(dirname "$0")/../lib.sh"
-plan 91
+plan 96
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 cd "$T" || exit 1
@@ -322,4 +322,35 @@ for tool in mprof cpprof cfprof; do
 	done
 done
 
+# Signals sent to the launcher are the program's (a supervisor's SIGTERM
+# to the pid it started, a script's `kill $!`, timeout's kill of its
+# group): the launcher relays them and lives on to write the profile.  It
+# died of them: no profile, and the program ran on as an orphan.
+for tool in mprof cpprof cfprof; do
+	case $tool in
+	mprof) rec="$MPROF run" prog=./ends ;;
+	cpprof) rec="$CPPROF record" prog=./ends ;;
+	cfprof) rec="$CFPROF record" prog=./ends-cf ;;
+	esac
+	rm -f sig.data sig.out
+	$rec -o sig.data $prog wait > sig.out 2>&1 &
+	L=$!
+	for i in $(seq 1 50); do grep -q ready sig.out 2> /dev/null && break; sleep 0.1; done
+	kill -TERM $L
+	wait $L
+	st=$?
+	running=$(pgrep -f "^$prog wait\$" | wc -l)
+	is "$st/$running/$(ended sig.data)" "143/0/killed by signal 15 (SIGTERM)" \
+		"$tool: SIGTERM to the launcher: the program gets it, the profile is written, status 143"
+done
+rm -f sig.data sig.out
+$MPROF run -o sig.data ./ends wait > sig.out 2>&1 &
+L=$!
+for i in $(seq 1 50); do grep -q ready sig.out 2> /dev/null && break; sleep 0.1; done
+kill -HUP $L
+wait $L
+is "$?/$(ended sig.data)" "129/killed by signal 1 (SIGHUP)" "mprof: SIGHUP to the launcher, the same (a terminal's hang-up reaches both, and is not relayed)"
+rm -f sig.data
+timeout 0.5 $MPROF run -o sig.data sleep 20 > /dev/null 2>&1
+is "$?/$(ended sig.data)" "124/killed by signal 15 (SIGTERM)" "mprof under timeout: status 124, the profile written"
 done_testing

@@ -134,22 +134,58 @@ static uint32_t loc_of(struct locmap *l, uint64_t addr, int ret, int *fresh)
 	return l->id[i];
 }
 
-/* The mapping (1-based) holding addr, or 0. */
-static uint64_t mapping_of(const struct profile *p, uint64_t addr)
+/*
+ * The mappings: a module's executable segments, as /proc/PID/maps has
+ * them (start, limit, file offset), which is what pprof's own symbolizer
+ * (-symbolize=..., -disasm) reads a load base from; a whole module, from
+ * its first segment at offset 0, when its file was not read.  pprof
+ * before 2023 (Go 1.19's `go tool pprof`) took a whole-image mapping at
+ * offset 0 for a kernel's and read every address of a program whose code
+ * starts at 0x2000 as 0x2000 further on (another function's name).
+ */
+struct maps {
+	struct mapping {
+		uint64_t start, end, offset;
+		size_t module;
+	} *m;
+	size_t n, cap;
+};
+
+static void maps_make(struct maps *ms, const struct export_data *d)
 {
-	for (size_t i = 0; i < p->nmodules; i++)
-		if (addr >= p->modules[i].start && addr < p->modules[i].end)
+	const struct profile *p = d->p;
+
+	for (size_t i = 0; i < p->nmodules; i++) {
+		const struct prof_module *md = &p->modules[i];
+		struct sym_seg seg[8];
+		size_t n = d->sy && md->end > md->start ? symbols_text_segments(d->sy, md->start, seg, 8)
+							 : 0;
+
+		for (size_t k = 0; k < (n ? n : 1); k++) {
+			util_grow(&ms->m, &ms->cap, ms->n + 1, sizeof(*ms->m));
+			ms->m[ms->n++] = n ? (struct mapping){ seg[k].start, seg[k].end, seg[k].offset, i }
+					   : (struct mapping){ md->start, md->end, md->offset, i };
+		}
+	}
+}
+
+/* The mapping (1-based) holding addr, or 0. */
+static uint64_t mapping_of(const struct maps *ms, uint64_t addr)
+{
+	for (size_t i = 0; i < ms->n; i++)
+		if (addr >= ms->m[i].start && addr < ms->m[i].end)
 			return i + 1;
 	return 0;
 }
 
-static void put_mappings(struct pb *out, const struct profile *p, struct strs *s)
+static void put_mappings(struct pb *out, const struct profile *p, const struct maps *ms,
+			 struct strs *s)
 {
 	struct pb x = { 0 };
 	char hex[2 * 64 + 1];
 
-	for (size_t i = 0; i < p->nmodules; i++) {
-		const struct prof_module *md = &p->modules[i];
+	for (size_t i = 0; i < ms->n; i++) {
+		const struct prof_module *md = &p->modules[ms->m[i].module];
 		uint32_t n = md->build_id_len < 64 ? md->build_id_len : 64;
 
 		for (uint32_t j = 0; j < n; j++)
@@ -157,9 +193,9 @@ static void put_mappings(struct pb *out, const struct profile *p, struct strs *s
 		hex[2 * n] = 0;
 		x.n = 0;
 		pb_int(&x, 1, i + 1);
-		pb_int(&x, 2, md->start);
-		pb_int(&x, 3, md->end);
-		pb_int(&x, 4, md->offset);
+		pb_int(&x, 2, ms->m[i].start);
+		pb_int(&x, 3, ms->m[i].end);
+		pb_int(&x, 4, ms->m[i].offset);
 		pb_int(&x, 5, (uint64_t)str(s, md->path ? md->path : ""));
 		pb_int(&x, 6, (uint64_t)str(s, hex));
 		/* Symbolized here: names, files, lines, inline frames. */
@@ -214,6 +250,7 @@ struct tabs {
 	uint32_t nlisp;
 	uint32_t *path;   /* model_path's room */
 	uint64_t *frames; /* reader_frames' room */
+	struct maps maps;
 };
 
 /*
@@ -320,7 +357,7 @@ static void addr_sample(struct tabs *t, const struct export_data *d, const struc
 		}
 		cnt = d->sy ? symbols_resolve(d->sy, a, ret, sf, 32) : 0;
 		pb_int(&z, 1, id);
-		pb_int(&z, 2, mapping_of(d->p, a));
+		pb_int(&z, 2, mapping_of(&t->maps, a));
 		pb_int(&z, 3, ret ? a - 1 : a);
 		for (int c = 0; c < cnt; c++) {
 			struct pb l = { 0 };
@@ -350,7 +387,8 @@ int export_pprof(const struct export_data *d, size_t dflt, const struct export_d
 	str(&t.s, ""); /* string_table[0] */
 	for (size_t k = 0; k < d->n; k++)
 		value_type(&hdr, 1, &t.s, d->c[k].name, d->c[k].unit);
-	put_mappings(&hdr, p, &t.s);
+	maps_make(&t.maps, d);
+	put_mappings(&hdr, p, &t.maps, &t.s);
 	/* Samples: each stack's frames and the model's values.  A base's
 	 * samples follow, negated. */
 	for (int side = 0; side < (base ? 2 : 1); side++) {
@@ -419,6 +457,7 @@ int export_pprof(const struct export_data *d, size_t dflt, const struct export_d
 	free(y.b);
 	free(t.frames);
 	free(t.path);
+	free(t.maps.m);
 	free(t.lm.key);
 	free(t.lm.id);
 	free(t.lisp);

@@ -139,6 +139,32 @@ const char *symbols_intern(struct symbols *s, const char *str)
 
 /* ---- resolving -------------------------------------------------------- */
 
+static struct sym_mod *find_mod(const struct symbols *s, uint64_t addr);
+
+size_t symbols_text_segments(struct symbols *s, uint64_t addr, struct sym_seg *out, size_t max)
+{
+	const struct sym_mod *m = find_mod(s, addr);
+	GElf_Addr ebias;
+	Elf *e;
+	size_t np = 0, n = 0;
+
+	if (!m || !m->img || !m->img->dwmod || !(e = dwfl_module_getelf(m->img->dwmod, &ebias)) ||
+	    elf_getphdrnum(e, &np) != 0)
+		return 0;
+	for (size_t i = 0; i < np && n < max; i++) {
+		GElf_Phdr ph;
+		uint64_t lo;
+
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) ||
+		    !ph.p_memsz)
+			continue;
+		lo = m->bias + (ph.p_vaddr & ~(uint64_t)0xfff);
+		out[n++] = (struct sym_seg){ lo, m->bias + ph.p_vaddr + ph.p_memsz,
+					     ph.p_offset & ~(uint64_t)0xfff };
+	}
+	return n;
+}
+
 static struct sym_mod *find_mod(const struct symbols *s, uint64_t addr)
 {
 	size_t lo = 0, hi = s->nmods;

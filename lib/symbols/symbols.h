@@ -78,6 +78,18 @@ int symbols_resolve(struct symbols *s, uint64_t addr, int is_return_address,
 size_t symbols_addrs_of(struct symbols *s, const char *name, uint64_t *addrs, size_t max);
 
 /*
+ * The executable segments (PT_LOAD with PF_X) of the module that holds
+ * addr, as /proc/PID/maps shows their r-xp lines: absolute start (page
+ * aligned) and end, and the file offset of start.  Up to max; how many (0
+ * when the module's file was not read: the vdso, a file gone).  The pprof
+ * export's mappings: pprof finds a segment's load base from them.
+ */
+struct sym_seg {
+	uint64_t start, end, offset;
+};
+size_t symbols_text_segments(struct symbols *s, uint64_t addr, struct sym_seg *out, size_t max);
+
+/*
  * Named types whose size is `size` bytes, from the DWARF of the executable
  * and of any module whose path is not under /usr/ (the program's own
  * libraries): struct, union and class types with a definition, and typedefs

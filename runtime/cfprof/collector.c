@@ -59,6 +59,13 @@ static int fork_child(void)
 
 static int save(void)
 {
+	/* A process the program exec'd that never ran an instrumented
+	 * function (no thread has a record: made on its first hook) has
+	 * nothing to write: make's shells and compilers wrote a file of no
+	 * calls each, 302 for a make of 300 jobs.  The program's own process
+	 * writes its file whatever it holds. */
+	if (getpid() != cp.root_pid && !__atomic_load_n(&cf_threads, __ATOMIC_ACQUIRE))
+		return 0;
 	/* Hooks go on counting in destructors that run later, in a tree
 	 * that is no longer written; nothing stops them. */
 	return cfsave_save();

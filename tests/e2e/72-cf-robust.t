@@ -10,7 +10,7 @@
 # (swapcontext, gcc and clang): counts exact; a program linked with
 # -lcfprof instead of preloaded.
 . "$(dirname "$0")/../lib.sh"
-plan 30
+plan 32
 CFPROF=$B/bin/cfprof
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
@@ -37,6 +37,14 @@ is "$(graph "$g" child_work callers)" "2000/2000 spawn" "fork: child's file: cal
 flat=$("$CFPROF" -p ./cf_fork fk.data)
 is "$(flat "$flat" parent_work 3)/$(flat "$flat" spawn 3)" "1500/1" "fork: parent's file: parent_work called 1500 times, spawn once"
 is "$(flat "$flat" child_work 3)" "" "fork: parent's file: none of the child's calls"
+
+# --- cf_spawn: the shells and tools it runs, not instrumented, write no
+# file (make's 300 jobs wrote 302 files of no calls); its own does.
+cf_build cf_spawn cf_spawn.c || exit 1
+"$CFPROF" record -o sp.data ./cf_spawn > sp.out 2> sp.err
+is "$?/$(cat sp.out)/$(cat sp.err)/$(ls sp.data*)" "0/work 100//sp.data" \
+	"spawn: the shells and tools it ran write no file; its own is there, nothing on stderr"
+is "$(flat "$("$CFPROF" -p ./cf_spawn sp.data)" work 3)" 100 "spawn: work called 100 times"
 
 # --- cf_deep: recursion 100000 deep, twice, then 1000 calls of leaf
 cf_build cf_deep cf_deep.c -pthread || exit 1

@@ -1,0 +1,29 @@
+/*
+ * cf_spawn.c - the program's processes that are not built with
+ * -finstrument-functions (the shells and tools a make runs) write no
+ * profile: main calls work 100 times, then runs `/bin/true` and
+ * `/bin/echo x` through system() three times each (a shell, and the tool
+ * it execs), and prints its count (tests/e2e/72-cf-robust.t).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+static volatile unsigned long sink;
+
+__attribute__((noinline)) static void work(long i)
+{
+	sink += (unsigned long)i;
+}
+
+int main(void)
+{
+	long n = 0;
+
+	for (long i = 0; i < 100; i++, n++)
+		work(i);
+	for (int k = 0; k < 3; k++)
+		if (system("/bin/true") != 0 || system("/bin/echo x > /dev/null") != 0)
+			return 1;
+	printf("work %ld\n", n);
+	return 0;
+}

@@ -67,14 +67,15 @@ static void load(struct side *s, const char *exe, unsigned mflags, int full)
 }
 
 /* The down profile from root (by name) for counter k; the path's names
- * joined by spaces are its key. */
-static int profile(struct side *s, size_t k, const char *root)
+ * joined by spaces are its key.  *found: whether root is a function of
+ * this side's. */
+static int profile(struct side *s, size_t k, const char *root, int *found)
 {
 	struct cp_input in = { 0 };
 	uint8_t *set = xcalloc(strtab_count(s->m.fns) + 1, 1);
 	int rc;
 
-	model_find_fns(&s->m, root, set);
+	*found = model_find_fns(&s->m, root, set) != 0;
 
 	s->w = xcalloc(s->m.nstacks + 1, sizeof(uint64_t));
 	for (size_t i = 0; i < s->m.nstacks; i++) {
@@ -229,7 +230,7 @@ int export_diff_main(int argc, char **argv, int tables)
 	const char *path_opt = NULL, *table_opt = NULL, *opt; /* the first of each given */
 	char exebuf[PATH_MAX];
 	double threshold = 0.01;
-	int nargs = 0, kb, kn, full = 0;
+	int nargs = 0, kb, kn, full = 0, fb, fn, root_given;
 	struct side b = { 0 }, n = { 0 };
 	struct row *rows;
 	size_t nrows = 0, shown = 0;
@@ -295,6 +296,7 @@ int export_diff_main(int argc, char **argv, int tables)
 			die("write error on standard output: %s", strerror(errno));
 		return 0;
 	}
+	root_given = root != NULL;
 	if (!root) /* a Lisp program's outermost function is no main */
 		root = n.m.lisp ? LISP_TOPLEVEL : "main";
 	kb = counter ? export_find(&b.d, counter) : (int)b.d.dflt;
@@ -302,8 +304,12 @@ int export_diff_main(int argc, char **argv, int tables)
 	if (kb < 0 || kn < 0 || strcmp(b.d.c[kb].name, n.d.c[kn].name))
 		die("%s: no counter '%s' in both files", kb < 0 ? b.path : n.path,
 		    counter ? counter : n.d.c[kn].name);
-	if (profile(&b, (size_t)kb, root) < 0 || profile(&n, (size_t)kn, root) < 0)
+	if (profile(&b, (size_t)kb, root, &fb) < 0 || profile(&n, (size_t)kn, root, &fn) < 0)
 		die("diff: too many call paths");
+	/* A root neither side has gave an empty table and exit 0. */
+	if (!fb && !fn)
+		die("diff: no function named '%s' in %s or %s%s", root, b.path, n.path,
+		    root_given ? "" : " (give the root with --root FUNCTION)");
 	rows = xcalloc(b.r.n + n.r.n + 1, sizeof(*rows));
 	for (size_t i = 0; i < b.r.n; i++)
 		rows[nrows++] = (struct row){ key_of(&b, &b.r.e[i]),

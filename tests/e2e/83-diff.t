@@ -4,7 +4,7 @@
 # paper's primes up to 1000 and up to 3000, where test's share of all calls
 # grows.  And the refusals.
 . "$(dirname "$0")/../lib.sh"
-plan 9
+plan 11
 CFPROF=$B/bin/cfprof
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
@@ -27,6 +27,12 @@ cc -g -O0 -o widgets "$TOP/examples/widgets.c" && "$MPROF" run -o m.data ./widge
 is "$?/$(wc -l < e)/$(wc -c < o)" "2/1/0" "different kinds: exit 2, one line, nothing printed"
 "$CFPROF" diff --counter nosuch a.data b.data > o 2> e
 is "$?/$(wc -l < e)" "2/1" "an unknown counter: exit 2, one line"
+# A root neither profile has printed an empty table, exit 0.
+"$CFPROF" diff --root nosuchfn a.data b.data > o 2> e
+is "$?/$(cat e)/$(wc -c < o)" "2/cfprof: diff: no function named 'nosuchfn' in a.data or b.data/0" \
+	"--root of no function: refused in one line, exit 2"
+like "$("$CFPROF" diff --root isPrime ./primes a.data b.data)" '^1\.00000 1\.00000 \+0\.00000 \(isPrime\)$' \
+	"--root isPrime: its paths, from it"
 # Options (issue 22): a threshold is a fraction; --help is the usage.
 "$CPPROF" diff --threshold abc a.data b.data > o 2> e
 is "$?/$(cat e)/$(wc -c < o)" "2/cpprof: diff: --threshold: 'abc' is not a fraction from 0 to 1/0" \

@@ -480,6 +480,23 @@ int launch_run(const struct launch *l, char *const argv[], char *err, size_t err
 		snprintf(err, errlen, "output file name too long: %s", l->out);
 		return -1;
 	}
+	/* A file that cannot be written is said before the run, not after
+	 * it (the whole program ran, then the save failed). */
+	{
+		char dir[PATH_MAX + 16];
+		char *slash;
+
+		snprintf(dir, sizeof dir, "%s", outabs);
+		slash = strrchr(dir, '/');
+		if (slash == dir)
+			slash[1] = 0;
+		else if (slash)
+			*slash = 0;
+		if (slash && access(dir, W_OK | X_OK) != 0) {
+			snprintf(err, errlen, "cannot write %s: %s: %s", l->out, dir, strerror(errno));
+			return -1;
+		}
+	}
 	snprintf(preload, sizeof(preload), "%s%s%s", lib, old && *old ? ":" : "", old ? old : "");
 	had = stat(outabs, &before) == 0;
 	/* Read below whether or not there is a keep: none is state WAITING

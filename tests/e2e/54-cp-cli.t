@@ -2,7 +2,7 @@
 # one line on stderr and exit status 2, before anything runs; --help is
 # the usage on standard output, exit 0 (issue 22, item 8).
 . "$(dirname "$0")/../lib.sh"
-plan 30
+plan 31
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
 
@@ -43,6 +43,12 @@ is "$?/$(cat "$T/err")" "2/cpprof: threshold: bad argument 'nan' (help shows the
 	"threshold nan: a bad argument (a hexadecimal fraction is one)"
 "$CPPROF" record -o "$T/x.data" "$T/no/such/prog" 2> "$T/err"
 is "$?/$(cat "$T/err")" "127/cpprof: record: cannot run $T/no/such/prog: No such file or directory" "a program that cannot run: 127"
+# An output file whose directory is not there: said before the run (the
+# whole program ran, then the save failed, in two lines), exit 2.
+rm -f "$T/ran"
+"$CPPROF" record -o "$T/no/such/dir/x.data" sh -c "touch $T/ran" 2> "$T/err"
+is "$?/$(cat "$T/err")/$([ -e "$T/ran" ] && echo ran)" "2/cpprof: record: cannot write $T/no/such/dir/x.data: $T/no/such/dir: No such file or directory/" \
+	"-o in no directory: exit 2, one line, before the program runs"
 
 # A program the sampler cannot enter (statically linked): said, and its
 # exit status still passed through.

@@ -9,6 +9,8 @@
  * CFPROF_ROOT_PID, CFPROF_NO_PERF; and the tree's CFPROF_UNPROFILED
  * (tree.c).
  */
+#include <link.h>
+
 #include "format.h"
 #include "hooks.h"
 #include "save.h"
@@ -16,11 +18,42 @@
 #include "state.h"
 #include "tree.h"
 
-/* A sample's hits go to the node current in thread tid (0: the calling
+/* Our own code (libcfprof's executable segment): a sample there is in
+ * the hooks, not in the function they were called for. */
+static uintptr_t own_lo, own_hi;
+
+static void charge(uint32_t tid, int col, uint64_t hits, uintptr_t pc);
+
+static int own_range(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t a = (uintptr_t)charge;
+
+	(void)size;
+	(void)arg;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && a >= lo && a < lo + ph->p_memsz) {
+			own_lo = lo;
+			own_hi = lo + ph->p_memsz;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A sample's hits go to the node current in thread tid (0: the calling
  * thread, in its signal handler or an interposed call).  Atomic: the
  * watcher charges blocked threads from its own thread (tree_current
- * reads their state safely). */
-static void charge(uint32_t tid, int col, uint64_t hits)
+ * reads their state safely).  A sample whose pc is in the hooks goes to
+ * the thread's hooks node, a function of its own (__cyg_profile_func_
+ * enter) under the root: charged to the current function, their cost
+ * doubled the share of a caller of a small function called 30 million
+ * times (bzip2's mainSimpleSort: 13.6% where its own code had 6.1%).
+ */
+static void charge(uint32_t tid, int col, uint64_t hits, uintptr_t pc)
 {
 	struct cf_thread *t = cf_me;
 	struct cf_node *n;
@@ -31,7 +64,10 @@ static void charge(uint32_t tid, int col, uint64_t hits)
 	}
 	if (!t || t == &cf_dead)
 		return;
-	n = tree_current(t);
+	if (pc >= own_lo && pc < own_hi && t->hooks)
+		n = t->hooks;
+	else
+		n = tree_current(t);
 	if (n)
 		__atomic_fetch_add(&n->hits[col], hits, __ATOMIC_RELAXED);
 }
@@ -42,6 +78,7 @@ static void charge(uint32_t tid, int col, uint64_t hits)
  * no more. */
 static int start(int nres)
 {
+	dl_iterate_phdr(own_range, NULL);
 	hooks_init();
 	if (tree_prepare(1) < 0 || nres > cf_stride)
 		return -1;

@@ -24,6 +24,8 @@
 #include "resources.h"
 #include "tree.h"
 
+void __cyg_profile_func_enter(void *fn, void *site);
+
 #define CF_CHUNK (256u << 10)
 /* Logical depth: 1M entries, 24 MiB of address space a thread, touched as
  * used; deeper calls are counted on the deepest path held, not pushed
@@ -419,6 +421,7 @@ struct cf_thread *tree_thread(uintptr_t sp)
 	t->root->out = UINT32_MAX;
 	t->root->target = t->root;
 	node_publish(t);
+	t->hooks = tree_child(t, t->root, (uintptr_t)__cyg_profile_func_enter);
 	t->base[0].sp = UINTPTR_MAX; /* the sentinel: never popped */
 	t->base[0].node = t->root;   /* fn 0: no exit matches it */
 	t->park.node = &t->park_node;

@@ -170,6 +170,10 @@ struct cf_thread {
 	uint32_t tid;
 	uintptr_t stack_lo, stack_hi; /* the thread's own stack (resync) */
 	struct cf_thread *next;  /* the registry */
+	struct cf_node *hooks;   /* the root's child for the time samples
+				  * found in cfprof's own code (the hooks):
+				  * fn is __cyg_profile_func_enter; NULL
+				  * when it could not be made */
 	struct cf_node park_node; /* park's node (no hits): its target is
 				   * current; last (a flexible member) */
 };

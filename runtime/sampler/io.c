@@ -56,9 +56,9 @@ __attribute__((noinline)) static void io_done(uint64_t t0, int r, int64_t bytes,
 				  t->r[RES_IO_TIME].consumed + (cp_now(CLOCK_MONOTONIC) - t0));
 	if ((hits || thits) && cp_sink.here) {
 		if (hits)
-			cp_sink.here(0, cp.col[r], hits);
+			cp_sink.here(0, cp.col[r], hits, 0);
 		if (thits)
-			cp_sink.here(0, cp.col[RES_IO_TIME], thits);
+			cp_sink.here(0, cp.col[RES_IO_TIME], thits, 0);
 	} else if (hits || thits) {
 		n = unwind_capture_here(t->cframes, CP_MAX_DEPTH, ret, &flags);
 		/* A Python program: its frames, as the handler's (sampler.c),

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "altstack.h"
@@ -104,7 +105,9 @@ struct caught {
 static void record(struct cp_thread *t, struct caught *c, int col, uint64_t hits)
 {
 	if (cp_sink.here) {
-		cp_sink.here(0, col, hits);
+		const ucontext_t *uc = c->uc;
+
+		cp_sink.here(0, col, hits, uc ? (uintptr_t)uc->uc_mcontext.gregs[REG_RIP] : 0);
 		return;
 	}
 	if (c->n < 0) {

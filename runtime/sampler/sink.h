@@ -33,9 +33,10 @@ struct cp_sink {
 	 * the calling thread) is doing now.  Called in the thread's signal
 	 * handler, in its interposed calls, and by the watcher for other
 	 * threads.  Async-signal-safe.  NULL: the sampler walks the stack
-	 * and calls stack instead.
+	 * and calls stack instead.  pc: in the signal handler, the
+	 * interrupted instruction; else 0.
 	 */
-	void (*here)(uint32_t tid, int col, uint64_t hits);
+	void (*here)(uint32_t tid, int col, uint64_t hits, uintptr_t pc);
 	/* Hits of column col for a walked stack of thread tid.
 	 * Async-signal-safe. */
 	void (*stack)(const uint64_t *frames, int depth, uint32_t flags, uint32_t tid, int col,

@@ -91,7 +91,7 @@ static void on_record(void *arg, uint32_t tid, uint64_t count, uint64_t ip, uint
 	}
 	if (hits && cp_sink.here) {
 		/* A stackless collector: what the thread is doing now. */
-		cp_sink.here(tid, cp.col[RES_CONTEXT_SWITCHES], hits);
+		cp_sink.here(tid, cp.col[RES_CONTEXT_SWITCHES], hits, 0);
 		return;
 	}
 	if (!hits || !stack)
@@ -296,7 +296,7 @@ static void real_tick(struct cp_slot *s, uint64_t elapsed)
 		 * what the blocked thread has current. */
 		pend = __atomic_exchange_n(&s->real_pending, 0, __ATOMIC_ACQ_REL);
 		if (cp_sink.here)
-			cp_sink.here((uint32_t)s->tid, cp.col[RES_REAL], hits + pend);
+			cp_sink.here((uint32_t)s->tid, cp.col[RES_REAL], hits + pend, 0);
 		else
 			cp_sink.stack(wt_frames, n, flags, (uint32_t)s->tid, cp.col[RES_REAL],
 				      hits + pend);

@@ -7,12 +7,29 @@
 # lines carry isPrime's time by real per-path samples, not apportioned by
 # call counts as gprof does; four threads with known work (within 0.05).
 . "$(dirname "$0")/../lib.sh"
-plan 37
+plan 41
 CFPROF=$B/bin/cfprof
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
 
 . "$TOP/tests/cf.sh"
+
+# --- cf_hooks: the hooks' own time is their own (a function of its own,
+# __cyg_profile_func_enter, no calls), not the current function's: charged
+# so, a caller of a small function called 30 million times (bzip2's
+# mainSimpleSort) had twice the share of its own code.
+cf_build cf_hooks cf_hooks.c || exit 1
+"$CFPROF" record -o hk.data ./cf_hooks > hk.out 2> hk.err || exit 1
+flat=$("$CFPROF" -p ./cf_hooks hk.data)
+h=$(share "$flat" __cyg_profile_func_enter)
+ok $(awk -v h="${h:-0}" 'BEGIN { exit !(h >= 0.08) }'; echo $?) \
+	"hooks: 20 million calls of an empty function: the hooks' time apart (${h:-none}, at least 0.08)"
+is "$(flat "$flat" __cyg_profile_func_enter 3)" 0 "hooks: no calls of their own"
+got=$(awk -v a="$h" -v b="$(share "$flat" loop)" -v c="$(share "$flat" tiny)" 'BEGIN { printf "%.4f", a + b + c }')
+ok $(near "$got" "$(truth hk.out loop)" 0.03; echo $?) \
+	"hooks: with loop and tiny, the calling phase's true share $(truth hk.out loop) ($got, within 0.03)"
+ok $(near "$(share "$flat" spin)" "$(truth hk.out spin)" 0.03; echo $?) \
+	"hooks: spin's share, which calls nothing: $(share "$flat" spin), true $(truth hk.out spin) (within 0.03)"
 
 # --- cf_phases: three static inline phases, inlined into run_rounds
 cf_build cf_phases cf_phases.c || exit 1

@@ -134,5 +134,12 @@ int reader_check(struct profile *p, char *err, size_t errlen)
 {
 	if (check_info(p, err, errlen) < 0 || check_sums(p, err, errlen) < 0)
 		return -1;
+	/* Every cfprof file has its exact calls: without them the cfprof
+	 * view refused it, while export, diff and merge read it (and merge
+	 * wrote a file its own view refused). */
+	if (p->kind == FORMAT_KIND_CFPROF && reader_counter(p, "calls") < 0) {
+		snprintf(err, errlen, "corrupt: a cfprof profile without its 'calls' counter");
+		return -1;
+	}
 	return 0;
 }

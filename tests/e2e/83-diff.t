@@ -4,7 +4,7 @@
 # paper's primes up to 1000 and up to 3000, where test's share of all calls
 # grows.  And the refusals.
 . "$(dirname "$0")/../lib.sh"
-plan 11
+plan 14
 CFPROF=$B/bin/cfprof
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
@@ -25,13 +25,22 @@ ok $(printf '%s\n' "$out" | awk '/^[0-9]/ { c = $3 < 0 ? -$3 : $3; if (n++ && c 
 cc -g -O0 -o widgets "$TOP/examples/widgets.c" && "$MPROF" run -o m.data ./widgets > /dev/null 2>&1
 "$CFPROF" diff a.data m.data > o 2> e
 is "$?/$(wc -l < e)/$(wc -c < o)" "2/1/0" "different kinds: exit 2, one line, nothing printed"
+# An mprof file relabelled cfprof (the header's kind, which no CRC
+# covers): no 'calls' counter.  The cfprof view refused it; export, diff
+# and merge read it, and merge wrote a file the view then refused.
+cp m.data k3.data && printf '\003' | dd of=k3.data bs=1 seek=12 conv=notrunc 2> /dev/null
+for verb in "export --format folded" "diff k3.data" "merge -o k3m.data k3.data"; do
+	"$CFPROF" $verb k3.data > o 2> e
+	is "$?/$(wc -l < e)/$(grep -c "k3.data: corrupt: a cfprof profile without its 'calls' counter" e)/$(ls k3m.data 2> /dev/null)" "2/1/1/" \
+		"a cfprof file without calls: cfprof ${verb%% *} refuses it in one line, exit 2"
+done
 "$CFPROF" diff --counter nosuch a.data b.data > o 2> e
 is "$?/$(wc -l < e)" "2/1" "an unknown counter: exit 2, one line"
 # A root neither profile has printed an empty table, exit 0.
 "$CFPROF" diff --root nosuchfn a.data b.data > o 2> e
 is "$?/$(cat e)/$(wc -c < o)" "2/cfprof: diff: no function named 'nosuchfn' in a.data or b.data/0" \
 	"--root of no function: refused in one line, exit 2"
-like "$("$CFPROF" diff --root isPrime ./primes a.data b.data)" '^1\.00000 1\.00000 \+0\.00000 \(isPrime\)$' \
+like "$("$CFPROF" diff --counter calls --root isPrime ./primes a.data b.data)" '^[01]\.[0-9]{5} [01]\.[0-9]{5} [-+][01]\.[0-9]{5} \(isPrime test\)$' \
 	"--root isPrime: its paths, from it"
 # Options (issue 22): a threshold is a fraction; --help is the usage.
 "$CPPROF" diff --threshold abc a.data b.data > o 2> e

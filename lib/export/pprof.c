@@ -268,8 +268,8 @@ static void lisp_sample(struct tabs *t, const struct export_data *e, size_t i, s
 
 	while (n--) {
 		const char *name = strtab_get(e->m->fns, e->m->sites[t->path[n]].fn);
-		/* No symbol: the Lisp name is the system name too. */
-		struct sym_frame sf = { .func = name, .full = name, .sysname = name };
+		/* No symbol, so no system name (lang_location's reason). */
+		struct sym_frame sf = { .func = name, .full = name, .sysname = "" };
 		uint32_t k = (uint32_t)str(&t->s, name);
 
 		if (k >= t->lispcap) {
@@ -313,7 +313,12 @@ static void lang_location(struct tabs *t, const struct export_data *e, uint64_t 
 		}
 	}
 	memset(&sf, 0, sizeof sf);
-	sf.func = sf.full = sf.sysname = name;
+	/* No system name: a language's function has no symbol, and pprof
+	 * takes a name equal to its system name for one still to demangle,
+	 * which it strips of <...>: Python's <module>, <listcomp> and
+	 * <genexpr> all became one <unknown>. */
+	sf.func = sf.full = name;
+	sf.sysname = "";
 	sf.file = file;
 	pb_int(&z, 1, id);
 	pb_int(&l, 1, fn_of(&t->fm, &t->fns, &t->s, &sf));

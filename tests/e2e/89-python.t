@@ -12,12 +12,12 @@
 # tests/progs/py_shapes.py keeps what a thread, a generator, a caught
 # exception, a coroutine and json's C encoder make, and exits with 3.
 . "$(dirname "$0")/../lib.sh"
-plan 41
+plan 42
 cd "$T" || exit 1
 
 PY=/usr/bin/python3
 if [ ! -x "$PY" ]; then
-	absent 41 "$PY (Debian's python3, scripts/install-deps.sh)"
+	absent 42 "$PY (Debian's python3, scripts/install-deps.sh)"
 	done_testing
 fi
 lib=$LIBMPROF/libmprof.so
@@ -64,8 +64,14 @@ if [ -x "$B/tools/pprof" ]; then
 	"$MPROF" export --format pprof -o pa.pb.gz pa.data
 	like "$("$B/tools/pprof" -top -lines pa.pb.gz 2> /dev/null)" "strings .*py_alloc\\.py:$line" \
 		"pprof shows strings() by name, file and line"
+	# pprof strips <...> from a name equal to its system name: <module>
+	# and every <listcomp> were one <unknown>.
+	top=$("$B/tools/pprof" -top -cum pa.pb.gz 2> /dev/null)
+	is "$(printf '%s\n' "$top" | grep -c ' <module>$')/$(printf '%s\n' "$top" | grep -c '<unknown>')" "1/0" \
+		"pprof names <module> as Python does, not <unknown>"
 else
 	fail "pprof not built ($B/tools/pprof: make builds it from Debian's golang-github-google-pprof-dev)"
+	fail "pprof not built"
 fi
 
 # 11-19: the shapes of Python code.

@@ -47,7 +47,8 @@ class Page:
         self.proc = subprocess.Popen(
             [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
              "--no-default-browser-check", "--disable-extensions", "--mute-audio",
-             "--remote-debugging-port=0", "--remote-allow-origins=*",
+             "--remote-debugging-port=0", "--enable-precise-memory-info", "--js-flags=--expose-gc",
+             "--remote-allow-origins=*",
              "--user-data-dir=" + self.dir, "--window-size=1280,900", "about:blank"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         ws = None

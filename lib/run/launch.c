@@ -259,7 +259,7 @@ static __attribute__((noinline)) pid_t start(char *const argv[], char **envp, ch
  * Start argv[0] (searched in PATH) in *pid, with this environment where
  * LD_PRELOAD, the output and pid variables and l->env are replaced.  -1
  * with err when nothing could be tried; *pid = -1 when argv[0] could not
- * be run (said on stderr).
+ * be found, -2 when it could not be run (said on stderr).
  *
  * vfork, not fork: a fork copies the page tables of this process, which
  * maps libdw and its dependencies, and that was half of what `mprof run`
@@ -318,7 +318,9 @@ static int spawn(const struct launch *l, char *const argv[], const char *preload
 		/* The child ended; it ran nothing. */
 		waitpid(*pid, NULL, 0);
 		errx_("%s: cannot run %s: %s", l->what, argv[0], strerror(exec_errno));
-		*pid = -1;
+		/* As shells say it: 127 not found, 126 found but not runnable
+		 * (a directory, no execute permission). */
+		*pid = exec_errno == ENOENT || exec_errno == ENOTDIR ? -1 : -2;
 	}
 	rc = 0;
 done:
@@ -517,7 +519,7 @@ int launch_run(const struct launch *l, char *const argv[], char *err, size_t err
 	relay_to(pid);
 	if (pid < 0) {
 		keeper_close(&kp);
-		return 127; /* said why */
+		return pid == -2 ? 126 : 127; /* said why */
 	}
 	if (keeper_wait(&kp, pid, &status, outabs, l->what) < 0) {
 		snprintf(err, errlen, "waitpid: %s", strerror(errno));

@@ -2,7 +2,7 @@
 # one line on stderr and exit status 2, before anything runs; --help is
 # the usage on standard output, exit 0 (issue 22, item 8).
 . "$(dirname "$0")/../lib.sh"
-plan 31
+plan 32
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
 
@@ -43,6 +43,9 @@ is "$?/$(cat "$T/err")" "2/cpprof: threshold: bad argument 'nan' (help shows the
 	"threshold nan: a bad argument (a hexadecimal fraction is one)"
 "$CPPROF" record -o "$T/x.data" "$T/no/such/prog" 2> "$T/err"
 is "$?/$(cat "$T/err")" "127/cpprof: record: cannot run $T/no/such/prog: No such file or directory" "a program that cannot run: 127"
+mkdir -p "$T/adir"
+"$CPPROF" record -o "$T/x.data" "$T/adir" 2> "$T/err"
+is "$?/$(cat "$T/err")" "126/cpprof: record: cannot run $T/adir: Permission denied" "a program found but not runnable (a directory): 126, as shells say"
 # An output file whose directory is not there: said before the run (the
 # whole program ran, then the save failed, in two lines), exit 2.
 rm -f "$T/ran"

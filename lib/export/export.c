@@ -13,6 +13,7 @@
 #include "model/callgraph.h"
 #include "format/format.h"
 #include "run/launch.h"
+#include "merge/merge.h"
 #include "model/model.h"
 #include "format/newfile.h"
 #include "read/reader.h"
@@ -299,7 +300,9 @@ int export_main(int argc, char **argv, const char *default_data)
 		for (size_t j = 0; j < p.ncounters; j++)
 			if (strcmp(bp.counter_names[j], p.counter_names[j]))
 				die("%s: other counters than %s: no diff", base_path, data);
-		bsy = symbols_open(&bp, exe);
+		/* The a.out given is the profile's: the base's only if it
+		 * is of the same build (else it is named from its own). */
+		bsy = symbols_open(&bp, merge_same_program(&p, &bp) ? exe : NULL);
 		if (!bsy)
 			die("out of memory opening symbols");
 		symbols_full_names(bsy, full);
@@ -307,6 +310,7 @@ int export_main(int argc, char **argv, const char *default_data)
 		if (model_from_profile(&bm, &bp, bsy, 0, err, sizeof(err)) < 0 ||
 		    export_prepare(&bd, &bp, &bm, err, sizeof(err)) < 0)
 			die("%s: %s", base_path, err);
+		bd.sy = bsy;
 	}
 	/* A temporary beside OUT, renamed over it when whole: never through a
 	 * link another user planted (newfile.h). */

@@ -332,14 +332,27 @@ static void lang_location(struct tabs *t, const struct export_data *e, uint64_t 
 	free(file);
 }
 
+/* The module of p that holds addr, or -1. */
+static long module_at(const struct profile *p, uint64_t addr)
+{
+	for (size_t i = 0; i < p->nmodules; i++)
+		if (addr >= p->modules[i].start && addr < p->modules[i].end)
+			return (long)i;
+	return -1;
+}
+
 /*
  * Sample i of e (a base's when delta: its addresses moved into d's),
  * innermost first, into y: the file's own frames, each a location (its
  * address: a return address's call instruction, or the pc) with its
- * inline frames as lines, callee first.
+ * inline frames as lines, callee first.  A base's frame in a module d
+ * lacks (matched[] 0: the program before a rebuild) is named from the
+ * base's own files, a location of its own, as is a language frame (its
+ * id is the base's): resolved with d's, they were bare addresses, and the
+ * diff of two builds said every function of the old one went away.
  */
 static void addr_sample(struct tabs *t, const struct export_data *d, const struct export_data *e,
-			const int64_t *delta, size_t i, struct pb *y)
+			const int64_t *delta, const unsigned char *matched, size_t i, struct pb *y)
 {
 	const struct prof_stack *ps = &e->p->stacks[i];
 	uint32_t n = reader_frames(e->p, i, t->frames);
@@ -347,22 +360,30 @@ static void addr_sample(struct tabs *t, const struct export_data *d, const struc
 	for (uint32_t j = 0; j < n; j++) {
 		int ret = !((j == 0 && (ps->flags & FORMAT_STACK_PC_FIRST)) ||
 			    (ps->flags & FORMAT_STACK_ENTRY));
-		uint64_t a = delta ? merge_move(e->p, delta, t->frames[j]) : t->frames[j];
+		uint64_t f = t->frames[j];
+		int lang = FORMAT_IS_LANG_FRAME(f) && e->m->lang;
+		long mod = delta && !lang ? module_at(e->p, f) : -1;
+		int own = delta && (lang || mod < 0 || !matched[mod]);
+		uint64_t a = delta && !own ? merge_move(e->p, delta, f) : f;
+		/* Keys apart from d's: user addresses are below 2^47, a
+		 * language frame's bits 32-47 are 0. */
+		uint64_t key = !own ? a : lang ? a ^ (1ull << 40) : a | (1ull << 61);
+		struct symbols *sy = own ? e->sy : d->sy;
 		struct sym_frame sf[32];
 		struct pb z = { 0 };
 		int fresh, cnt;
-		uint32_t id = loc_of(&t->lm, a, ret, &fresh);
+		uint32_t id = loc_of(&t->lm, key, ret, &fresh);
 
 		pb_varint(y, id);
 		if (!fresh)
 			continue;
-		if (FORMAT_IS_LANG_FRAME(t->frames[j]) && e->m->lang) {
-			lang_location(t, e, t->frames[j], id);
+		if (lang) {
+			lang_location(t, e, f, id);
 			continue;
 		}
-		cnt = d->sy ? symbols_resolve(d->sy, a, ret, sf, 32) : 0;
+		cnt = sy ? symbols_resolve(sy, a, ret, sf, 32) : 0;
 		pb_int(&z, 1, id);
-		pb_int(&z, 2, mapping_of(&t->maps, a));
+		pb_int(&z, 2, own ? 0 : mapping_of(&t->maps, a));
 		pb_int(&z, 3, ret ? a - 1 : a);
 		for (int c = 0; c < cnt; c++) {
 			struct pb l = { 0 };
@@ -400,9 +421,12 @@ int export_pprof(const struct export_data *d, size_t dflt, const struct export_d
 		const struct export_data *e = side ? base : d;
 		const struct profile *q = e->p;
 		int64_t *delta = side ? xcalloc(q->nmodules + 1, sizeof(int64_t)) : NULL;
+		unsigned char *matched = side ? xcalloc(q->nmodules + 1, 1) : NULL;
 
-		if (side)
+		if (side) {
 			merge_deltas(p, q, delta);
+			merge_matched(p, q, matched);
+		}
 		for (size_t i = 0; i < e->m->nstacks && i < q->nstacks; i++) {
 			uint64_t c[FORMAT_MAX_COUNTERS];
 			int any = 0;
@@ -416,7 +440,7 @@ int export_pprof(const struct export_data *d, size_t dflt, const struct export_d
 			if (d->m->lisp)
 				lisp_sample(&t, e, i, &y);
 			else
-				addr_sample(&t, d, e, delta, i, &y);
+				addr_sample(&t, d, e, delta, matched, i, &y);
 			pb_bytes(&x, 1, y.b, y.n);
 			y.n = 0;
 			for (size_t k = 0; k < e->n; k++) {
@@ -427,6 +451,7 @@ int export_pprof(const struct export_data *d, size_t dflt, const struct export_d
 			pb_bytes(&smp, 2, x.b, x.n);
 		}
 		free(delta);
+		free(matched);
 	}
 	pb_int(&hdr, 14, (uint64_t)str(&t.s, d->c[dflt].name)); /* default_sample_type */
 	/* A sampled profile: its values are estimates already (unsampled, as

@@ -93,6 +93,20 @@ void merge_deltas(const struct profile *to, const struct profile *f, int64_t *de
 	}
 }
 
+void merge_matched(const struct profile *to, const struct profile *f, unsigned char *matched)
+{
+	for (size_t i = 0; i < f->nmodules; i++) {
+		matched[i] = 0;
+		for (size_t k = 0; k < to->nmodules && !matched[i]; k++)
+			matched[i] = (unsigned char)same_module(&to->modules[k], &f->modules[i]);
+	}
+}
+
+int merge_same_program(const struct profile *a, const struct profile *b)
+{
+	return a->nmodules && b->nmodules && same_module(&a->modules[0], &b->modules[0]);
+}
+
 uint64_t merge_move(const struct profile *f, const int64_t *delta, uint64_t addr)
 {
 	return (uint64_t)((int64_t)addr + delta_of(f, delta, addr));

@@ -24,6 +24,12 @@ struct profile;
  * --diff-base).  merge_move gives one address moved.
  */
 void merge_deltas(const struct profile *to, const struct profile *f, int64_t *delta);
+/* Which of f's modules to has (matched[i], f->nmodules of them): the same
+ * object, by build-id (or path, when either has none).  A module to lacks
+ * (another build of the program) is named from f's own files. */
+void merge_matched(const struct profile *to, const struct profile *f, unsigned char *matched);
+/* Whether two files are of one program (their first modules match). */
+int merge_same_program(const struct profile *a, const struct profile *b);
 uint64_t merge_move(const struct profile *f, const int64_t *delta, uint64_t addr);
 
 /* `TOOL merge FILES... -o OUT` (argv[0] is "merge"); the exit status. */

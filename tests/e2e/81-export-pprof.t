@@ -4,7 +4,7 @@
 # type, to the profile's own totals; -top names the functions; the
 # default sample type is pprof's (inuse_space for heap data) or --counter.
 . "$(dirname "$0")/../lib.sh"
-plan 20
+plan 21
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 PPROF=$B/tools/pprof
@@ -80,6 +80,21 @@ like "$raw" '/libc\.so\.6 [0-9a-f]{40} ' "mappings: libc with its build-id"
 n2=$("$CPPROF" -c resources ./phases c2.data | sed -n 's/.* cpu .* \([0-9]*\) samples, .*/\1/p')
 "$CPPROF" export --format pprof --diff-base c.data -o d.pb.gz ./phases c2.data
 is "$?/$(col d.pb.gz 1)" "0/$(((n2 - n) * 1000000))" "--diff-base: the samples of the difference ($n2 - $n, x 1 ms)"
+# Two builds of the program (before and after a change: other build-ids):
+# the base's frames named from its own binary.  They were resolved in the
+# new one's: bare addresses, as if every function of the old build had
+# gone away.
+cc -O2 -g -DANOTHER_BUILD=1 -fno-inline-small-functions -o phases2 "$TOP/examples/phases.c" || exit 1
+"$CPPROF" record -o c3.data ./phases2 300 > /dev/null
+"$CPPROF" export --format pprof --diff-base c.data -o d2.pb.gz ./phases2 c3.data 2> e
+top=$("$PPROF" -top -unit=ms -nodefraction=0 d2.pb.gz 2> /dev/null)
+n1=$("$CPPROF" -c resources ./phases c.data | sed -n 's/.* cpu .* \([0-9]*\) samples, .*/\1/p')
+n3=$("$CPPROF" -c resources ./phases2 c3.data | sed -n 's/.* cpu .* \([0-9]*\) samples, .*/\1/p')
+got=$(printf '%s\n' "$top" | awk '$NF == "main" { sub(/ms$/, "", $4); print $4 + 0 }')
+got=${got:-0} # pprof lists no node whose change is 0
+ok $([ ! -s e ] && ! printf '%s\n' "$top" | grep -q ' 0x[0-9a-f]*$\|<unknown>' &&
+	awk -v g="${got:-x}" -v w="$((n3 - n1))" 'BEGIN { d = g - w; exit !(g ~ /^-?[0-9]+$/ && d <= 2 && d >= -2) }'; echo $?) \
+	"--diff-base of another build: no warning, every frame named, main's change $((n3 - n1)) ms ($n3 - $n1; pprof: ${got:-none})"
 "$CPPROF" export --format folded --diff-base c.data ./phases c2.data > /dev/null 2> e
 is "$?/$(wc -l < e)" "2/1" "--diff-base with folded: exit 2, one line"
 

@@ -22,6 +22,7 @@
 #include "base/escape.h"
 #include "run/launch.h"
 #include "model/lispview.h"
+#include "merge/merge.h"
 #include "model/model.h"
 #include "read/reader.h"
 #include "symbols/symbols.h"
@@ -50,12 +51,24 @@ static uint32_t fn_ids(const void *ctx, size_t i, uint32_t *out)
 	return n;
 }
 
-static void load(struct side *s, const char *exe, unsigned mflags, int full)
+static void read_side(struct side *s)
 {
 	char err[256];
 
 	if (reader_load(s->path, &s->p, err, sizeof err) < 0)
 		die("%s: %s", s->path, err);
+}
+
+/* s's model and counters; exe, the a.out given, is NEW's: BASE's too only
+ * when both are of one build (before a change, BASE is of another, and
+ * read in that one's symbols it was misnamed: main _fini, main atol). */
+static void load(struct side *s, const char *exe, const struct side *new_side, unsigned mflags,
+		 int full)
+{
+	char err[256];
+
+	if (s != new_side && !merge_same_program(&s->p, &new_side->p))
+		exe = NULL;
 	s->sy = symbols_open(&s->p, exe);
 	if (!s->sy)
 		die("out of memory opening symbols");
@@ -279,8 +292,10 @@ int export_diff_main(int argc, char **argv, int tables)
 			die("%s: %s", args[0], why);
 		exe = exebuf;
 	}
-	load(&b, exe, mflags, full);
-	load(&n, exe, mflags, full);
+	read_side(&b);
+	read_side(&n);
+	load(&b, exe, &n, mflags, full);
+	load(&n, exe, &n, mflags, full);
 	o.full_names = full;
 	if (b.p.kind != n.p.kind)
 		die("%s: not the same kind of profile as %s: no diff", n.path, b.path);

@@ -4,7 +4,7 @@
 # paper's primes up to 1000 and up to 3000, where test's share of all calls
 # grows.  And the refusals.
 . "$(dirname "$0")/../lib.sh"
-plan 14
+plan 15
 CFPROF=$B/bin/cfprof
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
@@ -19,6 +19,15 @@ want=$(awk 'FNR == 1 { f++ } $1 == "calls" { c[f] = $2 } $1 == "test" { t[f] = $
 is "$(printf '%s\n' "$out" | awk '$NF == "test)" && $(NF - 1) == "isPrime" { print $1, $2, $3 }')" "$want" \
 	"test's share of the calls in both runs and its change ($want)"
 like "$out" '^1\.00000 1\.00000 \+0\.00000 \(main\)$' "main has everything in both"
+# BASE of another build (before a change) with NEW's a.out given: the
+# a.out is NEW's; BASE is named from its own binary (it was read in the
+# new one's symbols, with a warning: paths through other functions).
+cc -O2 -g -finstrument-functions -DANOTHER_BUILD=1 -fno-inline-small-functions -o primes2 "$TOP/examples/primes.c" || exit 1
+"$CFPROF" record -o c.data ./primes2 3000 > /dev/null
+"$CFPROF" diff --counter calls ./primes2 a.data c.data > o 2> e
+is "$?/$(wc -c < e)/$(awk '$NF == "test)" && $(NF - 1) == "isPrime" { print $1, $2 }' o)" \
+	"0/0/$(printf '%s\n' "$out" | awk '$NF == "test)" && $(NF - 1) == "isPrime" { print $1, $2 }')" \
+	"BASE of another build: no warning, its paths named as in the same build's diff"
 ok $(printf '%s\n' "$out" | awk '/^[0-9]/ { c = $3 < 0 ? -$3 : $3; if (n++ && c > last + 1e-9) bad = 1; last = c } END { exit bad || n < 5 }'; echo $?) \
 	"rows by decreasing change"
 # refusals

@@ -57,8 +57,6 @@ struct cp_rstate {
 	int fd;            /* perf event, or -1 */
 	int has_timer;
 	timer_t timer;
-	int early;         /* a software event whose period was just changed
-			    * overflows at its next event: expect that */
 	uint64_t base;     /* raw count when counting started */
 	uint64_t consumed; /* gticks so far (raw - base - own) */
 	uint64_t next;     /* the next sample boundary, in consumed gticks */

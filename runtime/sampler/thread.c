@@ -175,7 +175,6 @@ static void setup_events(struct cp_thread *t)
 	for (int r = 0; r < RES_N; r++) {
 		t->r[r].fd = -1;
 		t->r[r].has_timer = 0;
-		t->r[r].early = 0;
 		t->r[r].consumed = t->r[r].samples = 0;
 		t->r[r].next = cp.col[r] >= 0 || (r == RES_CPU && cp.clock_needed)
 				       ? cp_draw_first(t, cp.interval[r])

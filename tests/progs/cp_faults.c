@@ -1,5 +1,7 @@
 /* cp_faults: touch_pages faults in 20480 fresh 4 KiB pages (no huge pages);
- * many_syscalls makes 20000 system calls; compute makes neither. */
+ * many_syscalls makes 20000 system calls; alternate calls call_a and
+ * call_b in turn, 20000 times each, one system call each (a loop of two
+ * calls, as tar's read and write); compute makes neither. */
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/mman.h>
@@ -27,6 +29,24 @@ __attribute__((noinline)) static void many_syscalls(void)
 		sink += (uint64_t)syscall(SYS_getppid);
 }
 
+__attribute__((noinline)) static void call_a(void)
+{
+	sink += (uint64_t)syscall(SYS_getppid);
+}
+
+__attribute__((noinline)) static void call_b(void)
+{
+	sink += (uint64_t)syscall(SYS_getuid);
+}
+
+__attribute__((noinline)) static void alternate(void)
+{
+	for (int i = 0; i < 20000; i++) {
+		call_a();
+		call_b();
+	}
+}
+
 __attribute__((noinline)) static void compute(void)
 {
 	uint64_t x = 1;
@@ -39,6 +59,7 @@ int main(void)
 {
 	touch_pages();
 	many_syscalls();
+	alternate();
 	compute();
 	printf("ok\n");
 	return 0;

@@ -11,7 +11,7 @@
 # thread opens its own as it is set up, before the program runs; threads
 # made after the drop cannot, and cpprof says so.
 . "$(dirname "$0")/../lib.sh"
-plan 23
+plan 25
 CPPROF=$B/bin/cpprof
 cc -O2 -g -o "$T/real2" "$TOP/tests/progs/cp_real.c" || exit 1
 cc -O0 -g -o "$T/real0" "$TOP/tests/progs/cp_real.c" || exit 1
@@ -42,6 +42,19 @@ for o in 2 0; do
 		"-O$o: 30 naps, 30 context switches in doze ($n; preempted ${pre:-?} times)"
 done
 
+# A thread that naps 10 ms and works 10 ms (much of it in system calls,
+# where its CPU clock does not signal): its running time since its last
+# CPU-clock signal went to the call it blocked in next, nap 0.64 where
+# it napped half the time.
+cc -O2 -g -o "$T/realmix" "$TOP/tests/progs/cp_realmix.c" || exit 1
+"$CPPROF" record -e real -o "$T/rm.data" "$T/realmix" > "$T/truthm"
+prof=$("$CPPROF" -c 'resource real; threshold 0; function' "$T/realmix" "$T/rm.data")
+for f in nap work; do
+	want=$(awk -v f=$f '$1 == f { print $2 }' "$T/truthm")
+	got=$(printf '%s\n' "$prof" | awk -v f=$f '$2 == f { print $1 }')
+	ok $(awk -v a="${got:-9}" -v b="$want" 'BEGIN { d = a - b; exit !(d < 0.05 && d > -0.05) }'; echo $?) \
+		"nap and work: $f got ${got:-nothing}, true wall share $want"
+done
 CPPROF_NO_PERF=1 "$CPPROF" record -e real -o "$T/t.data" "$T/real2" > "$T/trutht" 2> /dev/null
 is "$?/$(awk '$1 == "eintr" { print $2 }' "$T/trutht")" "0/0" "timers: no call saw EINTR"
 check real2 "$T/t.data" "$T/trutht" "timers"

@@ -194,11 +194,14 @@ static int strip_cold(char *buf);
 static void names_of(struct symbols *s, const char *raw, struct fnames *fn)
 {
 	/* A symbol table may spell the version into the name
-	 * ("_ZNKSt11logic_error4whatEv@@GLIBCXX_3.4.22"), which the
-	 * demangler refuses: the name before it is demangled, the full name
-	 * keeps it, the short one does not. */
-	const char *at = raw[0] == '_' ? strchr(raw, '@') : NULL;
+	 * ("_ZNKSt11logic_error4whatEv@@GLIBCXX_3.4.22",
+	 * "__libc_start_main@@GLIBC_2.34"), which the demangler refuses: the
+	 * name before it is demangled, the full name keeps it, the short one
+	 * does not (as perf and heaptrack print them).  A PLT stub's
+	 * name@plt is a name of ours, kept whole. */
+	const char *at = strchr(raw, '@');
 	char *head = at ? strndup(raw, (size_t)(at - raw)) : NULL, *d = NULL, *buf, *simple;
+	int plt;
 	const char *m = head ? head : raw;
 
 	memset(fn, 0, sizeof(*fn));
@@ -208,8 +211,7 @@ static void names_of(struct symbols *s, const char *raw, struct fnames *fn)
 			fn->cxx = 1;
 	}
 	free(head);
-	if (!d)
-		at = NULL;
+	plt = at && !strcmp(at, "@plt");
 	if (!d)
 		buf = strdup(raw);
 	else if (!at)
@@ -222,10 +224,12 @@ static void names_of(struct symbols *s, const char *raw, struct fnames *fn)
 		return;
 	fn->cold = strip_cold(buf);
 	fn->full = fn->name = symbols_intern(s, buf);
-	if (at) { /* the short name without the version */
+	if (at && !plt) { /* the short name without the version */
 		size_t n = strlen(buf), v = strlen(at);
-		if (n >= v && !strcmp(buf + n - v, at))
+		if (n > v && !strcmp(buf + n - v, at)) {
 			buf[n - v] = 0;
+			fn->name = symbols_intern(s, buf);
+		}
 	}
 	if (fn->cxx && !s->full_names && (simple = cxxname_simplify(buf))) {
 		fn->name = symbols_intern(s, simple);

@@ -10,7 +10,7 @@
 # instantiations of make_n as one function, and the full names with
 # --full-names.
 . "$(dirname "$0")/../lib.sh"
-plan 54
+plan 55
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 PPROF=$B/tools/pprof
@@ -126,4 +126,11 @@ if [ -x "$PPROF" ]; then
 else
 	absent 3 "no $PPROF (make check builds it)"
 fi
+# glibc's symbol table spells a symbol's version into its name
+# (__libc_start_main@@GLIBC_2.34): the tables and exports print the name
+# without it, as perf and heaptrack do; the pprof export's system name
+# keeps it.
+"$MPROF" run -o ver.data /usr/bin/python3 -c 'print(1)' > /dev/null 2>&1
+is "$("$MPROF" ver.data | grep -c '@')/$("$MPROF" export --format folded ver.data | grep -c '@GLIBC')/$("$MPROF" ver.data | grep -c '^\[[0-9]*\] .* __libc_start_main \[')" "0/0/1" \
+	"versioned glibc symbols: named without the version (__libc_start_main in the call graph)"
 done_testing

@@ -456,6 +456,27 @@ int export_pprof(const struct export_data *d, size_t dflt, const struct export_d
 	pb_int(&hdr, 14, (uint64_t)str(&t.s, d->c[dflt].name)); /* default_sample_type */
 	/* A sampled profile: its values are estimates already (unsampled, as
 	 * Go's and jemalloc's heap profiles are); the period says how. */
+	/* When and how long (pprof's "Duration"), from INFO; and a sampling
+	 * profile's period, its default resource's interval: pprof prints
+	 * the samples' total beside the run's time, as for its own CPU
+	 * profiles. */
+	{
+		const char *a = reader_info(p, "start_ns"), *b = reader_info(p, "end_ns");
+		char key[96];
+		const char *iv;
+		uint64_t t0 = a ? strtoull(a, NULL, 10) : 0, t1 = b ? strtoull(b, NULL, 10) : 0;
+
+		if (t0) {
+			pb_int(&hdr, 9, t0); /* time_nanos */
+			if (t1 >= t0)
+				pb_int(&hdr, 10, t1 - t0); /* duration_nanos */
+		}
+		snprintf(key, sizeof key, "interval.%s", d->c[dflt].name);
+		if (p->kind != FORMAT_KIND_MPROF && (iv = reader_info(p, key)) != NULL) {
+			value_type(&hdr, 11, &t.s, d->c[dflt].name, d->c[dflt].unit);
+			pb_int(&hdr, 12, strtoull(iv, NULL, 10));
+		}
+	}
 	if (reader_sampled(p)) {
 		char note[160];
 

@@ -4,7 +4,7 @@
 # type, to the profile's own totals; -top names the functions; the
 # default sample type is pprof's (inuse_space for heap data) or --counter.
 . "$(dirname "$0")/../lib.sh"
-plan 21
+plan 23
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 PPROF=$B/tools/pprof
@@ -41,6 +41,12 @@ n=$("$CPPROF" -c resources ./phases c.data | sed -n 's/.* cpu .* \([0-9]*\) samp
 "$CPPROF" export --format pprof -o c.pb.gz ./phases c.data
 is "$(types c.pb.gz)/$(col c.pb.gz 1)" "cpu/nanoseconds[dflt]/$((n * 1000000))" "cpprof: cpu in nanoseconds, $n samples x 1 ms"
 like "$("$PPROF" -top c.pb.gz 2> /dev/null)" ' parse_input$' "cpprof: pprof -top names parse_input"
+# The run's time and the sampling period, as pprof's own CPU profiles
+# carry them: pprof prints "Duration: ..., Total samples = ...".
+is "$("$PPROF" -raw c.pb.gz 2> /dev/null | grep -E '^(PeriodType|Period):' | tr '\n' ' ')" \
+	"PeriodType: cpu nanoseconds Period: 1000000 " "cpprof: the period is the resource's interval"
+like "$("$PPROF" -top c.pb.gz 2> /dev/null)" '^Duration: [0-9.]+m?s, Total samples = ' \
+	"cpprof: pprof gives the run's duration beside the samples' total"
 
 # --- cfprof: exact calls beside cpu
 cc -O2 -g -finstrument-functions -o primes "$TOP/examples/primes.c" || exit 1

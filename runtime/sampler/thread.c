@@ -79,6 +79,8 @@ static struct cp_slot *claim(int tid)
 			s->tid = tid;
 			s->real_pending = 0;
 			s->real_carry = 0;
+			s->seg_cpu = SEG_UNKNOWN;
+			s->seg_hits = 0;
 			s->proc_fd = s->sched_fd = -1;
 			s->ring.fd = s->regs.fd = -1;
 			s->ring.map = s->regs.map = NULL;

@@ -13,6 +13,7 @@
 struct cp_thread;
 
 #define TH_MAX 4096
+#define SEG_UNKNOWN UINT64_MAX
 
 enum { TH_FREE, TH_CLAIMED, TH_LIVE, TH_EXITED };
 
@@ -25,6 +26,9 @@ struct cp_slot {
 				 * next CPU-clock sample (watcher adds, thread takes) */
 	/* the watcher's own */
 	uint64_t real_carry;
+	uint64_t seg_cpu;       /* its run time (schedstat) when last seen blocked,
+				 * or SEG_UNKNOWN */
+	uint64_t seg_hits;      /* hits made pending since then */
 	int proc_fd, sched_fd;  /* /proc/self/task/TID/{syscall,schedstat} */
 	struct pf_ring ring;    /* context switches (the resource) */
 	struct pf_ring regs;    /* every switch-out, registers only (real: the

@@ -15,7 +15,9 @@
  * switch-outs, when that record's pc and sp are the blocked ones.  A
  * thread that is running or runnable instead gets the hits as "pending":
  * its own CPU clock signal records them with its stack (sampler.c), so it
- * is interrupted only while on the CPU, as for cpu.  A signal to a blocked
+ * is interrupted only while on the CPU, as for cpu; those of a thread that
+ * ran less than a CPU-clock interval between two blocks, less its running
+ * time, go to the second block (waits_to_block).  A signal to a blocked
  * thread would make nanosleep, poll, select and sem_wait fail with EINTR.
  *
  * context-switches: the kernel writes each sampled switch-out's registers
@@ -207,8 +209,9 @@ static int parse_syscall(const char *b, uint64_t *sp, uint64_t *pc)
 }
 
 /* The blocked thread's stack into wt_frames; its depth, or 0: not blocked
- * (or it moved while we looked). */
-static int sample_blocked_files(struct cp_slot *s, uint32_t *flags)
+ * (or it moved while we looked).  *cpu: its run time so far (schedstat's
+ * first field, ns), or SEG_UNKNOWN. */
+static int sample_blocked_files(struct cp_slot *s, uint32_t *flags, uint64_t *cpu)
 {
 	char sys1[256], sys2[256], st1[128], st2[128];
 	uint64_t sp, pc, len, bp = 0;
@@ -216,8 +219,14 @@ static int sample_blocked_files(struct cp_slot *s, uint32_t *flags)
 	ssize_t got;
 	int n, bp_known = 0;
 
-	if (reread(s->sched_fd, st1, sizeof st1) <= 0 || reread(s->proc_fd, sys1, sizeof sys1) <= 0 ||
-	    !parse_syscall(sys1, &sp, &pc))
+	if (reread(s->sched_fd, st1, sizeof st1) <= 0)
+		return 0;
+	if (st1[0] >= '0' && st1[0] <= '9') {
+		*cpu = 0;
+		for (const char *p = st1; *p >= '0' && *p <= '9'; p++)
+			*cpu = *cpu * 10 + (uint64_t)(*p - '0');
+	}
+	if (reread(s->proc_fd, sys1, sizeof sys1) <= 0 || !parse_syscall(sys1, &sp, &pc))
 		return 0;
 	if (cp_sink.here) {
 		/* A stackless collector needs no copy: only that the thread
@@ -254,14 +263,15 @@ static int sample_blocked_files(struct cp_slot *s, uint32_t *flags)
 	return n;
 }
 
-static int sample_blocked(struct cp_slot *s, uint32_t *flags)
+static int sample_blocked(struct cp_slot *s, uint32_t *flags, uint64_t *cpu)
 {
 	int n, e;
 
+	*cpu = SEG_UNKNOWN;
 	if (s->proc_fd == -1 || s->sched_fd == -1)
 		wt_thread_files(s);
 	if (s->proc_fd != WT_FILES_EACH_LOOK || s->sched_fd != WT_FILES_EACH_LOOK)
-		return s->proc_fd < 0 || s->sched_fd < 0 ? 0 : sample_blocked_files(s, flags);
+		return s->proc_fd < 0 || s->sched_fd < 0 ? 0 : sample_blocked_files(s, flags, cpu);
 	/* For this look only, in the budget's room for that (fds.h); up
 	 * and marked as the kept ones are (a program's closefrom may run
 	 * meanwhile). */
@@ -270,7 +280,7 @@ static int sample_blocked(struct cp_slot *s, uint32_t *flags)
 	e = errno;
 	s->proc_fd = open_proc(s->tid, "syscall");
 	s->sched_fd = s->proc_fd < 0 ? -1 : open_proc(s->tid, "schedstat");
-	n = s->proc_fd < 0 || s->sched_fd < 0 ? 0 : sample_blocked_files(s, flags);
+	n = s->proc_fd < 0 || s->sched_fd < 0 ? 0 : sample_blocked_files(s, flags, cpu);
 	fds_close(s->proc_fd);
 	fds_close(s->sched_fd);
 	s->proc_fd = s->sched_fd = WT_FILES_EACH_LOOK;
@@ -278,9 +288,43 @@ static int sample_blocked(struct cp_slot *s, uint32_t *flags)
 	return n;
 }
 
+/*
+ * Thread s is blocked again, cpu its run time now: of the hits it was
+ * given pending since it was last seen blocked, those it was not running
+ * (waiting for a CPU after it woke, or blocked but moving as we looked),
+ * if it ran less than a CPU-clock interval meanwhile.  Its CPU clock may
+ * not signal for a long while, and they would go to wherever it did: a
+ * thread that naps 10 ms 30 times, on a CPU shared with a busy one, lost
+ * a third of its nap to the computation it did next.  Where it ran next
+ * is the short run that led here.  Its running time stays pending, with
+ * the rest: where its clock signals next.
+ */
+static uint64_t waits_to_block(struct cp_slot *s, uint64_t cpu)
+{
+	uint64_t mean = cp.interval[RES_REAL], ran, run, seg = s->seg_hits, p, take;
+
+	s->seg_hits = 0;
+	ran = cpu - s->seg_cpu;
+	if (!seg || cpu == SEG_UNKNOWN || s->seg_cpu == SEG_UNKNOWN || cpu < s->seg_cpu ||
+	    ran >= cp.clock_interval)
+		return 0;
+	/* Its running time in hits, rounded at random (unbiased). */
+	run = ran / mean + ((cp_draw(&wt_rng, mean) - (mean - mean / 2)) % mean < ran % mean);
+	if (run >= seg)
+		return 0;
+	take = seg - run;
+	p = __atomic_load_n(&s->real_pending, __ATOMIC_ACQUIRE);
+	do {
+		if (take > p)
+			take = p;
+	} while (take && !__atomic_compare_exchange_n(&s->real_pending, &p, p - take, 0,
+						       __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+	return take;
+}
+
 static void real_tick(struct cp_slot *s, uint64_t elapsed)
 {
-	uint64_t mean = cp.interval[RES_REAL], hits;
+	uint64_t mean = cp.interval[RES_REAL], hits, cpu;
 	uint32_t flags;
 	int n;
 
@@ -289,8 +333,10 @@ static void real_tick(struct cp_slot *s, uint64_t elapsed)
 	s->real_carry -= hits * mean;
 	if (!hits)
 		return;
-	n = sample_blocked(s, &flags);
+	n = sample_blocked(s, &flags, &cpu);
 	if (n > 0) {
+		hits += waits_to_block(s, cpu);
+		s->seg_cpu = cpu;
 		/* Its pending hits stay pending: it ran then, and they go to
 		 * where it runs at its next CPU-clock signal.  Given to the
 		 * call it blocked in, a thread that sleeps 10 ms and works 10
@@ -304,6 +350,7 @@ static void real_tick(struct cp_slot *s, uint64_t elapsed)
 			cp_sink.stack(wt_frames, n, flags, (uint32_t)s->tid, cp.col[RES_REAL], hits);
 	} else {
 		__atomic_add_fetch(&s->real_pending, hits, __ATOMIC_ACQ_REL);
+		s->seg_hits += hits;
 	}
 }
 

@@ -142,21 +142,23 @@ like "$(cat "$T/plt.folded")" '^main;bump@plt [0-9]+$' "the stub is named bump@p
 # Code a JIT made lies in no module: its frames were bare addresses.  The
 # runtime's perf map (/tmp/perf-PID.map, node --perf-basic-prof) names
 # them, as perf reads it; a map from before the run (the pid used again)
-# or one that does not parse is left alone.
+# or one that does not parse is left alone.  (fib runs 0.3 s, 0.6 of the
+# samples idle: with 0.06 s of it, node's start-up and its compiler threads
+# made its share 0.09 on a loaded machine.)
 NODE=$(command -v node || command -v nodejs)
 if [ -z "$NODE" ]; then
 	absent 3 "node (Debian's nodejs, scripts/install-deps.sh)"
 else
 	cat > "$T/fib.js" <<'JS'
 function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
-let s = 0; for (let i = 0; i < 30; i++) s += fib(25);
+let s = 0; for (let i = 0; i < 150; i++) s += fib(25);
 console.log(s > 0);
 JS
 	# (In $T: node --perf-basic-prof leaves an isolate-*-v8.log where it runs.)
 	(cd "$T" && "$CPPROF" record -o "$T/js.data" "$NODE" --perf-basic-prof "$T/fib.js" > /dev/null) || exit 1
 	jpid=$("$B/bin/mprof" dump "$T/js.data" | awk '$1 == "info" && $2 == "pid" { print $3 }')
 	fib=$("$CPPROF" -c 'threshold 0; body' "$T/js.data" | awk '$2 ~ /^JS:.fib$/ { s += $1 } END { print s + 0 }')
-	ok $(awk -v f="$fib" 'BEGIN { exit !(f >= 0.1) }'; echo $?) \
+	ok $(awk -v f="$fib" 'BEGIN { exit !(f >= 0.2) }'; echo $?) \
 		"node --perf-basic-prof: fib's JIT code named by the perf map ($fib of the samples)"
 	mv "/tmp/perf-$jpid.map" "$T/perf.map"
 	cp "$T/perf.map" "/tmp/perf-$jpid.map" && touch -d '2000-01-01' "/tmp/perf-$jpid.map"

@@ -78,6 +78,7 @@ struct cp_thread {
 	uint64_t *lframes;   /* 2 x CP_MAX_DEPTH for the Python frames' rewrite (cp.py) */
 	uint64_t *ioframes;  /* 2 x CP_MAX_DEPTH, the same for the interposed calls
 			      * (the handler may interrupt them) */
+	size_t frames_len;   /* the one mapping they are in (th_setup) */
 	struct cp_slot *slot;
 	struct cp_rstate r[RES_N];
 	/* The program's view of CP_SIG in this thread's mask (signals.c):

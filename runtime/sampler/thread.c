@@ -289,14 +289,15 @@ int th_setup(void)
 	if (!t->frames) {
 		/* Populated now: a first touch in the handler would count as
 		 * one of the program's page faults. */
-		void *m = mmap(NULL, (cp.py ? 6 : 2) * CP_MAX_DEPTH * sizeof(uint64_t),
-			       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1,
-			       0);
+		size_t len = (cp.py ? 6 : 2) * CP_MAX_DEPTH * sizeof(uint64_t);
+		void *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 		if (m == MAP_FAILED) {
 			as_release();
 			return -1;
 		}
 		t->frames = m;
+		t->frames_len = len;
 		t->cframes = t->frames + CP_MAX_DEPTH;
 		t->lframes = cp.py ? t->cframes + CP_MAX_DEPTH : NULL;
 		t->ioframes = cp.py ? t->lframes + 2 * CP_MAX_DEPTH : NULL;
@@ -367,6 +368,12 @@ void th_teardown(void)
 	/* Last: a signal of the sampler's may still be pending; from here on
 	 * it runs on the thread's stack, and is dropped (not ready). */
 	as_release();
+	/* Nothing uses them once the thread is not ready (the handler, the
+	 * interposed calls).  Kept, a program that made 20,000 threads one
+	 * after another held 320 MB of them. */
+	if (t->frames)
+		munmap(t->frames, t->frames_len);
+	t->frames = t->cframes = t->lframes = t->ioframes = NULL;
 }
 
 void th_after_fork(void)

@@ -33,22 +33,31 @@ struct pf_ring {
 
 /* Stack bytes the kernel copies per ring sample. */
 #define PF_STACK_COPY 16384
+/* A record's room, for pf_drain's buffer. */
+#define PF_REC_MAX (PF_STACK_COPY + 256)
 
 /* Open a ring-buffer event on thread tid, copying `stack` bytes of its
- * stack per sample (0: registers only).  0 or -errno. */
+ * stack per sample (0: registers only), counted and sampled in kernel mode
+ * only if kernel_only.  0 or -errno. */
 int pf_open_ring(struct pf_ring *r, int tid, uint32_t type, uint64_t config, uint64_t period,
-		 uint32_t stack);
+		 uint32_t stack, int kernel_only);
 void pf_close_ring(struct pf_ring *r);
 /* Stop an event counting (its records stay readable). */
 void pf_disable(int fd);
 
 /*
  * Each sample record waiting in the ring: fn(arg, tid, count, ip, sp, bp,
- * stack, stack_len) (stack NULL without a copy).  Returns the records
- * seen.  One consumer (the watcher) for all rings.
+ * stack, stack_len) (stack NULL without a copy), each copied into rec
+ * (PF_REC_MAX bytes) first; those written before offset `from` are passed
+ * over.  Returns the records seen.  One consumer a
+ * ring (the watcher, or for a thread's kernel-mode CPU samples the thread
+ * itself), async-signal-safe.
  */
 typedef void pf_sample_fn(void *arg, uint32_t tid, uint64_t count, uint64_t ip, uint64_t sp,
 			  uint64_t bp, const void *stack, size_t len);
-int pf_drain(struct pf_ring *r, pf_sample_fn *fn, void *arg);
+int pf_drain(struct pf_ring *r, uint8_t *rec, uint64_t from, pf_sample_fn *fn, void *arg);
+/* Where the kernel writes r's next record: records from before it have
+ * offsets below it (pf_drain's from). */
+uint64_t pf_head(const struct pf_ring *r);
 
 #endif

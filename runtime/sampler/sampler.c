@@ -31,6 +31,7 @@
 
 #include "altstack.h"
 #include "io.h"
+#include "kcpu.h"
 #include "keep.h"
 #include "outfile.h"
 #include "modules.h"
@@ -144,7 +145,7 @@ static void record(struct cp_thread *t, struct caught *c, int col, uint64_t hits
 static void take(struct cp_thread *t, int r, struct caught *c)
 {
 	struct cp_rstate *s = &t->r[r];
-	uint64_t consumed, crossed, real = 0;
+	uint64_t consumed, crossed, mine, real = 0;
 
 	if (s->fd >= 0) {
 		uint64_t own = r == RES_SYSCALLS ? t->nsys : 0, raw = pf_read(s->fd);
@@ -156,8 +157,10 @@ static void take(struct cp_thread *t, int r, struct caught *c)
 		consumed = cp_now(CLOCK_THREAD_CPUTIME_ID) - s->base;
 	}
 	crossed = cp_credit(t, r, consumed);
-	if (crossed && cp.col[r] >= 0) /* else the clock serves real only */
-		record(t, c, cp.col[r], crossed);
+	/* Less what kernel-mode samples took of the CPU clock's (kcpu.h). */
+	mine = r == RES_CPU && cp.col[r] >= 0 ? kc_settle(t, crossed) : crossed;
+	if (mine && cp.col[r] >= 0) /* else the clock serves real only */
+		record(t, c, cp.col[r], mine);
 	if (r == RES_CPU && cp.col[RES_REAL] >= 0 && t->slot)
 		real = __atomic_exchange_n(&t->slot->real_pending, 0, __ATOMIC_ACQ_REL);
 	if (real)
@@ -199,10 +202,12 @@ static void handler(int sig, siginfo_t *si, void *uc)
 		goto out;
 	if (!__atomic_load_n(&t->ready, __ATOMIC_ACQUIRE) || !__atomic_load_n(&cp.on, __ATOMIC_RELAXED))
 		goto out;
+	kc_drain(t); /* before any system call of ours */
 	take(t, r, &c);
 	for (int k = 0; k < RES_N; k++)
 		if (k != r && t->r[k].fd >= 0)
 			take(t, k, &c);
+	kc_mark(t); /* after the last (but rt_sigreturn's) */
 out:
 	t->nsys++; /* this handler's rt_sigreturn */
 	errno = e;

@@ -64,6 +64,7 @@ struct cp_rstate {
 };
 
 struct cp_slot;
+struct kc_state;
 
 struct cp_thread {
 	int ready;           /* set up: signals and calls may sample */
@@ -79,6 +80,7 @@ struct cp_thread {
 	uint64_t *ioframes;  /* 2 x CP_MAX_DEPTH, the same for the interposed calls
 			      * (the handler may interrupt them) */
 	size_t frames_len;   /* the one mapping they are in (th_setup) */
+	struct kc_state *kc; /* its kernel-mode CPU samples (kcpu.h), or NULL */
 	struct cp_slot *slot;
 	struct cp_rstate r[RES_N];
 	/* The program's view of CP_SIG in this thread's mask (signals.c):

@@ -27,6 +27,7 @@
 
 #include "altstack.h"
 #include "fds.h"
+#include "kcpu.h"
 #include "perf.h"
 #include "sink.h"
 #include "state.h"
@@ -206,6 +207,7 @@ static void setup_events(struct cp_thread *t)
 		if (rc < 0)
 			cp_warn("a thread's CPU clock could not be set up: ", strerror(errno),
 				"; its CPU time is not sampled");
+		kc_open(t);
 	}
 	for (int r = 0; r < RES_N; r++) {
 		const struct res_info *ri = &res_table[r];
@@ -223,7 +225,7 @@ static void setup_events(struct cp_thread *t)
 		} else if (ri->how == RES_HOW_RING && t->slot) {
 			uint64_t first = cp_draw_first(t, cp.interval[r]);
 			rc = pf_open_ring(&t->slot->ring, t->tid, ri->perf_type, ri->perf_config, first,
-					  PF_STACK_COPY);
+					  PF_STACK_COPY, 0);
 			if (rc < 0)
 				cp_warn(ri->name, ": perf ring buffer failed in a thread: ", strerror(-rc));
 			t->slot->ring_last = 0;
@@ -235,7 +237,7 @@ static void setup_events(struct cp_thread *t)
 	 * pointer code is walked only up to its first frame). */
 	if (cp.col[RES_REAL] >= 0 && t->slot && !cp.no_perf && spare_fd("real", 1))
 		pf_open_ring(&t->slot->regs, t->tid, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, 1,
-			     0);
+			     0, 0);
 	if (cp.col[RES_SYSCALLS] >= 0 && spare_fd("syscalls", 0)) {
 		int rc = open_signal_event(t, RES_SYSCALLS, PERF_TYPE_TRACEPOINT,
 					   (uint64_t)cp.syscall_tp, cp.interval[RES_SYSCALLS]);
@@ -248,6 +250,7 @@ static void setup_events(struct cp_thread *t)
 
 static void close_events(struct cp_thread *t)
 {
+	kc_close(t);
 	for (int r = 0; r < RES_N; r++) {
 		if (t->r[r].fd >= 0)
 			fds_close(t->r[r].fd);
@@ -337,6 +340,7 @@ void th_quiet_all(void)
 			if (t->r[r].has_timer)
 				timer_settime(t->r[r].timer, 0, &off, NULL);
 		}
+		kc_disable(t);
 		pf_disable(s->ring.fd);
 		pf_disable(s->regs.fd);
 	}
@@ -391,10 +395,12 @@ void th_after_fork(void)
 		struct cp_slot *s = &th_slots[i];
 		if (s->state == TH_FREE)
 			continue;
-		if (s->state == TH_LIVE && s->self && s->self != t)
+		if (s->state == TH_LIVE && s->self && s->self != t) {
 			for (int r = 0; r < RES_N; r++)
 				if (s->self->r[r].fd >= 0)
 					fds_close(s->self->r[r].fd);
+			kc_close(s->self);
+		}
 		pf_close_ring(&s->ring);
 		pf_close_ring(&s->regs);
 		if (s->proc_fd >= 0)
@@ -408,6 +414,7 @@ void th_after_fork(void)
 	for (int r = 0; r < RES_N; r++)
 		if (t->r[r].fd >= 0)
 			fds_close(t->r[r].fd);
+	kc_close(t);
 	/* POSIX timers are not inherited. */
 	for (int r = 0; r < RES_N; r++) {
 		t->r[r].fd = -1;

@@ -57,6 +57,7 @@ static struct cp_thread wt_rng; /* only its rng: cp_draw's state */
 static uint64_t wt_frames[CP_MAX_DEPTH];
 static uint64_t wt_lframes[2 * CP_MAX_DEPTH]; /* py_rewrite_thread's scratch */
 static uint8_t wt_stack[WT_COPY];
+static uint8_t wt_rec[PF_REC_MAX]; /* pf_drain's: the rings' one consumer */
 static pid_t wt_pid;
 
 int wt_running(void)
@@ -106,11 +107,11 @@ static void drain(struct cp_slot *s)
 {
 	struct csw_arg a = { s, 0 };
 
-	if (s->ring.map && pf_drain(&s->ring, on_record, &a) && cp.random)
+	if (s->ring.map && pf_drain(&s->ring, wt_rec, 0, on_record, &a) && cp.random)
 		pf_set_period(s->ring.fd, cp_draw(&wt_rng, cp.interval[RES_CONTEXT_SWITCHES]));
 	a.rings = 1;
 	if (s->regs.map)
-		pf_drain(&s->regs, on_record, &a);
+		pf_drain(&s->regs, wt_rec, 0, on_record, &a);
 }
 
 /* ---- real time of blocked threads ---- */

@@ -33,9 +33,10 @@ ok $(awk -v n="${n:-0}" -v c="${cpu:-0}" 'BEGIN { exit !(c > 0 && n / c >= 0.85 
 
 # A child forked by a program with 20 threads holds its own thread's
 # events only: it held every thread's (21 perf events; 22 with -e real).
+# With -e cpu a thread has two: its CPU clock and its kernel-mode ring.
 cc -O1 -g -pthread -o forkfds "$TOP/tests/progs/cp_forkfds.c" || exit 1
-is "$("$CPPROF" record -o ff.data ./forkfds)" "child: 1 perf events" \
-	"a child of 20 threads: its own CPU clock only, not theirs"
+is "$("$CPPROF" record -o ff.data ./forkfds)" "child: 2 perf events" \
+	"a child of 20 threads: its own CPU clock and kernel-mode ring only, not theirs"
 is "$("$CPPROF" record -e real -o ffr.data ./forkfds)" "child: 2 perf events" \
 	"and with -e real, its clock and its registers ring"
 

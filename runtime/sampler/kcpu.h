@@ -1,0 +1,33 @@
+/*
+ * kcpu.h - a thread's CPU time in kernel mode, placed where it was spent
+ * (kcpu.c): a second task-clock per thread, kernel mode only, sampled
+ * into a ring with the user registers and a copy of the user stack, and
+ * drained by the thread itself at its CPU-clock signals.
+ */
+#ifndef CP_KCPU_H
+#define CP_KCPU_H
+
+#include <stdint.h>
+
+struct cp_thread;
+
+/* For the calling thread t, whose CPU clock is its perf task-clock: open
+ * its kernel-mode ring if it can (quietly not: its kernel time is then
+ * credited as before, at the next user-mode overflow). */
+void kc_open(struct cp_thread *t);
+/* Close t's ring and free its state (its own thread, or a fork child for
+ * the threads that did not come along). */
+void kc_close(struct cp_thread *t);
+/* Stop t's ring counting (th_quiet_all: from another thread). */
+void kc_disable(struct cp_thread *t);
+/* In t's handler, before its first system call: each kernel-mode sample
+ * since the last, a hit on its stack, owed by the CPU clock. */
+void kc_drain(struct cp_thread *t);
+/* Of the CPU clock's `crossed` hits, those left for the interrupted stack
+ * once what the kernel-mode samples took is paid. */
+uint64_t kc_settle(struct cp_thread *t, uint64_t crossed);
+/* In t's handler, after its last system call: the samples so far are the
+ * handler's own (its reads and ioctls), passed over at the next drain. */
+void kc_mark(struct cp_thread *t);
+
+#endif

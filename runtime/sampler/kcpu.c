@@ -53,8 +53,6 @@
 #include "unwind.h"
 
 #define KC_MAX 128
-/* User stack bytes copied at each sample: the ring's room (perf.c). */
-#define KC_STACK_COPY 8192
 
 struct kc_state {
 	struct pf_ring ring;
@@ -103,7 +101,7 @@ void kc_open(struct cp_thread *t)
 	k->owed = k->skip = 0;
 	k->t = t;
 	if (pf_open_ring(&k->ring, t->tid, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK,
-			 cp_draw(t, cp.clock_interval), KC_STACK_COPY, 1) < 0) {
+			 cp_draw(t, cp.clock_interval), PF_KSTACK_COPY, 1) < 0) {
 		munmap(k, len);
 		goto none;
 	}

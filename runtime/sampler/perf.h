@@ -33,6 +33,9 @@ struct pf_ring {
 
 /* Stack bytes the kernel copies per ring sample. */
 #define PF_STACK_COPY 16384
+/* Stack bytes copied per sample by the kernel-mode rings (kcpu.c, the
+ * fault rings): 8 KiB, so that a 128 KiB ring holds fifteen. */
+#define PF_KSTACK_COPY 8192
 /* A record's room, for pf_drain's buffer. */
 #define PF_REC_MAX (PF_STACK_COPY + 256)
 

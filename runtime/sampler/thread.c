@@ -70,6 +70,25 @@ int th_init(void)
 	return pthread_key_create(&th_key, th_key_exit) == 0 ? 0 : -1;
 }
 
+/* Stop s's rings counting (their records stay readable). */
+static void rings_disable(struct cp_slot *s)
+{
+	pf_disable(s->ring.fd);
+	pf_disable(s->regs.fd);
+	for (int k = 0; k < TH_KFAULTS; k++)
+		pf_disable(s->kf_ring[k].fd);
+}
+
+void th_rings_close(struct cp_slot *s)
+{
+	pf_close_ring(&s->ring);
+	pf_close_ring(&s->regs);
+	for (int k = 0; k < TH_KFAULTS; k++) {
+		pf_close_ring(&s->kf_ring[k]);
+		s->kf_res[k] = -1;
+	}
+}
+
 static struct cp_slot *claim(int tid)
 {
 	for (int i = 0; i < TH_MAX; i++) {
@@ -85,6 +104,11 @@ static struct cp_slot *claim(int tid)
 			s->proc_fd = s->sched_fd = -1;
 			s->ring.fd = s->regs.fd = -1;
 			s->ring.map = s->regs.map = NULL;
+			for (int k = 0; k < TH_KFAULTS; k++) {
+				s->kf_ring[k].fd = -1;
+				s->kf_ring[k].map = NULL;
+				s->kf_res[k] = -1;
+			}
 			s->last_ip = s->last_sp = s->last_bp = 0;
 			s->self = NULL;
 			int n = __atomic_load_n(&th_nslots, __ATOMIC_RELAXED);
@@ -172,6 +196,36 @@ static int spare_fd(const char *what, int quiet)
 	return 0;
 }
 
+static int is_fault(int r)
+{
+	return r == RES_PAGE_FAULTS || r == RES_MINOR_FAULTS || r == RES_MAJOR_FAULTS;
+}
+
+/*
+ * Resource r (a fault event) of thread t: its faults in kernel mode, into
+ * a ring the watcher drains (its signalling event counts user mode only,
+ * perf.c).  Quietly none past the descriptor budget, or where kernel-mode
+ * sampling is refused: those faults are then not counted, as before.
+ */
+static void kfault_ring(struct cp_thread *t, int r)
+{
+	const struct res_info *ri = &res_table[r];
+	struct cp_slot *s = t->slot;
+	uint64_t first = cp_draw_first(t, cp.interval[r]);
+
+	for (int k = 0; k < TH_KFAULTS; k++) {
+		if (s->kf_res[k] >= 0)
+			continue;
+		if (!spare_fd(ri->name, 1) ||
+		    pf_open_ring(&s->kf_ring[k], t->tid, ri->perf_type, ri->perf_config, first,
+				 PF_KSTACK_COPY, 1) < 0)
+			return;
+		s->kf_next[k] = first;
+		__atomic_store_n(&s->kf_res[k], r, __ATOMIC_RELEASE);
+		return;
+	}
+}
+
 /* This thread's events; the syscall tracepoint last (see sampler.c). */
 static void setup_events(struct cp_thread *t)
 {
@@ -222,6 +276,8 @@ static void setup_events(struct cp_thread *t)
 			rc = open_signal_event(t, r, ri->perf_type, ri->perf_config, cp.interval[r]);
 			if (rc < 0)
 				cp_warn(ri->name, ": perf_event_open failed in a thread: ", strerror(-rc));
+			else if (is_fault(r) && t->slot && !cp.py && wt_running())
+				kfault_ring(t, r);
 		} else if (ri->how == RES_HOW_RING && t->slot) {
 			uint64_t first = cp_draw_first(t, cp.interval[r]);
 			rc = pf_open_ring(&t->slot->ring, t->tid, ri->perf_type, ri->perf_config, first,
@@ -341,8 +397,7 @@ void th_quiet_all(void)
 				timer_settime(t->r[r].timer, 0, &off, NULL);
 		}
 		kc_disable(t);
-		pf_disable(s->ring.fd);
-		pf_disable(s->regs.fd);
+		rings_disable(s);
 	}
 }
 
@@ -355,14 +410,12 @@ void th_teardown(void)
 	if (t->slot) {
 		/* What this thread does from here on (joining the watcher at
 		 * exit, say) is not the program's. */
-		pf_disable(t->slot->ring.fd);
-		pf_disable(t->slot->regs.fd);
+		rings_disable(t->slot);
 		if (__atomic_load_n(&th_watched, __ATOMIC_ACQUIRE)) {
-			/* The watcher drains and closes the ring, then frees it. */
+			/* The watcher drains and closes the rings, then frees it. */
 			__atomic_store_n(&t->slot->state, TH_EXITED, __ATOMIC_RELEASE);
 		} else {
-			pf_close_ring(&t->slot->ring);
-			pf_close_ring(&t->slot->regs);
+			th_rings_close(t->slot);
 			__atomic_store_n(&t->slot->state, TH_FREE, __ATOMIC_RELEASE);
 		}
 		t->slot = NULL;
@@ -401,8 +454,7 @@ void th_after_fork(void)
 					fds_close(s->self->r[r].fd);
 			kc_close(s->self);
 		}
-		pf_close_ring(&s->ring);
-		pf_close_ring(&s->regs);
+		th_rings_close(s);
 		if (s->proc_fd >= 0)
 			fds_close(s->proc_fd);
 		if (s->sched_fd >= 0)

@@ -9,7 +9,9 @@
  * follows what the program does: nodes per distinct path (CF_MAX_TREE
  * deep at most), stack entries per logical depth (grown by mremap).
  */
+#include <limits.h>
 #include <link.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -184,6 +186,29 @@ static int events_asked(void)
 /* 0 before tree_prepare, 1 while it runs, 2 after. */
 static int cf_prepared;
 
+/*
+ * Every profiled thread's release at its exit.  The sampler's own (its
+ * key, thread.c) covers the threads made through the pthread_create it
+ * interposes; glibc makes some with its internal one (SIGEV_THREAD
+ * timers, mq_notify, AIO), and each of those kept its 24 MiB of frames,
+ * its table and its pairs to the end: 20,000 timer threads held 540 MB
+ * and 2,600 mappings.  Last round of the key's destructors, as the
+ * sampler's: later destructors may still run instrumented code.  Releasing
+ * twice is nothing (tree_thread_exit).
+ */
+static pthread_key_t tree_key;
+static int tree_key_ok;
+
+static void tree_key_exit(void *v)
+{
+	uintptr_t round = (uintptr_t)v;
+
+	if (round < PTHREAD_DESTRUCTOR_ITERATIONS &&
+	    pthread_setspecific(tree_key, (void *)(round + 1)) == 0)
+		return;
+	tree_thread_exit();
+}
+
 int tree_prepare(int wait)
 {
 	int idle = 0;
@@ -198,6 +223,7 @@ int tree_prepare(int wait)
 		sched_yield();
 	}
 	cf_stride = events_asked();
+	tree_key_ok = pthread_key_create(&tree_key, tree_key_exit) == 0;
 	tree_keep();
 	read_unprofiled();
 	__atomic_store_n(&cf_prepared, 2, __ATOMIC_RELEASE);
@@ -450,6 +476,8 @@ struct cf_thread *tree_thread(uintptr_t sp)
 	if (t->pairs)
 		cf_tls.pairs = t->pairs;
 	cf_me = t;
+	if (tree_key_ok)
+		pthread_setspecific(tree_key, (void *)1);
 	/* Last: the hooks' fast paths start here. */
 	__atomic_store_n(&cf_tls.top, t->base, __ATOMIC_RELEASE);
 	return t;

@@ -29,5 +29,8 @@ uint64_t kc_settle(struct cp_thread *t, uint64_t crossed);
 /* In t's handler, after its last system call: the samples so far are the
  * handler's own (its reads and ioctls), passed over at the next drain. */
 void kc_mark(struct cp_thread *t);
+/* Thread t ends (itself, not ready), its CPU clock having crossed
+ * `crossed` boundaries since its last signal: its last records. */
+void kc_exit(struct cp_thread *t, uint64_t crossed);
 
 #endif

@@ -167,6 +167,20 @@ static void ring_copy(const uint8_t *data, uint64_t size, uint64_t off, void *ou
 		memcpy((uint8_t *)out + first, data, n - first);
 }
 
+uint64_t pf_waiting(const struct pf_ring *r)
+{
+	const struct perf_event_mmap_page *meta = r->map;
+
+	return meta ? __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE) - meta->data_tail : 0;
+}
+
+uint64_t pf_room(const struct pf_ring *r)
+{
+	const struct perf_event_mmap_page *meta = r->map;
+
+	return meta ? meta->data_size : 0;
+}
+
 uint64_t pf_head(const struct pf_ring *r)
 {
 	const struct perf_event_mmap_page *meta = r->map;

@@ -62,5 +62,8 @@ int pf_drain(struct pf_ring *r, uint8_t *rec, uint64_t from, pf_sample_fn *fn, v
 /* Where the kernel writes r's next record: records from before it have
  * offsets below it (pf_drain's from). */
 uint64_t pf_head(const struct pf_ring *r);
+/* Bytes of records waiting in r, and r's size. */
+uint64_t pf_waiting(const struct pf_ring *r);
+uint64_t pf_room(const struct pf_ring *r);
 
 #endif

@@ -306,7 +306,6 @@ static void setup_events(struct cp_thread *t)
 
 static void close_events(struct cp_thread *t)
 {
-	kc_close(t);
 	for (int r = 0; r < RES_N; r++) {
 		if (t->r[r].fd >= 0)
 			fds_close(t->r[r].fd);
@@ -401,12 +400,35 @@ void th_quiet_all(void)
 	}
 }
 
+/*
+ * The thread ends: its events closed, and then its kernel-mode records
+ * since its last signal, with the CPU clock's boundaries crossed since
+ * (kcpu.h).  After the events that signal: with them open, reading the
+ * ring under -e page-faults:10 livelocked (each of its faults counted,
+ * every tenth a signal, and the signal, pending, undid the fault).
+ */
+static void close_all(struct cp_thread *t)
+{
+	struct cp_rstate *s = &t->r[RES_CPU];
+	uint64_t crossed = 0;
+	int last = t->kc && s->fd >= 0 && cp.col[RES_CPU] >= 0;
+
+	if (last) {
+		uint64_t raw = pf_read(s->fd);
+		crossed = raw >= s->base ? cp_credit(t, RES_CPU, raw - s->base) : 0;
+	}
+	close_events(t);
+	if (last)
+		kc_exit(t, crossed);
+	kc_close(t);
+}
+
 void th_teardown(void)
 {
 	struct cp_thread *t = &cp_self;
 
 	__atomic_store_n(&t->ready, 0, __ATOMIC_SEQ_CST);
-	close_events(t);
+	close_all(t);
 	if (t->slot) {
 		/* What this thread does from here on (joining the watcher at
 		 * exit, say) is not the program's. */

@@ -5,7 +5,7 @@
 # perf-less fallback (CPPROF_NO_PERF=1: POSIX CPU-time timers).  "Reach main":
 # at least 99% of the hits (a few fall in start-up and exit, outside main).
 . "$(dirname "$0")/../lib.sh"
-plan 38
+plan 40
 CPPROF=$B/bin/cpprof
 cc -O2 -g -fomit-frame-pointer -o "$T/phases" "$TOP/examples/phases.c" || exit 1
 
@@ -145,18 +145,36 @@ like "$(cat "$T/plt.folded")" '^main;bump@plt [0-9]+$' "the stub is named bump@p
 # credited at the next user-mode overflow, to whatever ran then: kread(),
 # reading /dev/zero (the kernel clears the buffer) half of the CPU time,
 # had 0.35, and spin(), which ran next, 0.65; perf gives both 0.5.  A
-# kernel-mode ring per thread (kcpu.c) now places it.  Within 0.06: the
-# sampler's own kernel time (its signals' delivery, its reads) is the
-# interrupted code's, and spin() is interrupted more.
-cc -O2 -g -o "$T/kern" "$TOP/tests/progs/cp_kernel.c" || exit 1
+# kernel-mode ring per thread (kcpu.c) now places it.  Within 0.08: kread
+# has 0.48 on average (0.45 to 0.51 in 24 runs); the sampler's own kernel
+# time (its signals' delivery, its reads) is the interrupted code's.
+cc -O2 -g -pthread -o "$T/kern" "$TOP/tests/progs/cp_kernel.c" || exit 1
 "$CPPROF" record -o "$T/kern.data" "$T/kern" > "$T/kern.truth" || exit 1
 prof=$("$CPPROF" -c 'threshold 0; function' "$T/kern" "$T/kern.data")
 for f in kread spin; do
 	want=$(awk -v f=$f '$1 == f { print $2 }' "$T/kern.truth")
 	got=$(printf '%s\n' "$prof" | awk -v f=$f '{ n = $2; sub(/\..*/, "", n) } n == f { print $1 }')
-	ok $(awk -v a="${got:-9}" -v b="${want:-0}" 'BEGIN { d = a - b; exit !(d < 0.06 && d > -0.06) }'; echo $?) \
+	ok $(awk -v a="${got:-9}" -v b="${want:-0}" 'BEGIN { d = a - b; exit !(d < 0.08 && d > -0.08) }'; echo $?) \
 		"kernel-mode time: $f got ${got:-nothing}, its share of the CPU time $want"
 done
+
+# A long stretch in the kernel (1 MiB reads, 40 ms at a time) fills the
+# ring before the user-mode clock signals (fifteen records): the clock's
+# hits beyond the records kept go to the last of them, not to spin(),
+# which ran next (kread 0.19-0.33 with the records alone).  And threads of
+# 3 ms in the kernel each drain their ring at their end: their last
+# records and the clock's boundaries since their last signal were lost,
+# 102-120 samples for 330 ms of CPU.
+"$CPPROF" record -o "$T/kbig.data" "$T/kern" big > "$T/kbig.truth" || exit 1
+want=$(awk '$1 == "kread" { print $2 }' "$T/kbig.truth")
+got=$("$CPPROF" -c 'threshold 0; function' "$T/kern" "$T/kbig.data" | awk '{ n = $2; sub(/\..*/, "", n) } n == "kread" { print $1 }')
+ok $(awk -v a="${got:-9}" -v b="${want:-0}" 'BEGIN { d = a - b; exit !(d < 0.06 && d > -0.06) }'; echo $?) \
+	"long system calls: kread got ${got:-nothing}, its share of the CPU time $want"
+"$CPPROF" record -o "$T/kth.data" "$T/kern" threads > "$T/kth.truth" || exit 1
+ms=$(awk '$1 == "cpu_ms" { print $2 }' "$T/kth.truth")
+n=$("$CPPROF" -c function "$T/kern" "$T/kth.data" | awk '/ samples, sampled every / { print $1 }')
+ok $(awk -v n="${n:-0}" -v ms="${ms:-0}" 'BEGIN { exit !(ms > 0 && n >= 0.6 * ms) }'; echo $?) \
+	"threads that end in the kernel: ${n:-0} samples at 1 ms for ${ms:-?} ms of CPU (0.6 of it or more)"
 
 # Code a JIT made lies in no module: its frames were bare addresses.  The
 # runtime's perf map (/tmp/perf-PID.map, node --perf-basic-prof) names

@@ -1,16 +1,26 @@
-/* cp_kernel: CPU time spent in the kernel, for its callers.  Alternates
- * two phases 40 times: kread() reads 64 KiB blocks of /dev/zero (the
- * kernel clears the buffer: nearly all of it kernel-mode time), spin()
- * computes in user mode; each for about 5 ms of CPU.  Prints each phase's
- * share of the thread's CPU time (CLOCK_THREAD_CPUTIME_ID around it). */
+/* cp_kernel [big|threads]: CPU time spent in the kernel, for its callers.
+ *
+ * Alternates two phases 40 times: kread() reads /dev/zero (the kernel
+ * clears the buffer: nearly all of it kernel-mode time), spin() computes
+ * in user mode; each for about 5 ms of CPU, in 64 KiB reads.  With "big",
+ * 5 times for 40 ms each, in 1 MiB reads (each a few hundred us in the
+ * kernel, the thread hardly ever in user mode).  Prints each phase's share of the thread's CPU time
+ * (CLOCK_THREAD_CPUTIME_ID around it).
+ *
+ * "threads": 100 threads, 10 at a time, each reading /dev/zero for 3 ms
+ * of CPU, then exiting; prints the process's CPU time in ms (getrusage). */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 static volatile uint64_t sink;
-static char buf[65536];
+static char buf[10][1 << 20];
+static size_t len = 65536;
 
 static uint64_t cpu_ns(void)
 {
@@ -19,11 +29,11 @@ static uint64_t cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
 }
 
-__attribute__((noinline)) static void kread(int fd, uint64_t ns)
+__attribute__((noinline)) static void kread(int fd, uint64_t ns, int b)
 {
 	uint64_t end = cpu_ns() + ns;
 	do
-		if (read(fd, buf, sizeof buf) != (ssize_t)sizeof buf)
+		if (read(fd, buf[b], len) != (ssize_t)len)
 			return;
 	while (cpu_ns() < end);
 }
@@ -38,19 +48,52 @@ __attribute__((noinline)) static void spin(uint64_t ns)
 	sink += x;
 }
 
-int main(void)
+static void *reader(void *arg)
+{
+	int fd = open("/dev/zero", O_RDONLY);
+
+	if (fd >= 0) {
+		kread(fd, 3000000, (int)(intptr_t)arg);
+		close(fd);
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
 {
 	uint64_t k = 0, s = 0, t0;
 	int fd = open("/dev/zero", O_RDONLY);
 
 	if (fd < 0)
 		return 1;
-	for (int i = 0; i < 40; i++) {
+	if (argc > 1 && !strcmp(argv[1], "threads")) {
+		struct rusage ru;
+		for (int r = 0; r < 10; r++) {
+			pthread_t t[10];
+			for (int i = 0; i < 10; i++)
+				if (pthread_create(&t[i], NULL, reader, (void *)(intptr_t)i) != 0)
+					return 1;
+			for (int i = 0; i < 10; i++)
+				pthread_join(t[i], NULL);
+		}
+		getrusage(RUSAGE_SELF, &ru);
+		printf("cpu_ms %.1f\n", (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+						(double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3);
+		return 0;
+	}
+	int rounds = 40;
+	uint64_t phase = 5000000;
+	if (argc > 1 && !strcmp(argv[1], "big")) {
+		len = sizeof buf[0];
+		rounds = 5;
+		phase = 40000000;
+	}
+	for (int i = 0; i < rounds; i++) {
 		t0 = cpu_ns();
-		kread(fd, 5000000);
+		kread(fd, phase, 0);
 		k += cpu_ns() - t0;
 		t0 = cpu_ns();
-		spin(5000000);
+		spin(phase);
 		s += cpu_ns() - t0;
 	}
 	printf("kread %.4f\nspin %.4f\n", (double)k / (double)(k + s), (double)s / (double)(k + s));

@@ -40,8 +40,9 @@
  * drain) nor for a stackless collector (cfprof's current function, the
  * same): there kernel time is credited as before.  At most KC_MAX threads
  * have a ring at once (a descriptor, 132 KiB locked and 25 KiB more
- * each); a thread past that, or refused one (perf_event_paranoid 2
- * forbids kernel-mode sampling to all but root), is credited as before.
+ * each), and a quarter of the descriptor budget; a thread past that, or
+ * refused one (perf_event_paranoid 2 forbids kernel-mode sampling to all
+ * but root), is credited as before.
  */
 #include <stddef.h>
 #include <sys/mman.h>
@@ -94,7 +95,16 @@ void kc_open(struct cp_thread *t)
 	t->kc = NULL;
 	if (cp.col[RES_CPU] < 0 || cp.py || cp_sink.here || !cp.clock_perf || t->r[RES_CPU].fd < 0)
 		return;
-	if (__atomic_add_fetch(&kc_live, 1, __ATOMIC_RELAXED) > KC_MAX || !fds_spare(1, 0))
+	/* A quarter of the descriptor budget (fds.h) at most, counted
+	 * exactly, and only while half of it is free: its check is not
+	 * exact (threads set up at once may each pass it by one, and each
+	 * open holds two descriptors for a moment, fds_keep), and a ring is
+	 * worth less than a clock.  Checked as a clock's is, 891 threads
+	 * holding a file each under ulimit -n 1024 (seven eighths of it, as
+	 * bare) had an open fail in one run of five on a loaded machine. */
+	int budget = fds_budget(NULL), cap = budget / 4 < KC_MAX ? budget / 4 : KC_MAX;
+
+	if (__atomic_add_fetch(&kc_live, 1, __ATOMIC_RELAXED) > cap || !fds_spare(budget / 2, 0))
 		goto none;
 	if (!kc_restorer) {
 		struct ksigaction ka;

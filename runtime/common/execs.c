@@ -37,7 +37,7 @@ static const char *const x_name[X_N] = { "execve", "execv", "execvp",
 					 "execvpe", "fexecve", "execveat" };
 static void *x_real[X_N];
 
-__attribute__((constructor)) static void execs_resolve(void)
+__attribute__((constructor)) void execs_init(void)
 {
 	for (int i = 0; i < X_N; i++)
 		if (!__atomic_load_n(&x_real[i], __ATOMIC_ACQUIRE))

@@ -37,8 +37,10 @@ static close_fn *next_close;
 static close_range_fn *next_close_range;
 static closefrom_fn *next_closefrom;
 
-__attribute__((constructor)) static void fds_init(void)
+__attribute__((constructor)) void fds_init(void)
 {
+	if (next_close)
+		return;
 	next_close = (close_fn *)dlsym(RTLD_NEXT, "close");
 	next_close_range = (close_range_fn *)dlsym(RTLD_NEXT, "close_range");
 	next_closefrom = (closefrom_fn *)dlsym(RTLD_NEXT, "closefrom");

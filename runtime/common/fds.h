@@ -42,6 +42,8 @@ int fds_spare(int n, int brief);
 #define FDS_BRIEF 2
 /* The budget fds_spare keeps to, and the limit it is an eighth of. */
 int fds_budget(long *limit);
+/* Find the real close functions (a constructor does; see execs_init). */
+void fds_init(void);
 
 #define FDS_MAX (1 << 20)
 

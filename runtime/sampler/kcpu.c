@@ -36,14 +36,21 @@
  * in the sampler's code: the program's read goes through the sampler's,
  * io.c.)
  *
+ * The fault events' faults taken in kernel mode (a system call filling
+ * the program's buffer) are not counted by them at all (a software event
+ * leaves out what exclude_kernel excludes): each has a kernel-mode ring
+ * too, whose records carry the event's count, and the boundaries crossed
+ * by it are hits at the record's stack (on_fault; the event's own count
+ * covers the records a full ring dropped, fault_count).
+ *
  * Not for a Python program (its frames at a ring sample are gone by the
  * drain) nor for a stackless collector (cfprof's current function, the
- * same): there kernel time is credited as before.  At most KC_MAX threads
- * have a ring at once (a descriptor, 132 KiB locked and 25 KiB more
- * each), and a quarter of the descriptor budget; a thread past that, or
- * refused one (perf_event_paranoid 2 forbids kernel-mode sampling to all
- * but root), is credited as before.
+ * same): there kernel time is credited as before, and kernel-mode faults
+ * are not counted.  Rings take at most a sixteenth of the descriptor
+ * budget (room); a thread past that, or refused one (perf_event_paranoid
+ * 2 forbids kernel-mode sampling to all but root), is credited as before.
  */
+#include <signal.h>
 #include <stddef.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -54,16 +61,30 @@
 #include "fds.h"
 #include "kcpu.h"
 #include "perf.h"
+#include "resources.h"
 #include "sink.h"
 #include "state.h"
 #include "unwind.h"
 
-#define KC_MAX 128
+#define KC_MAX 128 /* rings at once, of every thread */
+#define KC_FAULTS 3 /* page-faults, minor-faults, major-faults */
+
+/* A fault resource's ring: its kernel-mode faults, by their count. */
+struct kc_fault {
+	struct pf_ring ring;
+	int res;
+	uint64_t next; /* the next boundary, in its faults */
+	uint64_t skip;
+	uint64_t upto; /* records from here on are the teardown's own */
+	int nlast;     /* the last recorded stack, in fframes */
+	uint32_t flast;
+};
 
 struct kc_state {
-	struct pf_ring ring;
+	struct pf_ring ring; /* the CPU's, fd -1 if none */
 	uint64_t owed;    /* hits recorded on kernel stacks, not yet paid */
 	uint64_t skip;    /* ring offset up to which records are the handler's */
+	uint64_t upto;    /* and from which the teardown's (kc_hold) */
 	uint64_t mean;    /* the CPU clock's mean interval: a hit */
 	uint64_t period;  /* the kernel's: a record is worth this much */
 	uint64_t acc;     /* worth not yet a whole hit */
@@ -71,9 +92,12 @@ struct kc_state {
 	int nlast;        /* the last recorded stack: in frames[last] */
 	uint32_t flast;
 	int last;
+	int nf;
+	struct kc_fault f[KC_FAULTS];
 	size_t len;       /* this mapping's */
 	struct cp_thread *t;
 	uint64_t frames[2][CP_MAX_DEPTH];
+	uint64_t fframes[CP_MAX_DEPTH]; /* the fault rings' */
 	uint8_t rec[PF_REC_MAX];
 };
 
@@ -87,25 +111,53 @@ struct ksigaction {
 	uint64_t mask;
 };
 
+/*
+ * Room for one more ring.  A sixteenth of the descriptor budget (fds.h) at
+ * most (8 under ulimit -n 1024: the first threads'), counted exactly, and
+ * only while half of it is free: its check is not exact (threads set up
+ * at once may each pass it by one, and each open holds two descriptors
+ * for a moment, fds_keep), and a ring is worth less than a clock or a
+ * fault event, which later threads need.  Checked as a clock's is, 891
+ * threads holding a file each under 1024 (seven eighths of it, as bare)
+ * had an open fail in one run of five on a loaded machine; at a quarter
+ * of the budget, 110 threads under -e page-faults had 94 sampled, not
+ * 111.  And 8 at most for a user without CAP_IPC_LOCK: a ring's 132 KiB
+ * are locked, out of what the user's other rings (-e context-switches,
+ * their own perf record) may need.
+ */
+static int room(void)
+{
+	int budget = fds_budget(NULL), cap = budget / 16 < KC_MAX ? budget / 16 : KC_MAX;
+
+	if (geteuid() != 0 && cap > 8)
+		cap = 8;
+	if (__atomic_add_fetch(&kc_live, 1, __ATOMIC_RELAXED) <= cap && fds_spare(budget / 2, 0))
+		return 1;
+	__atomic_sub_fetch(&kc_live, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+static int is_fault(int r)
+{
+	return r == RES_PAGE_FAULTS || r == RES_MINOR_FAULTS || r == RES_MAJOR_FAULTS;
+}
+
 void kc_open(struct cp_thread *t)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), len;
 	struct kc_state *k;
+	int cpu = cp.col[RES_CPU] >= 0 && cp.clock_perf && t->r[RES_CPU].fd >= 0, faults = 0;
 
 	t->kc = NULL;
-	if (cp.col[RES_CPU] < 0 || cp.py || cp_sink.here || !cp.clock_perf || t->r[RES_CPU].fd < 0)
+	for (int r = 0; r < RES_N; r++)
+		faults += is_fault(r) && cp.col[r] >= 0 && t->r[r].fd >= 0;
+	/* Not in a Python program: its frames at a record are gone when it
+	 * is read; nor for cfprof (a stackless collector), whose current
+	 * function then is not the one the record was in (a program that
+	 * read into fresh memory in one function and touched fresh memory in
+	 * the next had all of the first's faults charged to the second). */
+	if (cp.py || cp_sink.here || (!faults && !cpu))
 		return;
-	/* A quarter of the descriptor budget (fds.h) at most, counted
-	 * exactly, and only while half of it is free: its check is not
-	 * exact (threads set up at once may each pass it by one, and each
-	 * open holds two descriptors for a moment, fds_keep), and a ring is
-	 * worth less than a clock.  Checked as a clock's is, 891 threads
-	 * holding a file each under ulimit -n 1024 (seven eighths of it, as
-	 * bare) had an open fail in one run of five on a loaded machine. */
-	int budget = fds_budget(NULL), cap = budget / 4 < KC_MAX ? budget / 4 : KC_MAX;
-
-	if (__atomic_add_fetch(&kc_live, 1, __ATOMIC_RELAXED) > cap || !fds_spare(budget / 2, 0))
-		goto none;
 	if (!kc_restorer) {
 		struct ksigaction ka;
 		if (syscall(SYS_rt_sigaction, CP_SIG, NULL, &ka, sizeof ka.mask) == 0)
@@ -118,26 +170,50 @@ void kc_open(struct cp_thread *t)
 	k = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1,
 		 0);
 	if (k == MAP_FAILED)
-		goto none;
+		return;
 	k->len = len;
 	k->owed = k->skip = k->acc = 0;
-	k->full = k->nlast = k->last = 0;
+	k->upto = UINT64_MAX;
+	k->full = k->nlast = k->last = k->nf = 0;
 	k->t = t;
+	k->ring.fd = -1;
+	k->ring.map = NULL;
 	/* Drawn once, for this thread: a new period restarts the kernel's
 	 * timer, and one restarted at each signal fires less often than it
 	 * should (the time since its last firing is lost each time):
 	 * cp_kernel.c's kread 0.47 on average against 0.50. */
 	k->mean = cp.clock_interval;
 	k->period = cp_draw(t, k->mean);
-	if (pf_open_ring(&k->ring, t->tid, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, k->period,
+	if (cpu && room() &&
+	    pf_open_ring(&k->ring, t->tid, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, k->period,
 			 PF_KSTACK_COPY, 1) < 0) {
+		k->ring.fd = -1;
+		k->ring.map = NULL;
+		__atomic_sub_fetch(&kc_live, 1, __ATOMIC_RELAXED);
+	}
+	for (int r = 0; r < RES_N && k->nf < KC_FAULTS; r++) {
+		const struct res_info *ri = &res_table[r];
+		struct kc_fault *f = &k->f[k->nf];
+
+		if (!is_fault(r) || cp.col[r] < 0 || t->r[r].fd < 0 || !room())
+			continue;
+		f->res = r;
+		f->next = cp_draw_first(t, cp.interval[r]);
+		f->skip = 0;
+		f->upto = UINT64_MAX;
+		f->nlast = 0;
+		if (pf_open_ring(&f->ring, t->tid, ri->perf_type, ri->perf_config, f->next,
+				 PF_KSTACK_COPY, 1) < 0) {
+			__atomic_sub_fetch(&kc_live, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		k->nf++;
+	}
+	if (k->ring.fd < 0 && !k->nf) {
 		munmap(k, len);
-		goto none;
+		return;
 	}
 	t->kc = k;
-	return;
-none:
-	__atomic_sub_fetch(&kc_live, 1, __ATOMIC_RELAXED);
 }
 
 void kc_close(struct cp_thread *t)
@@ -147,17 +223,32 @@ void kc_close(struct cp_thread *t)
 	if (!k)
 		return;
 	t->kc = NULL;
-	pf_close_ring(&k->ring);
+	if (k->ring.fd >= 0) {
+		pf_close_ring(&k->ring);
+		__atomic_sub_fetch(&kc_live, 1, __ATOMIC_RELAXED);
+	}
+	for (int i = 0; i < k->nf; i++) {
+		pf_close_ring(&k->f[i].ring);
+		__atomic_sub_fetch(&kc_live, 1, __ATOMIC_RELAXED);
+	}
 	munmap(k, k->len);
-	__atomic_sub_fetch(&kc_live, 1, __ATOMIC_RELAXED);
 }
 
-void kc_disable(struct cp_thread *t)
+/* The record's stack in f, or 0: none, or in a signal handler (the
+ * sampler's: a page fault, its delivery, its rt_sigreturn; or the
+ * program's), whose stack returns to the restorer. */
+static int walk(uint64_t ip, uint64_t sp, uint64_t bp, const void *stack, size_t len, uint64_t *f,
+		uint32_t *flags)
 {
-	struct kc_state *k = t->kc;
+	int n;
 
-	if (k)
-		pf_disable(k->ring.fd);
+	if (!stack || (ip >= kc_restorer && ip < kc_restorer + 16))
+		return 0;
+	n = unwind_capture_copy(ip, sp, bp, 1, stack, len, f, CP_MAX_DEPTH, flags);
+	for (int i = 1; i < n; i++)
+		if (f[i] + 1 - kc_restorer < 17)
+			return 0;
+	return n > 0 ? n : 0;
 }
 
 static void on_sample(void *arg, uint32_t tid, uint64_t count, uint64_t ip, uint64_t sp,
@@ -166,20 +257,11 @@ static void on_sample(void *arg, uint32_t tid, uint64_t count, uint64_t ip, uint
 	struct kc_state *k = arg;
 	uint64_t *f = k->frames[!k->last], hits;
 	uint32_t flags = 0;
-	int n;
+	int n = walk(ip, sp, bp, stack, len, f, &flags);
 
 	(void)count;
-	/* rt_sigreturn: the handler's (or a handler's) last system call. */
-	if (!stack || (ip >= kc_restorer && ip < kc_restorer + 16))
+	if (!n)
 		return;
-	n = unwind_capture_copy(ip, sp, bp, 1, stack, len, f, CP_MAX_DEPTH, &flags);
-	/* In a signal handler (the sampler's: a page fault, its delivery;
-	 * or the program's), whose stack returns to the restorer. */
-	if (n <= 0)
-		return;
-	for (int i = 1; i < n; i++)
-		if (f[i] + 1 - kc_restorer < 17)
-			return;
 	/* A record stands for the kernel's period of kernel-mode time. */
 	k->acc += k->period;
 	hits = k->acc / k->mean;
@@ -192,16 +274,84 @@ static void on_sample(void *arg, uint32_t tid, uint64_t count, uint64_t ip, uint
 	k->flast = flags;
 }
 
+struct fault_arg {
+	struct kc_state *k;
+	struct kc_fault *f;
+};
+
+/* A fault ring's record: the kernel-mode faults so far (its count), the
+ * boundaries they crossed its hits, at its stack.  Records the ring had
+ * no room for, or passed over, are counted at the next. */
+static void on_fault(void *arg, uint32_t tid, uint64_t count, uint64_t ip, uint64_t sp,
+		     uint64_t bp, const void *stack, size_t len)
+{
+	struct fault_arg *a = arg;
+	struct kc_fault *f = a->f;
+	uint64_t hits = 0, mean = cp.interval[f->res];
+	uint32_t flags = 0;
+	int n = walk(ip, sp, bp, stack, len, a->k->fframes, &flags);
+
+	if (!n)
+		return;
+	while (count >= f->next) {
+		hits++;
+		f->next += cp_draw(a->k->t, mean);
+	}
+	f->nlast = n;
+	f->flast = flags;
+	if (hits)
+		cp_sink.stack(a->k->fframes, n, flags, tid, cp.col[f->res], hits);
+}
+
+/* Fault ring f of thread t, full (or the thread ending): the records the
+ * kernel dropped are counted by the event's own count, at the last stack
+ * (dd bs=64M, all its faults in read: 7 samples of 120 without).  A
+ * system call: in the handler or the teardown, not at every drain. */
+static void fault_count(struct cp_thread *t, struct kc_state *k, struct kc_fault *f)
+{
+	uint64_t count = pf_read(f->ring.fd), hits = 0, mean = cp.interval[f->res];
+
+	t->nsys++;
+	while (count >= f->next) {
+		hits++;
+		f->next += cp_draw(t, mean);
+	}
+	if (hits && f->nlast > 0)
+		cp_sink.stack(k->fframes, f->nlast, f->flast, (uint32_t)t->tid, cp.col[f->res], hits);
+}
+
 void kc_drain(struct cp_thread *t)
 {
 	struct kc_state *k = t->kc;
 
 	if (!k)
 		return;
-	/* Full, less room for two records: the kernel dropped some. */
-	k->full = pf_waiting(&k->ring) + 2 * (PF_KSTACK_COPY + 256) > pf_room(&k->ring);
-	k->nlast = 0;
-	pf_drain(&k->ring, k->rec, k->skip, on_sample, k);
+	if (k->ring.fd >= 0) {
+		/* Full, less room for two records: the kernel dropped some. */
+		k->full = pf_waiting(&k->ring) + 2 * (PF_KSTACK_COPY + 256) > pf_room(&k->ring);
+		k->nlast = 0;
+		pf_drain(&k->ring, k->rec, k->skip, k->upto, on_sample, k);
+	}
+	for (int i = 0; i < k->nf; i++) {
+		struct kc_fault *f = &k->f[i];
+		struct fault_arg a = { k, f };
+		int full = pf_waiting(&f->ring) + 2 * (PF_KSTACK_COPY + 256) > pf_room(&f->ring);
+
+		pf_drain(&f->ring, k->rec, f->skip, f->upto, on_fault, &a);
+		if (full || f->upto != UINT64_MAX)
+			fault_count(t, k, f);
+	}
+}
+
+void kc_hold(struct cp_thread *t)
+{
+	struct kc_state *k = t->kc;
+
+	if (!k)
+		return;
+	k->upto = pf_head(&k->ring);
+	for (int i = 0; i < k->nf; i++)
+		k->f[i].upto = pf_head(&k->f[i].ring);
 }
 
 /* Of the CPU clock's `crossed` hits, what the kernel-mode records took;
@@ -229,7 +379,7 @@ static uint64_t settle(struct cp_thread *t, struct kc_state *k, uint64_t crossed
 
 uint64_t kc_settle(struct cp_thread *t, uint64_t crossed)
 {
-	return t->kc ? settle(t, t->kc, crossed, 1) : crossed;
+	return t->kc && t->kc->ring.fd >= 0 ? settle(t, t->kc, crossed, 1) : crossed;
 }
 
 void kc_exit(struct cp_thread *t, uint64_t crossed)
@@ -242,14 +392,17 @@ void kc_exit(struct cp_thread *t, uint64_t crossed)
 	 * since: no signal will come.  A thread that lives a few ms in the
 	 * kernel (git status's workers, lstat by lstat) had only its last
 	 * signal's share. */
-	kc_drain(t);
-	settle(t, k, crossed, 0);
+	if (k->ring.fd >= 0)
+		settle(t, k, crossed, 0);
 }
 
 void kc_mark(struct cp_thread *t)
 {
 	struct kc_state *k = t->kc;
 
-	if (k)
-		k->skip = pf_head(&k->ring);
+	if (!k)
+		return;
+	k->skip = pf_head(&k->ring);
+	for (int i = 0; i < k->nf; i++)
+		k->f[i].skip = pf_head(&k->f[i].ring);
 }

@@ -11,15 +11,14 @@
 
 struct cp_thread;
 
-/* For the calling thread t, whose CPU clock is its perf task-clock: open
- * its kernel-mode ring if it can (quietly not: its kernel time is then
- * credited as before, at the next user-mode overflow). */
+/* For the calling thread t, its events open: its kernel-mode rings, for
+ * its CPU clock if a perf task-clock and for its fault events, where it
+ * can (quietly not: its kernel time is then credited as before, at the
+ * next user-mode overflow, and its kernel-mode faults not counted). */
 void kc_open(struct cp_thread *t);
 /* Close t's ring and free its state (its own thread, or a fork child for
  * the threads that did not come along). */
 void kc_close(struct cp_thread *t);
-/* Stop t's ring counting (th_quiet_all: from another thread). */
-void kc_disable(struct cp_thread *t);
 /* In t's handler, before its first system call: each kernel-mode sample
  * since the last, a hit on its stack, owed by the CPU clock. */
 void kc_drain(struct cp_thread *t);
@@ -29,8 +28,13 @@ uint64_t kc_settle(struct cp_thread *t, uint64_t crossed);
 /* In t's handler, after its last system call: the samples so far are the
  * handler's own (its reads and ioctls), passed over at the next drain. */
 void kc_mark(struct cp_thread *t);
+/* Thread t ends (itself, not ready): the records its rings hold now are
+ * the program's, those that come later the teardown's own (its system
+ * calls).  Before any system call of the teardown's. */
+void kc_hold(struct cp_thread *t);
 /* Thread t ends (itself, not ready), its CPU clock having crossed
- * `crossed` boundaries since its last signal: its last records. */
+ * `crossed` boundaries since its last signal: those of its last records
+ * (kc_hold, then kc_drain first). */
 void kc_exit(struct cp_thread *t, uint64_t crossed);
 
 #endif

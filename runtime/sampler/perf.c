@@ -188,7 +188,8 @@ uint64_t pf_head(const struct pf_ring *r)
 	return meta ? __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE) : 0;
 }
 
-int pf_drain(struct pf_ring *r, uint8_t *rec, uint64_t from, pf_sample_fn *fn, void *arg)
+int pf_drain(struct pf_ring *r, uint8_t *rec, uint64_t from, uint64_t to, pf_sample_fn *fn,
+	     void *arg)
 {
 	struct perf_event_mmap_page *meta = r->map;
 	const uint8_t *data;
@@ -207,7 +208,7 @@ int pf_drain(struct pf_ring *r, uint8_t *rec, uint64_t from, pf_sample_fn *fn, v
 		ring_copy(data, size, tail, &h, sizeof h);
 		if (h.size < sizeof h || tail + h.size > head)
 			break;
-		if (h.type == PERF_RECORD_SAMPLE && h.size <= PF_REC_MAX && tail >= from) {
+		if (h.type == PERF_RECORD_SAMPLE && h.size <= PF_REC_MAX && tail >= from && tail < to) {
 			const uint64_t *q;
 			uint64_t abi, stack_size, dyn;
 			uint32_t tid;

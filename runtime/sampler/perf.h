@@ -51,14 +51,15 @@ void pf_disable(int fd);
 /*
  * Each sample record waiting in the ring: fn(arg, tid, count, ip, sp, bp,
  * stack, stack_len) (stack NULL without a copy), each copied into rec
- * (PF_REC_MAX bytes) first; those written before offset `from` are passed
- * over.  Returns the records seen.  One consumer a
+ * (PF_REC_MAX bytes) first; those written before offset `from`, or from
+ * offset `to` on, are passed over.  Returns the records seen.  One consumer a
  * ring (the watcher, or for a thread's kernel-mode CPU samples the thread
  * itself), async-signal-safe.
  */
 typedef void pf_sample_fn(void *arg, uint32_t tid, uint64_t count, uint64_t ip, uint64_t sp,
 			  uint64_t bp, const void *stack, size_t len);
-int pf_drain(struct pf_ring *r, uint8_t *rec, uint64_t from, pf_sample_fn *fn, void *arg);
+int pf_drain(struct pf_ring *r, uint8_t *rec, uint64_t from, uint64_t to, pf_sample_fn *fn,
+	     void *arg);
 /* Where the kernel writes r's next record: records from before it have
  * offsets below it (pf_drain's from). */
 uint64_t pf_head(const struct pf_ring *r);

@@ -75,18 +75,12 @@ static void rings_disable(struct cp_slot *s)
 {
 	pf_disable(s->ring.fd);
 	pf_disable(s->regs.fd);
-	for (int k = 0; k < TH_KFAULTS; k++)
-		pf_disable(s->kf_ring[k].fd);
 }
 
 void th_rings_close(struct cp_slot *s)
 {
 	pf_close_ring(&s->ring);
 	pf_close_ring(&s->regs);
-	for (int k = 0; k < TH_KFAULTS; k++) {
-		pf_close_ring(&s->kf_ring[k]);
-		s->kf_res[k] = -1;
-	}
 }
 
 static struct cp_slot *claim(int tid)
@@ -104,11 +98,6 @@ static struct cp_slot *claim(int tid)
 			s->proc_fd = s->sched_fd = -1;
 			s->ring.fd = s->regs.fd = -1;
 			s->ring.map = s->regs.map = NULL;
-			for (int k = 0; k < TH_KFAULTS; k++) {
-				s->kf_ring[k].fd = -1;
-				s->kf_ring[k].map = NULL;
-				s->kf_res[k] = -1;
-			}
 			s->last_ip = s->last_sp = s->last_bp = 0;
 			s->self = NULL;
 			int n = __atomic_load_n(&th_nslots, __ATOMIC_RELAXED);
@@ -196,36 +185,6 @@ static int spare_fd(const char *what, int quiet)
 	return 0;
 }
 
-static int is_fault(int r)
-{
-	return r == RES_PAGE_FAULTS || r == RES_MINOR_FAULTS || r == RES_MAJOR_FAULTS;
-}
-
-/*
- * Resource r (a fault event) of thread t: its faults in kernel mode, into
- * a ring the watcher drains (its signalling event counts user mode only,
- * perf.c).  Quietly none past the descriptor budget, or where kernel-mode
- * sampling is refused: those faults are then not counted, as before.
- */
-static void kfault_ring(struct cp_thread *t, int r)
-{
-	const struct res_info *ri = &res_table[r];
-	struct cp_slot *s = t->slot;
-	uint64_t first = cp_draw_first(t, cp.interval[r]);
-
-	for (int k = 0; k < TH_KFAULTS; k++) {
-		if (s->kf_res[k] >= 0)
-			continue;
-		if (!spare_fd(ri->name, 1) ||
-		    pf_open_ring(&s->kf_ring[k], t->tid, ri->perf_type, ri->perf_config, first,
-				 PF_KSTACK_COPY, 1) < 0)
-			return;
-		s->kf_next[k] = first;
-		__atomic_store_n(&s->kf_res[k], r, __ATOMIC_RELEASE);
-		return;
-	}
-}
-
 /* This thread's events; the syscall tracepoint last (see sampler.c). */
 static void setup_events(struct cp_thread *t)
 {
@@ -261,7 +220,6 @@ static void setup_events(struct cp_thread *t)
 		if (rc < 0)
 			cp_warn("a thread's CPU clock could not be set up: ", strerror(errno),
 				"; its CPU time is not sampled");
-		kc_open(t);
 	}
 	for (int r = 0; r < RES_N; r++) {
 		const struct res_info *ri = &res_table[r];
@@ -276,8 +234,7 @@ static void setup_events(struct cp_thread *t)
 			rc = open_signal_event(t, r, ri->perf_type, ri->perf_config, cp.interval[r]);
 			if (rc < 0)
 				cp_warn(ri->name, ": perf_event_open failed in a thread: ", strerror(-rc));
-			else if (is_fault(r) && t->slot && !cp.py && wt_running())
-				kfault_ring(t, r);
+
 		} else if (ri->how == RES_HOW_RING && t->slot) {
 			uint64_t first = cp_draw_first(t, cp.interval[r]);
 			rc = pf_open_ring(&t->slot->ring, t->tid, ri->perf_type, ri->perf_config, first,
@@ -302,6 +259,9 @@ static void setup_events(struct cp_thread *t)
 		/* The enabling ioctl's own sys_exit is counted. */
 		t->nsys = 1;
 	}
+	/* Last: the kernel-mode rings are worth less than any event asked
+	 * for, and come out of the same descriptors and locked memory. */
+	kc_open(t);
 }
 
 static void close_events(struct cp_thread *t)
@@ -395,31 +355,39 @@ void th_quiet_all(void)
 			if (t->r[r].has_timer)
 				timer_settime(t->r[r].timer, 0, &off, NULL);
 		}
-		kc_disable(t);
 		rings_disable(s);
 	}
 }
 
 /*
- * The thread ends: its events closed, and then its kernel-mode records
- * since its last signal, with the CPU clock's boundaries crossed since
- * (kcpu.h).  After the events that signal: with them open, reading the
- * ring under -e page-faults:10 livelocked (each of its faults counted,
+ * The thread ends: its kernel-mode records since its last signal (those
+ * its rings hold now: the teardown's own system calls come after, kc_hold)
+ * and the CPU clock's boundaries crossed since that signal (kcpu.h), then
+ * its events closed.  With CP_SIG held: reading a ring outside the
+ * handler under -e page-faults:10 livelocked (its page's fault counted,
  * every tenth a signal, and the signal, pending, undid the fault).
  */
 static void close_all(struct cp_thread *t)
 {
 	struct cp_rstate *s = &t->r[RES_CPU];
-	uint64_t crossed = 0;
-	int last = t->kc && s->fd >= 0 && cp.col[RES_CPU] >= 0;
 
-	if (last) {
-		uint64_t raw = pf_read(s->fd);
-		crossed = raw >= s->base ? cp_credit(t, RES_CPU, raw - s->base) : 0;
+	if (t->kc) {
+		uint64_t mask = 1ull << (CP_SIG - 1), old;
+
+		kc_hold(t);
+		if (syscall(SYS_rt_sigprocmask, SIG_BLOCK, &mask, &old, sizeof mask) == 0) {
+			kc_drain(t);
+			if (s->fd >= 0 && cp.col[RES_CPU] >= 0) {
+				uint64_t raw = pf_read(s->fd);
+				kc_exit(t, raw >= s->base ? cp_credit(t, RES_CPU, raw - s->base) : 0);
+			}
+			close_events(t);
+			kc_close(t);
+			syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof old);
+			return;
+		}
 	}
 	close_events(t);
-	if (last)
-		kc_exit(t, crossed);
 	kc_close(t);
 }
 

@@ -14,7 +14,6 @@ struct cp_thread;
 
 #define TH_MAX 4096
 #define SEG_UNKNOWN UINT64_MAX
-#define TH_KFAULTS 3 /* page-faults, minor-faults, major-faults */
 
 enum { TH_FREE, TH_CLAIMED, TH_LIVE, TH_EXITED };
 
@@ -37,13 +36,6 @@ struct cp_slot {
 	uint64_t last_ip, last_sp, last_bp; /* from the newest such record */
 	uint64_t ring_last;     /* count at the previous ring sample */
 	uint64_t ring_next;     /* next boundary, in counts */
-	/* The fault resources' faults taken in kernel mode (a system call
-	 * filling the program's buffer), which their signalling events do
-	 * not count: sampled into rings of their own, drained by the
-	 * watcher.  kf_res: the resource, -1 for none. */
-	struct pf_ring kf_ring[TH_KFAULTS];
-	int kf_res[TH_KFAULTS];
-	uint64_t kf_next[TH_KFAULTS]; /* next boundary, in kernel-mode faults */
 	struct cp_thread *self; /* the thread's own state (its events), while TH_LIVE */
 };
 

@@ -103,55 +103,15 @@ static void on_record(void *arg, uint32_t tid, uint64_t count, uint64_t ip, uint
 	cp_sink.stack(wt_frames, n, flags, tid, cp.col[RES_CONTEXT_SWITCHES], hits);
 }
 
-/* A fault ring's record (thread.h's kf_ring[k]): the kernel-mode faults
- * so far, and the stack of the latest. */
-struct kf_arg {
-	struct cp_slot *s;
-	int k;
-};
-
-static void on_kfault(void *arg, uint32_t tid, uint64_t count, uint64_t ip, uint64_t sp,
-		      uint64_t bp, const void *stack, size_t len)
-{
-	struct kf_arg *a = arg;
-	struct cp_slot *s = a->s;
-	int r = s->kf_res[a->k], n;
-	uint64_t hits = 0, mean = cp.interval[r];
-	uint32_t flags;
-
-	/* Boundaries crossed by the count: records the ring had no room for
-	 * are counted at the next (their faults, on its stack). */
-	while (count >= s->kf_next[a->k]) {
-		hits++;
-		s->kf_next[a->k] += cp_draw(&wt_rng, mean);
-	}
-	if (hits && cp_sink.here) {
-		cp_sink.here(tid, cp.col[r], hits, 0);
-		return;
-	}
-	if (!hits || !stack)
-		return;
-	n = unwind_capture_copy(ip, sp, bp, 1, stack, len, wt_frames, CP_MAX_DEPTH, &flags);
-	cp_sink.stack(wt_frames, n, flags, tid, cp.col[r], hits);
-}
-
 static void drain(struct cp_slot *s)
 {
 	struct csw_arg a = { s, 0 };
 
-	if (s->ring.map && pf_drain(&s->ring, wt_rec, 0, on_record, &a) && cp.random)
+	if (s->ring.map && pf_drain(&s->ring, wt_rec, 0, UINT64_MAX, on_record, &a) && cp.random)
 		pf_set_period(s->ring.fd, cp_draw(&wt_rng, cp.interval[RES_CONTEXT_SWITCHES]));
 	a.rings = 1;
 	if (s->regs.map)
-		pf_drain(&s->regs, wt_rec, 0, on_record, &a);
-	for (int k = 0; k < TH_KFAULTS; k++) {
-		struct kf_arg ka = { s, k };
-		int r = __atomic_load_n(&s->kf_res[k], __ATOMIC_ACQUIRE);
-
-		if (r >= 0 && s->kf_ring[k].map &&
-		    pf_drain(&s->kf_ring[k], wt_rec, 0, on_kfault, &ka) && cp.random)
-			pf_set_period(s->kf_ring[k].fd, cp_draw(&wt_rng, cp.interval[r]));
-	}
+		pf_drain(&s->regs, wt_rec, 0, UINT64_MAX, on_record, &a);
 }
 
 /* ---- real time of blocked threads ---- */
@@ -459,9 +419,7 @@ int wt_start(void)
 	sigset_t all, old;
 	int rc;
 
-	if (cp.col[RES_REAL] < 0 && cp.col[RES_CONTEXT_SWITCHES] < 0 &&
-	    (cp.no_perf || cp.py ||
-	     (cp.col[RES_PAGE_FAULTS] < 0 && cp.col[RES_MINOR_FAULTS] < 0 && cp.col[RES_MAJOR_FAULTS] < 0)))
+	if (cp.col[RES_REAL] < 0 && cp.col[RES_CONTEXT_SWITCHES] < 0)
 		return 0;
 	wt_pid = getpid();
 	__atomic_store_n(&wt_quit, 0, __ATOMIC_RELEASE);

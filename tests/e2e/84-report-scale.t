@@ -100,17 +100,20 @@ is "$(cmp -s page.folded export.folded && echo same)/$(wc -l < export.folded)" \
 # In the browser: every counter shown in turn, then the first again.  The
 # page kept the trees of every counter it had shown (2 KB a stack each):
 # a 1M-stack page ran out of heap at its third counter.  After a
-# collection, the heap holds one counter's trees: at most 1.25 times what
+# collection, the heap holds one counter's trees: at most 1.5 times what
 # it held when the first was shown first (the old page: 483 MB against
-# 255 at 100k stacks).
+# 255 at 100k stacks; one counter's trees more would make it twice).
+# Each figure is the least of 8 readings 150 ms apart, a collection
+# before each: on a loaded machine a reading can hold some 20 MB the
+# next collection frees (78 then 98 MB, or 57 then 77, seen in CI).
 if command -v chromium > /dev/null && "$PY" -c 'import websocket' 2> /dev/null; then
 	heap=$("$PY" "$TOP/tests/browser.py" s100k.html <<'EOF' | tr -d '"' | tr '\n' ' '
-eval (() => { const s = document.getElementById("counter"), n = s.options.length, mb = () => (gc(), gc(), Math.round(performance.memory.usedJSHeapSize / 1048576)), set = (i) => { s.value = i; s.dispatchEvent(new Event("change")); }; set(0); const a = mb(); for (let i = 1; i < n; i++) set(i); set(0); return n + " " + a + " " + mb(); })()
+eval (async () => { const s = document.getElementById("counter"), n = s.options.length, mb = async () => { let m = Infinity; for (let k = 0; k < 8; k++) { gc(); gc(); await new Promise((r) => setTimeout(r, 150)); m = Math.min(m, performance.memory.usedJSHeapSize); } return Math.round(m / 1048576); }, set = (i) => { s.value = i; s.dispatchEvent(new Event("change")); }; set(0); const a = await mb(); for (let i = 1; i < n; i++) set(i); set(0); return n + " " + a + " " + (await mb()); })()
 errors
 EOF
 )
 	set -- $heap
-	ok $(awk -v n="$1" -v a="$2" -v b="$3" -v e="$4" 'BEGIN { exit !(n >= 4 && a > 0 && b <= 1.25 * a && e == "[]") }'; echo $?) \
+	ok $(awk -v n="$1" -v a="$2" -v b="$3" -v e="$4" 'BEGIN { exit !(n >= 4 && a > 0 && b <= 1.5 * a && e == "[]") }'; echo $?) \
 		"every counter shown, then the first: the heap holds one counter's trees, no error ($heap: counters, MB at the first, MB after, errors)"
 else
 	fail "a browser to test the report in: chromium and python3-websocket (scripts/install-deps.sh)"

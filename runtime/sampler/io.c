@@ -22,7 +22,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "format.h"
 #include "io.h"
+#include "kcpu.h"
 #include "pyframes.h"
 #include "state.h"
 #include "sink.h"
@@ -83,6 +85,44 @@ __attribute__((noinline)) static void io_done(uint64_t t0, int r, int64_t bytes,
 
 #define RET_ADDR ((uint64_t)(uintptr_t)__builtin_return_address(0))
 
+/* A Python program's CPU time in the kernel in the call (kcpu.h): 1 if
+ * its records are to be taken after it (io_kend). */
+static inline int io_kbegin(void)
+{
+	if (!cp.py || !cp_self.kc)
+		return 0;
+	kc_call_begin(&cp_self);
+	return 1;
+}
+
+/* After the real call at pc, made from ret: its kernel-mode records, at
+ * its stack with the Python frames of its caller, the call's own leaf. */
+__attribute__((noinline)) static void io_kend(uint64_t pc, uint64_t ret)
+{
+	struct cp_thread *t = &cp_self;
+	uint32_t flags = 0;
+	int e = errno, n;
+
+	if (!t->ready || t->busy || !t->ioframes || !__atomic_load_n(&cp.on, __ATOMIC_RELAXED) ||
+	    !kc_call_waiting(t))
+		return;
+	t->busy = 1;
+	n = unwind_capture_here(t->cframes + 1, CP_MAX_DEPTH - 1, ret, &flags);
+	t->cframes[0] = pc;
+	n = (n > 0 ? n : 0) + 1;
+	flags |= FORMAT_STACK_PC_FIRST;
+	{
+		uint64_t before = py_safe_syscalls;
+
+		n = py_rewrite_signal(t->cframes, n, CP_MAX_DEPTH, t->ioframes, &flags,
+				      (uint8_t *)(t->ioframes + CP_MAX_DEPTH));
+		__atomic_fetch_add(&t->nsys, py_safe_syscalls - before, __ATOMIC_RELAXED);
+	}
+	kc_call_end(t, t->cframes, n, flags);
+	t->busy = 0;
+	errno = e;
+}
+
 /*
  * A wrapper: time the real function, credit its bytes.  The real
  * functions are looked up in the constructor (io_init), not at their first
@@ -98,6 +138,7 @@ __attribute__((noinline)) static void io_done(uint64_t t0, int r, int64_t bytes,
 	{                                                                            \
 		type(*real) params = real_##name;                                    \
 		uint64_t t0;                                                         \
+		int kc;                                                              \
 		type rc;                                                             \
 		if (!real)                                                           \
 			real = real_##name = (type(*) params)dlsym(RTLD_NEXT, #name); \
@@ -106,7 +147,10 @@ __attribute__((noinline)) static void io_done(uint64_t t0, int r, int64_t bytes,
 			return (type)-1;                                             \
 		}                                                                    \
 		t0 = io_start();                                                     \
+		kc = io_kbegin();                                                    \
 		rc = real args;                                                      \
+		if (kc)                                                              \
+			io_kend((uint64_t)(uintptr_t)real, RET_ADDR);                \
 		if (t0 || (r >= 0 && cp.col[r] >= 0 && (int64_t)(bytes) > 0))       \
 			io_done(t0, r, (int64_t)(bytes), RET_ADDR);                  \
 		return rc;                                                           \

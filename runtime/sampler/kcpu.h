@@ -37,4 +37,17 @@ void kc_hold(struct cp_thread *t);
  * (kc_hold, then kc_drain first). */
 void kc_exit(struct cp_thread *t, uint64_t crossed);
 
+/*
+ * A Python program (no stack in its ring, kcpu.c): around an interposed
+ * call of the calling thread t (io.c), with t->kc set.  kc_call_begin
+ * before the real call: records before it are not the call's.  After it,
+ * if kc_call_waiting, the call's stack (f[0..n), its Python frames) to
+ * kc_call_end, which credits the records since begin to it.  Async-signal-
+ * safe: the call may be made in the program's handlers, and the
+ * sampler's signal may come in kc_call_end (it leaves the ring alone).
+ */
+void kc_call_begin(struct cp_thread *t);
+int kc_call_waiting(struct cp_thread *t);
+void kc_call_end(struct cp_thread *t, const uint64_t *f, int n, uint32_t flags);
+
 #endif

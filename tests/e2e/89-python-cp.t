@@ -11,13 +11,13 @@
 # moves with the machine's load).  With two threads, the watcher reads the
 # waiting thread's frames, found by its kernel id.
 . "$(dirname "$0")/../lib.sh"
-plan 19
+plan 21
 cd "$T" || exit 1
 CPPROF=$B/bin/cpprof
 
 PY=/usr/bin/python3
 if [ ! -x "$PY" ]; then
-	absent 19 "$PY (Debian's python3, scripts/install-deps.sh)"
+	absent 21 "$PY (Debian's python3, scripts/install-deps.sh)"
 	done_testing
 fi
 cp "$TOP/tests/progs/py_cpu.py" .
@@ -161,6 +161,24 @@ rc=0" "-e syscalls:1: python3 runs to its end, output and status its own"
 else
 	skip 2 "syscalls: $("$CPPROF" list | grep '^  syscalls' | sed 's/^ *syscalls *//' || echo 'not available here')"
 fi
+# The kernel's CPU time goes to the Python function whose call spent it:
+# cp_pyread.py reads a cached 64 MB file whole in reader(), then works in
+# work().  The read's kernel time was credited at the next user-mode
+# sample, in work(): reader had 0.04 of the two's samples, its truth (by
+# process_time) 0.75.  Now the interposed read drains the thread's
+# kernel-mode ring as it returns (kcpu.c): within 0.05 of the truth, and
+# most of reader's samples in libc's read under it.
+cp "$TOP/tests/progs/cp_pyread.py" .
+head -c 64M /dev/zero > f64 && cat f64 > /dev/null
+"$CPPROF" record -o kread.data "$PY" cp_pyread.py f64 100 100000 > kread.out 2> kread.err
+truth=$(tail -n 1 kread.err)
+r=$(raw kread.data reader) w=$(raw kread.data work) rd=$(raw kread.data __read)
+got=$(awk -v r="${r:-0}" -v w="${w:-0}" 'BEGIN { printf "%.3f", r + w ? r / (r + w) : 0 }')
+within "$got" "${truth:-9}" 0.05
+ok $? "kernel time: reader's share of reader and work is $got (${r:-0} and ${w:-0} samples), process_time's $truth, within 0.05"
+awk -v r="${r:-0}" -v d="${rd:-0}" 'BEGIN { exit !(r > 0 && d >= 0.8 * r) }'
+ok $? "kernel time: at least 0.8 of reader's samples in libc's read under it (${rd:-0} of ${r:-0})"
+
 # A recursion 1,500 Python frames deep keeps its innermost 1,024: the
 # samples there are flagged cut, and the profiles say what share they are
 # (driver's 0.21 is low by it; it was said nowhere).

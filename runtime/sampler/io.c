@@ -85,26 +85,37 @@ __attribute__((noinline)) static void io_done(uint64_t t0, int r, int64_t bytes,
 
 #define RET_ADDR ((uint64_t)(uintptr_t)__builtin_return_address(0))
 
-/* A Python program's CPU time in the kernel in the call (kcpu.h): 1 if
- * its records are to be taken after it (io_kend). */
+/* The thread's kernel-mode rings (kcpu.h): 1 if they are to be drained
+ * after the call (io_kend); a Python program's from here on are the
+ * call's. */
 static inline int io_kbegin(void)
 {
-	if (!cp.py || !cp_self.kc)
+	if (!cp_self.kc)
 		return 0;
-	kc_call_begin(&cp_self);
+	if (cp.py)
+		kc_call_begin(&cp_self);
 	return 1;
 }
 
-/* After the real call at pc, made from ret: its kernel-mode records, at
- * its stack with the Python frames of its caller, the call's own leaf. */
+/* After the real call at pc, made from ret: the rings' records, at their
+ * own stacks; a Python program's at the call's stack with the Python
+ * frames of its caller, the call's own leaf. */
 __attribute__((noinline)) static void io_kend(uint64_t pc, uint64_t ret)
 {
 	struct cp_thread *t = &cp_self;
 	uint32_t flags = 0;
 	int e = errno, n;
 
-	if (!t->ready || t->busy || !t->ioframes || !__atomic_load_n(&cp.on, __ATOMIC_RELAXED) ||
-	    !kc_call_waiting(t))
+	if (!t->ready || t->busy || !__atomic_load_n(&cp.on, __ATOMIC_RELAXED))
+		return;
+	if (!cp.py) {
+		t->busy = 1;
+		kc_call_drain(t);
+		t->busy = 0;
+		errno = e;
+		return;
+	}
+	if (!t->ioframes || !kc_call_waiting(t))
 		return;
 	t->busy = 1;
 	n = unwind_capture_here(t->cframes + 1, CP_MAX_DEPTH - 1, ret, &flags);

@@ -38,6 +38,17 @@ void kc_hold(struct cp_thread *t);
 void kc_exit(struct cp_thread *t, uint64_t crossed);
 
 /*
+ * After an interposed call of the calling thread t (io.c), not in a
+ * Python program: its rings drained if they hold records (kc_drain's
+ * work, not only in its signals: a program that spends its time in
+ * system calls has few signals, its ring filled, and the records the
+ * kernel dropped went to the last it kept, another call's).
+ */
+void kc_call_drain(struct cp_thread *t);
+/* In such a drain (kc_call_drain, kc_call_end): the sampler's signal
+ * leaves every count to the next (they are cumulative). */
+int kc_busy(const struct cp_thread *t);
+/*
  * A Python program (no stack in its ring, kcpu.c): around an interposed
  * call of the calling thread t (io.c), with t->kc set.  kc_call_begin
  * before the real call: records before it are not the call's.  After it,

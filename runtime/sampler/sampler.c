@@ -204,6 +204,8 @@ static void handler(int sig, siginfo_t *si, void *uc)
 		goto out;
 	if (!__atomic_load_n(&t->ready, __ATOMIC_ACQUIRE) || !__atomic_load_n(&cp.on, __ATOMIC_RELAXED))
 		goto out;
+	if (kc_busy(t))
+		goto out; /* its counts are read at the next */
 	kc_drain(t); /* before any system call of ours */
 	take(t, r, &c);
 	for (int k = 0; k < RES_N; k++)

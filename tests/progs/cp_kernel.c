@@ -7,6 +7,11 @@
  * kernel, the thread hardly ever in user mode).  Prints each phase's share of the thread's CPU time
  * (CLOCK_THREAD_CPUTIME_ID around it).
  *
+ * "two": 20 rounds of kbig() then ksmall(), each one read of /dev/zero
+ * into a buffer touched before (256 and 128 MiB: tens of ms in the
+ * kernel, each call filling the kernel-mode ring); prints kbig's share of
+ * the two's CPU time.
+ *
  * "threads": 100 threads, 10 at a time, each reading /dev/zero for 3 ms
  * of CPU, then exiting; prints the process's CPU time in ms (getrusage). */
 #include <fcntl.h>
@@ -48,6 +53,20 @@ __attribute__((noinline)) static void spin(uint64_t ns)
 	sink += x;
 }
 
+static char *two;
+
+__attribute__((noinline)) static void kbig(int fd)
+{
+	if (read(fd, two, 256 << 20) < 0)
+		sink++;
+}
+
+__attribute__((noinline)) static void ksmall(int fd)
+{
+	if (read(fd, two, 128 << 20) < 0)
+		sink++;
+}
+
 static void *reader(void *arg)
 {
 	int fd = open("/dev/zero", O_RDONLY);
@@ -79,6 +98,21 @@ int main(int argc, char **argv)
 		getrusage(RUSAGE_SELF, &ru);
 		printf("cpu_ms %.1f\n", (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
 						(double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3);
+		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "two")) {
+		static char big[256 << 20];
+		two = big;
+		memset(two, 1, sizeof big);
+		for (int i = 0; i < 20; i++) {
+			t0 = cpu_ns();
+			kbig(fd);
+			k += cpu_ns() - t0;
+			t0 = cpu_ns();
+			ksmall(fd);
+			s += cpu_ns() - t0;
+		}
+		printf("kbig %.4f\n", (double)k / (double)(k + s));
 		return 0;
 	}
 	int rounds = 40;

@@ -14,7 +14,10 @@
  *     stack from the stack pointer the kernel reports
  *     (/proc/self/task/N/syscall) to the end of that mapping, which for a
  *     glibc thread holds its thread-local blocks and descriptor too, and
- *     the system call's arguments (its other registers are not known).
+ *     the system call's arguments (its other registers are not known);
+ *   - the loader's record of each module (struct link_map, from
+ *     _r_debug): those of modules dlopen loaded are malloc's, linked from
+ *     records ld.so mapped itself.
  *
  * Memory a program maps itself (mmap) is not a root: memcheck, which sees
  * every mapping, counts it.  Nothing here allocates: tables come from

@@ -90,7 +90,7 @@ __attribute__((noinline)) static void io_done(uint64_t t0, int r, int64_t bytes,
  * call's. */
 static inline int io_kbegin(void)
 {
-	if (!cp_self.kc)
+	if (!cp_self.kc || cp_self.busy)
 		return 0;
 	if (cp.py)
 		kc_call_begin(&cp_self);

@@ -332,6 +332,23 @@ static void fault_count(struct cp_thread *t, struct kc_state *k, struct kc_fault
 
 static uint64_t settle(struct cp_thread *t, struct kc_state *k, uint64_t crossed, int user);
 
+/* CP_SIG held in this thread while it reads its rings outside the
+ * handler (close_all's reason: under -e page-faults:10 a ring's page
+ * fault, counted, and the signal it raised undid each other forever);
+ * its two system calls the sampler's own. */
+static int hold_sig(struct cp_thread *t, uint64_t *old)
+{
+	uint64_t mask = 1ull << (CP_SIG - 1);
+
+	t->nsys += 2;
+	return syscall(SYS_rt_sigprocmask, SIG_BLOCK, &mask, old, sizeof mask) == 0 ? 0 : -1;
+}
+
+static void release_sig(const uint64_t *old)
+{
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, sizeof *old);
+}
+
 static void drain(struct cp_thread *t, struct kc_state *k)
 {
 	if (k->ring.fd >= 0 && cp.py) {
@@ -370,6 +387,7 @@ void kc_drain(struct cp_thread *t)
 void kc_call_drain(struct cp_thread *t)
 {
 	struct kc_state *k = t->kc;
+	uint64_t old;
 	int any;
 
 	if (!k || k->calling)
@@ -377,7 +395,7 @@ void kc_call_drain(struct cp_thread *t)
 	any = k->ring.fd >= 0 && pf_waiting(&k->ring);
 	for (int i = 0; i < k->nf; i++)
 		any |= pf_waiting(&k->f[i].ring) != 0;
-	if (!any)
+	if (!any || hold_sig(t, &old) < 0)
 		return;
 	__atomic_store_n(&k->calling, 1, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -397,6 +415,7 @@ void kc_call_drain(struct cp_thread *t)
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__atomic_store_n(&k->calling, 0, __ATOMIC_RELAXED);
+	release_sig(&old);
 }
 
 int kc_busy(const struct cp_thread *t)
@@ -518,9 +537,10 @@ void kc_call_end(struct cp_thread *t, const uint64_t *f, int n, uint32_t flags)
 {
 	struct kc_state *k = t->kc;
 	struct call_arg a = { k, f, n, 0, flags };
+	uint64_t old;
 	int full;
 
-	if (!k || k->ring.fd < 0 || n <= 0)
+	if (!k || k->ring.fd < 0 || n <= 0 || hold_sig(t, &old) < 0)
 		return;
 	__atomic_store_n(&k->calling, 1, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -539,4 +559,5 @@ void kc_call_end(struct cp_thread *t, const uint64_t *f, int n, uint32_t flags)
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__atomic_store_n(&k->calling, 0, __ATOMIC_RELAXED);
+	release_sig(&old);
 }

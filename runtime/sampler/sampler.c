@@ -182,7 +182,7 @@ static void handler(int sig, siginfo_t *si, void *uc)
 {
 	struct cp_thread *t = &cp_self;
 	struct caught c = { uc, -1, 0 };
-	int e = errno, r = -1;
+	int e = errno, r = -1, busy = t->busy;
 
 	/* Ours: an overflow of a perf event (fasync: a POLL_* code; nothing
 	 * else sends SIGPROF with one) or of a CPU timer of ours (its tag).
@@ -206,12 +206,15 @@ static void handler(int sig, siginfo_t *si, void *uc)
 		goto out;
 	if (kc_busy(t))
 		goto out; /* its counts are read at the next */
+	/* Its reads are libc's read, the sampler's own (io.c): not sampled. */
+	t->busy = 1;
 	kc_drain(t); /* before any system call of ours */
 	take(t, r, &c);
 	for (int k = 0; k < RES_N; k++)
 		if (k != r && t->r[k].fd >= 0)
 			take(t, k, &c);
 	kc_mark(t); /* after the last (but rt_sigreturn's) */
+	t->busy = busy;
 out:
 	t->nsys++; /* this handler's rt_sigreturn */
 	errno = e;
@@ -294,8 +297,15 @@ static void drop(int r)
 static pid_t cp_pid;
 static void sandboxed(void);
 
+/* The keep's copies read and write (pread, pwrite: io.c's wrappers),
+ * while its tables move: the thread is busy, its calls not sampled (a
+ * child that drained its parent's kernel-mode ring into them crashed). */
+static int fork_busy;
+
 static void on_fork_prepare(void)
 {
+	fork_busy = cp_self.busy;
+	cp_self.busy = 1;
 	if (!sandbox_entered())
 		keep_fork_prepare();
 }
@@ -304,9 +314,10 @@ static void on_fork_parent(void)
 {
 	if (!sandbox_entered())
 		keep_fork_parent();
+	cp_self.busy = fork_busy;
 }
 
-static void on_fork_child(void)
+static void fork_child(void)
 {
 	if (sandbox_entered())
 		return;
@@ -326,6 +337,12 @@ static void on_fork_child(void)
 	}
 	th_after_fork();
 	wt_after_fork();
+}
+
+static void on_fork_child(void)
+{
+	fork_child();
+	cp_self.busy = fork_busy;
 }
 
 /* Under a launcher (cpprof record, cfprof record), the collector's tables

@@ -128,7 +128,7 @@ is "$(info chk.data allocs)/$(info chk.data sample_bytes)" "200001/524288" \
 # read a batch at a time and the checksum folds).  deep22 makes each
 # allocation on a stack of its own, 22 deep (a binary counter's bits
 # choose between two call sites at 20 levels); run with 20000 and 60000
-# stacks, callgrind counting only inside mon_fini (the exit destructor:
+# stacks, callgrind counting only inside mon_fini_last (the exit handler:
 # libc's buffers given back, then the save, with the same fixed work in
 # both runs), the difference over 40000 stacks is the save's cost of one.
 # Budget: today's 323 plus 5%, 339 (290 before issue 24's two counters of
@@ -167,9 +167,10 @@ int main(int argc, char **argv)
 }
 EOF
 cc -O2 -g -o deep22 deep22.c || exit 1
-# fini N: the instructions inside mon_fini with N distinct stacks.
+# fini N: the instructions inside mon_fini_last (the exit handler the
+# destructor registers) with N distinct stacks.
 fini() {
-	valgrind --tool=callgrind --toggle-collect=mon_fini --trace-children=yes \
+	valgrind --tool=callgrind --toggle-collect=mon_fini_last --trace-children=yes \
 		--callgrind-out-file="$T/cgf.%p" env MPROF_OUT="$T/d$1.data" LD_PRELOAD="$lib" \
 		./deep22 "$1" 2>&1 > /dev/null | awk '/Collected :/ { n = $NF } END { print n + 0 }'
 }

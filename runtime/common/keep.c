@@ -16,6 +16,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -40,6 +41,9 @@ static int keep_tried; /* this image asked once */
 static int keep_sock = -1;
 static uint64_t keep_sock_ino;
 static int keep_is_child; /* this keep was made at a fork (keep_exiting) */
+/* The launcher's keep's descriptor number (its environment's), or -1:
+ * where a forked child's keep goes for a program it execs. */
+static int keep_env_fd = -1;
 static int keep_lk;    /* keep_info, keep_counter: rare, never in a signal */
 static char *keep_str, *keep_str_end;
 
@@ -179,6 +183,27 @@ static void attach_fd(int fd, uint64_t dev, uint64_t ino, const struct keep_head
 	__atomic_store_n(&keep_h->state, KEEP_RECORDING, __ATOMIC_RELEASE);
 }
 
+/*
+ * Whether descriptor fd is a forked child's keep that this process's
+ * image before exec'd away from (keep_exec): a memfd of ours by its name,
+ * its header ours, by pid, and EXECED.  Its header in *h, its stat in *st.
+ */
+static int child_exec_keep(int fd, struct keep_head *h, struct stat *st)
+{
+	char p[64], name[64];
+	ssize_t n;
+
+	snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
+	n = readlink(p, name, sizeof name - 1);
+	if (n < 0)
+		return 0;
+	name[n] = 0;
+	return !strncmp(name, "/memfd:profile-keep", 19) && fstat(fd, st) == 0 &&
+	       pread(fd, h, sizeof *h, 0) == (ssize_t)sizeof *h && h->magic == KEEP_MAGIC &&
+	       h->version == KEEP_VERSION && h->state == KEEP_EXECED &&
+	       h->pid == (int32_t)getpid();
+}
+
 void keep_attach(const char *keep_env_name, const char *root_env, uint32_t kind, uint64_t layout)
 {
 	char v[96], r[32];
@@ -215,8 +240,19 @@ void keep_attach(const char *keep_env_name, const char *root_env, uint32_t kind,
 			fds_own(keep_sock);
 		}
 	}
+	if (*p)
+		goto out;
+	keep_env_fd = (int)fd;
+	/* A forked child's own keep, put there by the image before (keep_exec):
+	 * this image takes it over, as a child's. */
+	if (child_exec_keep((int)fd, &old, &st)) {
+		fds_own((int)fd);
+		keep_is_child = 1;
+		attach_fd((int)fd, (uint64_t)st.st_dev, (uint64_t)st.st_ino, &old, kind, layout);
+		goto out;
+	}
 	/* Never touch a descriptor that is not the launcher's memfd. */
-	if (*p || fstat((int)fd, &st) < 0 || (uint64_t)st.st_dev != dev || (uint64_t)st.st_ino != ino)
+	if (fstat((int)fd, &st) < 0 || (uint64_t)st.st_dev != dev || (uint64_t)st.st_ino != ino)
 		goto out;
 	if (keep_env(root_env, r, sizeof r) < 0 || parse_u64(r, &p) != (uint64_t)getpid() || *p ||
 	    pread((int)fd, &old, sizeof old, 0) != (ssize_t)sizeof old || old.magic != KEEP_MAGIC ||
@@ -430,6 +466,8 @@ int keep_exiting(int status)
 	return __atomic_load_n(&keep_h->state, __ATOMIC_ACQUIRE) == KEEP_RECORDING;
 }
 
+static int fd_ours(void);
+
 void keep_exec(const char *path)
 {
 	struct keep_head *h = keep_h;
@@ -439,8 +477,17 @@ void keep_exec(const char *path)
 	if (!h || h->pid != (int32_t)getpid())
 		return;
 	strncpy(h->exec, path ? path : "?", sizeof h->exec - 1);
-	__atomic_compare_exchange_n(&h->state, &st, KEEP_EXECED, 0, __ATOMIC_ACQ_REL,
-				    __ATOMIC_RELAXED);
+	if (!__atomic_compare_exchange_n(&h->state, &st, KEEP_EXECED, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_RELAXED))
+		return;
+	/* A forked child's keep is close-on-exec, at a number of its own:
+	 * the new image finds it where the environment says the launcher's
+	 * is (the launcher's is its parent's; the child has its own).  The
+	 * image sort a shell's child exec'd, killed by SIGPIPE, left no
+	 * profile and nothing said. */
+	if (keep_is_child && keep_env_fd >= 0 && keep_fd >= 0 && keep_fd != keep_env_fd &&
+	    fd_ours() && dup2(keep_fd, keep_env_fd) == keep_env_fd)
+		fds_own(keep_env_fd);
 }
 
 void keep_exec_failed(void)

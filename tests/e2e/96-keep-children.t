@@ -7,7 +7,7 @@
 # child killed by a signal lost its profile: multiprocessing's
 # terminate(), which `with Pool()` calls, kills its workers so.
 . "$(dirname "$0")/../lib.sh"
-plan 21
+plan 24
 cd "$T" || exit 1
 CPPROF=$B/bin/cpprof
 cc -g -O0 -o kids "$TOP/tests/progs/rt_kids.c" || exit 1
@@ -30,6 +30,25 @@ like "$(cat t.err)" "^mprof: run: child $kid ended without saving its profile( \
 # (here at once) reaps it.
 like "$(ended t.data.$kid)" '^(without its save, a forked child: its parent saw how|killed by signal 15 \(SIGTERM\))$' \
 	"term: INFO ended: SIGTERM, or that the launcher did not see how (its parent reaped it first)"
+
+# A child that execs a program (this one again), which then dies by
+# SIGTERM, as a shell's child that execs sort dies by SIGPIPE: the new
+# image takes the child's keep over (it is close-on-exec, at a number of
+# its own: keep_exec puts it where the environment says the keep is), and
+# the launcher writes its profile.  Before, nothing was written and
+# nothing said.
+cmdline() { "$MPROF" dump "$1" | sed -n 's/^info cmdline //p'; }
+out=$("$MPROF" run -o e.data ./kids exec 2> e.err)
+kid=$(echo "$out" | awk '$1 == "child" { print $2 }')
+is "$out/$(reason e.data.$kid)/$(cmdline e.data.$kid)/$(bins e.data.$kid 77)/$(bins e.data.$kid 55)" \
+	"child $kid signal 15/salvage/./kids exectarget/1000/" \
+	"exec: the exec'd image's profile, from its keep: its 1000, none of the image before's"
+like "$(cat e.err)" "^mprof: run: child $kid ended without saving its profile.*; written to .*/e.data.$kid from its keep\$" \
+	"exec: said on stderr"
+out=$("$CPPROF" record -o ce.data ./kids exec 2> ce.err)
+kid=$(echo "$out" | awk '$1 == "child" { print $2 }')
+is "$out/$(reason ce.data.$kid)/$(cmdline ce.data.$kid)" "child $kid signal 15/salvage/./kids exectarget" \
+	"cpprof, exec: the exec'd image's profile, from its keep"
 
 # 6-8: a child that calls _exit(3) saves its own profile, as before.
 out=$("$MPROF" run -o x.data ./kids exit3 2> x.err)

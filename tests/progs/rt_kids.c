@@ -10,6 +10,9 @@
  *   exit3   the child calls _exit(3)
  *   grand   the child forks a grandchild that sends itself SIGKILL, waits
  *           for it, and exits normally
+ *   exec    the child execs this program as "exectarget", which makes the
+ *           child's 1000 and sends itself SIGTERM (a shell's child that
+ *           execs sort, killed by SIGPIPE)
  */
 #include <signal.h>
 #include <stdio.h>
@@ -55,9 +58,19 @@ int main(int argc, char **argv)
 	const char *how = argc > 1 ? argv[1] : "term";
 	pid_t p;
 
+	if (!strcmp(how, "exectarget")) {
+		child_work();
+		kill(getpid(), SIGTERM);
+		pause();
+		return 1;
+	}
 	parent_work();
 	fflush(stdout);
 	if ((p = fork()) == 0) {
+		if (!strcmp(how, "exec")) {
+			execl(argv[0], argv[0], "exectarget", (char *)NULL);
+			_exit(127);
+		}
 		child_work();
 		if (!strcmp(how, "exit3"))
 			_exit(3);

@@ -25,6 +25,10 @@ void kc_drain(struct cp_thread *t);
 /* Of the CPU clock's `crossed` hits, those left for the interrupted stack
  * once what the kernel-mode samples took is paid. */
 uint64_t kc_settle(struct cp_thread *t, uint64_t crossed);
+/* With -e real, of the `real` hits pending for thread t, those its
+ * kernel-mode records were worth before the watcher made them pending,
+ * to the last record's stack; the rest, for the interrupted stack. */
+uint64_t kc_settle_real(struct cp_thread *t, uint64_t real);
 /* In t's handler, after its last system call: the samples so far are the
  * handler's own (its reads and ioctls), passed over at the next drain. */
 void kc_mark(struct cp_thread *t);

@@ -166,6 +166,8 @@ static void take(struct cp_thread *t, int r, struct caught *c)
 	if (r == RES_CPU && cp.col[RES_REAL] >= 0 && t->slot)
 		real = __atomic_exchange_n(&t->slot->real_pending, 0, __ATOMIC_ACQ_REL);
 	if (real)
+		real = kc_settle_real(t, real);
+	if (real)
 		record(t, c, cp.col[RES_REAL], real);
 	if (crossed)
 		rearm(t, r, consumed);

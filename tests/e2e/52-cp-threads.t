@@ -33,12 +33,13 @@ ok $(awk -v n="${n:-0}" -v c="${cpu:-0}" 'BEGIN { exit !(c > 0 && n / c >= 0.85 
 
 # A child forked by a program with 20 threads holds its own thread's
 # events only: it held every thread's (21 perf events; 22 with -e real).
-# With -e cpu a thread has two: its CPU clock and its kernel-mode ring.
+# With -e cpu a thread has two: its CPU clock and its kernel-mode ring;
+# with -e real three: and the ring of its registers at each switch.
 cc -O1 -g -pthread -o forkfds "$TOP/tests/progs/cp_forkfds.c" || exit 1
 is "$("$CPPROF" record -o ff.data ./forkfds)" "child: 2 perf events" \
 	"a child of 20 threads: its own CPU clock and kernel-mode ring only, not theirs"
-is "$("$CPPROF" record -e real -o ffr.data ./forkfds)" "child: 2 perf events" \
-	"and with -e real, its clock and its registers ring"
+is "$("$CPPROF" record -e real -o ffr.data ./forkfds)" "child: 3 perf events" \
+	"and with -e real, its clock, its registers ring and its kernel-mode ring"
 
 child=$("$CPPROF" record -o fk.data ./cp_fork)
 is "$(ls fk.data*)" "$(printf 'fk.data\nfk.data.%s' "$child")" "fork: the child writes FILE.PID"

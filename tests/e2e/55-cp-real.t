@@ -11,7 +11,7 @@
 # thread opens its own as it is set up, before the program runs; threads
 # made after the drop cannot, and cpprof says so.
 . "$(dirname "$0")/../lib.sh"
-plan 27
+plan 28
 CPPROF=$B/bin/cpprof
 cc -O2 -g -o "$T/real2" "$TOP/tests/progs/cp_real.c" || exit 1
 cc -O0 -g -o "$T/real0" "$TOP/tests/progs/cp_real.c" || exit 1
@@ -79,6 +79,22 @@ got=$("$CPPROF" -c 'resource real; threshold 0; function' "$T/realwait" "$T/rw.d
 ok $(awk -v w="${waited:-0}" 'BEGIN { exit !(w >= 60) }'; echo $?) "doze waited for its CPU after its wakes: ${waited:-?} ms (run $try)"
 ok $(awk -v a="${got:-9}" -v b="${want:-0}" 'BEGIN { d = a - b; exit !(d < 0.08 && d > -0.08) }'; echo $?) \
 	"waits for the CPU after a nap: doze got ${got:-nothing}, true share $want (within 0.08)"
+
+# A running thread's real time in system calls goes to their callers, as
+# its CPU time does (the kernel-mode ring, kcpu.c): the watcher makes it
+# pending, the thread's CPU clock signalled in user mode, and it went to
+# the code after the calls (dd: __pthread_disable_asynccancel 0.87).
+# tests/progs/cp_kernel.c two (256 and 128 MiB reads, alternating, each
+# filling the ring): kbig had 0.46 to 0.54 of the two; its share of their
+# CPU time (their wall time: they run) 0.67.  Within 0.06.
+cc -O2 -g -pthread -o "$T/kern" "$TOP/tests/progs/cp_kernel.c" || exit 1
+"$CPPROF" record -e real -o "$T/kr.data" "$T/kern" two > "$T/kr.truth" || exit 1
+want=$(awk '$1 == "kbig" { print $2 }' "$T/kr.truth")
+set -- $("$CPPROF" -c 'resource real; threshold 0; function' "$T/kern" "$T/kr.data" |
+	awk '{ n = $2; sub(/\..*/, "", n); gsub(/[][]/, "", $3) } n == "kbig" { b = $3 } n == "ksmall" { s = $3 }
+		END { printf "%.3f %d %d", b + s ? b / (b + s) : 9, b, s }')
+ok $(awk -v a="$1" -v b="${want:-0}" 'BEGIN { d = a - b; exit !(d < 0.06 && d > -0.06) }'; echo $?) \
+	"-e real, system calls: kbig has $1 of kbig and ksmall ($2 and $3 samples), its share of their time $want"
 
 CPPROF_NO_PERF=1 "$CPPROF" record -e real -o "$T/t.data" "$T/real2" > "$T/trutht" 2> /dev/null
 is "$?/$(awk '$1 == "eintr" { print $2 }' "$T/trutht")" "0/0" "timers: no call saw EINTR"

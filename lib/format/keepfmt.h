@@ -82,7 +82,11 @@ struct keep_head {
 	 * the launcher waits, briefly, for as many keeps as there are, so
 	 * that a program that forks and ends at once (a daemon detaching)
 	 * does not end before its child's keep has come (keeper_wait). */
-	uint32_t forked, forked_pad;
+	uint32_t forked;
+	/* Program images of this process whose profile was saved as they
+	 * exec'd (runtime/common/execs.c): the last one's number, carried
+	 * over to the image that takes the keep next. */
+	uint32_t exec_saves;
 	/* The module list (runtime/common/modules.h, struct modules_ent):
 	 * every object the runtime saw mapped, oldest first. */
 	uint64_t mod_ents, mod_n, mod_str, mod_nstr;

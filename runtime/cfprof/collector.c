@@ -94,7 +94,7 @@ static int fork_child(void)
 	return 0;
 }
 
-static int save(void)
+static int save(const char *aside)
 {
 	/* A process the program exec'd that never ran an instrumented
 	 * function (no thread has a record: made on its first hook) has
@@ -105,7 +105,7 @@ static int save(void)
 		return 0;
 	/* Hooks go on counting in destructors that run later, in a tree
 	 * that is no longer written; nothing stops them. */
-	return cfsave_save();
+	return cfsave_save(aside);
 }
 
 const struct cp_sink cp_sink = {

@@ -280,7 +280,7 @@ static void put_stacks(struct format_writer *w, const struct plan *p)
 	format_end_section(w);
 }
 
-int cfsave_save(void)
+int cfsave_save(const char *aside)
 {
 	struct format_writer w;
 	struct outfile o;
@@ -291,7 +291,7 @@ int cfsave_save(void)
 		cp_warn("cannot write ", cp.out, ": out of memory");
 		return -1;
 	}
-	if (outfile_open(&o, cp.out, cp.root_pid, cp_warn) < 0) {
+	if (outfile_open(&o, cp.out, cp.root_pid, aside, cp_warn) < 0) {
 		munmap(p.mem, p.len);
 		return -1;
 	}

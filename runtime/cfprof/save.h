@@ -5,7 +5,7 @@
 #define CF_SAVE_H
 
 /* Write the file (FILE.PID in a forked child).  0, or -1 after a warning. */
-int cfsave_save(void);
+int cfsave_save(const char *aside);
 /* The file's INFO entries and counters known from the start, into the
  * keep (keep.h): a file the launcher writes has them. */
 void cfsave_keep(void);

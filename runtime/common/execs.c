@@ -1,8 +1,11 @@
 /*
  * execs.c - owns the collectors' execve, execv, execvp, execvpe, execl,
- * execle, execlp, fexecve and execveat: each tells the keep (keep.h) the
- * image is going (keep_exec) before the real call and that it stays if
- * the call fails.  Without that, a program exec'd by the process a
+ * execle, execlp, fexecve and execveat: each has its collector save the
+ * image's profile aside if it spent EXECS_SAVE_CPU_NS (rt_exec_save,
+ * execs_aside: a shell's loop before `exec prog` was lost, replaced by
+ * prog's profile), tells the keep (keep.h) the image is going
+ * (keep_exec) before the real call, and, if the call fails, that it
+ * stays (the file aside removed).  Without that, a program exec'd by the process a
  * launcher started, that no runtime of ours enters (a set-user-ID one, a
  * static one), would leave the old image's tables in the keep, and the
  * launcher would write them as its profile.  glibc's exec functions call
@@ -12,8 +15,12 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "execs.h"
@@ -37,11 +44,88 @@ static const char *const x_name[X_N] = { "execve", "execv", "execvp",
 					 "execvpe", "fexecve", "execveat" };
 static void *x_real[X_N];
 
+/* The process's CPU time when this image began (a forked child's clock
+ * starts at 0), and the images saved aside without a keep. */
+static uint64_t image_cpu0;
+static int image_saves;
+/* The file saved aside for the exec under way (execs_wrote), and whether
+ * its number came from the keep: both given back if the exec fails. */
+static char aside_path[PATH_MAX + 64];
+static int aside_keep;
+
+static uint64_t cpu_now(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void image_forked(void)
+{
+	image_cpu0 = 0;
+	image_saves = 0;
+}
+
 __attribute__((constructor)) void execs_init(void)
 {
+	static int once;
+
 	for (int i = 0; i < X_N; i++)
 		if (!__atomic_load_n(&x_real[i], __ATOMIC_ACQUIRE))
 			__atomic_store_n(&x_real[i], dlsym(RTLD_NEXT, x_name[i]), __ATOMIC_RELEASE);
+	if (!__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL)) {
+		int e = errno;
+
+		image_cpu0 = cpu_now();
+		pthread_atfork(NULL, NULL, image_forked);
+		errno = e;
+	}
+}
+
+/* n as decimal digits at p (cap bytes, n's digits fit). */
+static void put_num(char *p, unsigned n)
+{
+	char d[12];
+	int k = 0;
+
+	do
+		d[k++] = (char)('0' + n % 10);
+	while ((n /= 10) && k < 11);
+	while (k)
+		*p++ = d[--k];
+	*p = 0;
+}
+
+int execs_aside(const char *path, char *suffix, size_t scap, char *ended, size_t ecap)
+{
+	int e = errno, n;
+	uint64_t now = cpu_now();
+
+	aside_path[0] = 0;
+	/* A path that cannot be run: the exec will fail (Python's execvp
+	 * tries execv in every directory of PATH in turn). */
+	if (now < image_cpu0 + EXECS_SAVE_CPU_NS || scap < 18 || ecap < 16 ||
+	    (path && strchr(path, '/') && access(path, X_OK) != 0)) {
+		errno = e;
+		return 0;
+	}
+	errno = e;
+	aside_keep = (n = keep_exec_number()) > 0;
+	if (!aside_keep)
+		n = ++image_saves;
+	strcpy(suffix, ".exec");
+	put_num(suffix + 5, (unsigned)n);
+	strcpy(ended, "exec'd ");
+	strncat(ended, path ? path : "?", ecap - 8);
+	return 1;
+}
+
+void execs_wrote(const char *path)
+{
+	if (strlen(path) < sizeof aside_path)
+		strcpy(aside_path, path);
 }
 
 static void *next(int i)
@@ -55,11 +139,20 @@ static void *next(int i)
 	return f;
 }
 
-/* The call failed (it returned): the image stays. */
+/* The call failed (it returned): the image stays, and records on; the
+ * file saved aside for it goes, and its number with it. */
 static int failed(int rc)
 {
 	int e = errno;
 
+	if (aside_path[0]) {
+		unlink(aside_path);
+		aside_path[0] = 0;
+		if (aside_keep)
+			keep_exec_number_back();
+		else if (image_saves > 0)
+			image_saves--;
+	}
 	keep_exec_failed();
 	errno = e;
 	return rc;
@@ -75,6 +168,7 @@ static int failed(int rc)
 VIS int execve(const char *path, char *const argv[], char *const envp[])
 {
 	NEXT(execve_fn, X_EXECVE);
+	rt_exec_save(path);
 	keep_exec(path);
 	return failed(real_(path, argv, envp));
 }
@@ -82,6 +176,7 @@ VIS int execve(const char *path, char *const argv[], char *const envp[])
 VIS int execv(const char *path, char *const argv[])
 {
 	NEXT(execv_fn, X_EXECV);
+	rt_exec_save(path);
 	keep_exec(path);
 	return failed(real_(path, argv));
 }
@@ -89,6 +184,7 @@ VIS int execv(const char *path, char *const argv[])
 VIS int execvp(const char *file, char *const argv[])
 {
 	NEXT(execv_fn, X_EXECVP);
+	rt_exec_save(file);
 	keep_exec(file);
 	return failed(real_(file, argv));
 }
@@ -96,6 +192,7 @@ VIS int execvp(const char *file, char *const argv[])
 VIS int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	NEXT(execve_fn, X_EXECVPE);
+	rt_exec_save(file);
 	keep_exec(file);
 	return failed(real_(file, argv, envp));
 }
@@ -103,6 +200,7 @@ VIS int execvpe(const char *file, char *const argv[], char *const envp[])
 VIS int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	NEXT(fexecve_fn, X_FEXECVE);
+	rt_exec_save("(a descriptor: fexecve)");
 	keep_exec("(a descriptor: fexecve)");
 	return failed(real_(fd, argv, envp));
 }
@@ -110,6 +208,7 @@ VIS int fexecve(int fd, char *const argv[], char *const envp[])
 VIS int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
 {
 	NEXT(execveat_fn, X_EXECVEAT);
+	rt_exec_save(path);
 	keep_exec(path);
 	return failed(real_(dirfd, path, argv, envp, flags));
 }

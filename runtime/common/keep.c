@@ -180,6 +180,8 @@ static void attach_fd(int fd, uint64_t dev, uint64_t ino, const struct keep_head
 	keep_h->size = sz;
 	keep_h->used = KEEP_HEAD;
 	keep_h->start_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (old.pid == keep_h->pid)
+		keep_h->exec_saves = old.exec_saves;
 	__atomic_store_n(&keep_h->state, KEEP_RECORDING, __ATOMIC_RELEASE);
 }
 
@@ -490,6 +492,23 @@ void keep_exec(const char *path)
 		fds_own(keep_env_fd);
 }
 
+int keep_exec_number(void)
+{
+	struct keep_head *h = keep_h;
+
+	if (!h || h->pid != (int32_t)getpid())
+		return 0;
+	return (int)__atomic_add_fetch(&h->exec_saves, 1, __ATOMIC_RELAXED);
+}
+
+void keep_exec_number_back(void)
+{
+	struct keep_head *h = keep_h;
+
+	if (h && h->pid == (int32_t)getpid() && h->exec_saves)
+		__atomic_sub_fetch(&h->exec_saves, 1, __ATOMIC_RELAXED);
+}
+
 void keep_exec_failed(void)
 {
 	struct keep_head *h = keep_h;
@@ -689,6 +708,7 @@ static int child_keep(struct keep_head *h, int fd, size_t snap, size_t have)
 	h->file_dev = h->file_ino = 0;
 	h->exit_called = 0;
 	h->forked = 0; /* its own children, not its parent's */
+	h->exec_saves = 0;
 	keep_fd = fd;
 	keep_dev = (uint64_t)st.st_dev;
 	keep_ino = (uint64_t)st.st_ino;

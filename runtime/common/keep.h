@@ -80,6 +80,12 @@ void keep_exit_handlers(void);
 /* The process is about to exec path (execs.c); it failed after all. */
 void keep_exec(const char *path);
 void keep_exec_failed(void);
+/* The number of the file of an image saved as it execs (execs.h): 1 for
+ * the process's first, and on, through the images that take the keep
+ * over; 0 without a keep of this process. */
+int keep_exec_number(void);
+/* That file went (the exec failed): its number is free again. */
+void keep_exec_number_back(void);
 /* The keep cannot be trusted any more: the launcher will say why. */
 void keep_void(const char *why);
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "execs.h"
 #include "keep.h"
 #include "newfile.h"
 #include "outfile.h"
@@ -116,15 +117,16 @@ void outfile_say(const char *s, size_t n)
 	outfile_fsz_release(&h);
 }
 
-int outfile_open(struct outfile *o, const char *base, pid_t root,
+int outfile_open(struct outfile *o, const char *base, pid_t root, const char *aside,
 		 void (*warn)(const char *, const char *, const char *))
 {
 	char pid[24];
 
 	o->warn = warn;
 	o->fd = -1;
+	o->aside = aside != NULL;
 	outfile_u64(pid, (uint64_t)getpid());
-	if (strlen(base) + 2 * strlen(pid) + 8 > sizeof o->path) {
+	if (strlen(base) + 2 * strlen(pid) + (aside ? strlen(aside) : 0) + 8 > sizeof o->path) {
 		fail(o, base, ENAMETOOLONG);
 		return -1;
 	}
@@ -133,6 +135,8 @@ int outfile_open(struct outfile *o, const char *base, pid_t root,
 		strcat(o->path, ".");
 		strcat(o->path, pid);
 	}
+	if (aside)
+		strcat(o->path, aside);
 	/* Exclusively, under a random name: never through a planted link. */
 	outfile_fsz_hold(&o->fsz);
 	o->fd = newfile_open(o->path, o->tmp, sizeof o->tmp);
@@ -147,7 +151,7 @@ int outfile_open(struct outfile *o, const char *base, pid_t root,
 
 int outfile_close(struct outfile *o, int rc)
 {
-	if (rc == 0)
+	if (rc == 0 && !o->aside)
 		keep_wrote(o->fd);
 	if (close(o->fd) < 0 && rc == 0)
 		rc = -errno;
@@ -160,6 +164,9 @@ int outfile_close(struct outfile *o, int rc)
 		return -1;
 	}
 	/* Written at exit: the launcher's keep (keep.h) has nothing to do. */
-	keep_saved(1);
+	if (!o->aside)
+		keep_saved(1);
+	else
+		execs_wrote(o->path);
 	return 0;
 }

@@ -35,13 +35,16 @@ void outfile_say(const char *s, size_t n);
 struct outfile {
 	struct outfile_fsz fsz;
 	int fd;
+	int aside; /* a file aside (outfile_open): the keep is not told */
 	char path[PATH_MAX + 32], tmp[PATH_MAX + 64];
 	void (*warn)(const char *a, const char *b, const char *c);
 };
 
 /* Create the temporary file for `base` (the file-size signal held until
- * outfile_close).  0, or -1 after a warning. */
-int outfile_open(struct outfile *o, const char *base, pid_t root,
+ * outfile_close); aside: NULL, or a suffix after the name (an image saved
+ * as it execs, execs.h: ".exec1"), a file the keep is not told of.  0, or
+ * -1 after a warning. */
+int outfile_open(struct outfile *o, const char *base, pid_t root, const char *aside,
 		 void (*warn)(const char *, const char *, const char *));
 /* Close it; with rc 0 (the writer's result) rename it into place, else
  * remove it.  0, or -1 after a warning. */

@@ -147,7 +147,7 @@ static void put_threads(struct format_writer *w, const struct tab_ent **ents, ui
 	format_end_section(w);
 }
 
-int sv_save(void)
+int sv_save(const char *aside)
 {
 	struct format_writer w;
 	struct outfile o;
@@ -162,7 +162,7 @@ int sv_save(void)
 		return -1;
 	}
 	n = collect(ents, cap);
-	if (outfile_open(&o, cp.out, cp.root_pid, cp_warn) < 0) {
+	if (outfile_open(&o, cp.out, cp.root_pid, aside, cp_warn) < 0) {
 		munmap(ents, ents_len);
 		return -1;
 	}

@@ -17,6 +17,7 @@
 #include "addrmap.h"
 #include "blocks.h"
 #include "custom.h"
+#include "execs.h"
 #include "freeres.h"
 #include "keep.h"
 #include "langname.h"
@@ -385,9 +386,10 @@ static void more_info_put(struct format_writer *w)
 	langname_info_put(w);
 }
 
-/* Write the profile (writer.h): the caller holds the save lock and the
- * guard.  Like the save, the configuration leaves errno as it was. */
-static int save(const char *reason, const char *ended)
+/* Write the profile (writer.h), or a file aside (its suffix; NULL: the
+ * profile's own): the caller holds the save lock and the guard.  Like
+ * the save, the configuration leaves errno as it was. */
+static int save_as(const char *reason, const char *ended, const char *aside)
 {
 	struct writer_source src;
 	int e = errno;
@@ -409,9 +411,15 @@ static int save(const char *reason, const char *ended)
 		.more_info_put = more_info_put,
 		.fail = save_failed,
 		.ended = ended,
+		.aside = aside,
 		.put_timeline = put_time,
 	};
 	return writer_save(reason, &src);
+}
+
+static int save(const char *reason, const char *ended)
+{
+	return save_as(reason, ended, NULL);
 }
 
 void mon_autosave(void)
@@ -734,6 +742,35 @@ static void mon_fini_last(void)
 	}
 	writer_unlock();
 	mon_guard = g;
+}
+
+/*
+ * The program execs path (execs.h): an image that spent enough CPU time
+ * has its profile written aside, FILE.exec1 (FILE.PID.exec1 in a forked
+ * child), as at _exit (no leak scan, libc's buffers in use), and goes on
+ * recording: the exec may fail.  Not in a vfork child (mon_pid): it shares
+ * its parent's memory and tables.  No signal cuts the save short.
+ */
+void rt_exec_save(const char *path)
+{
+	char suffix[24], ended[96];
+	int g = mon_guard, st;
+	sigset_t all, old;
+
+	if (sandbox_entered() || __atomic_load_n(&mon.state, __ATOMIC_ACQUIRE) == MON_UNINIT ||
+	    getpid() != mon_pid || !execs_aside(path, suffix, sizeof suffix, ended, sizeof ended))
+		return;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	mon_guard = 1;
+	if (writer_trylock() == 0) {
+		st = __atomic_load_n(&mon.state, __ATOMIC_ACQUIRE);
+		if ((mon_on(st) || st == MON_TROUBLE) && !mon.nosave && !mon.tainted)
+			save_as("exec", ended, suffix);
+		writer_unlock();
+	}
+	mon_guard = g;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /*

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "execs.h"
 #include "format.h"
 #include "keep.h"
 #include "lock.h"
@@ -226,14 +227,15 @@ int writer_save(const char *reason, const struct writer_source *src)
 {
 	struct format_writer w;
 	struct outfile_fsz fsz;
-	char pid[24];
+	char pid[25];
 	int fd, rc, e = errno, final;
 
-	outfile_u64(pid, (uint64_t)getpid());
 	/* A forked child (or a process the launcher did not start) must not
 	 * clobber the root's file. */
-	if (join(writer_path, sizeof writer_path, src->out,
-		 getpid() == src->root_pid ? NULL : ".", getpid() == src->root_pid ? NULL : pid) < 0) {
+	pid[0] = '.';
+	outfile_u64(pid + 1, (uint64_t)getpid());
+	if (join(writer_path, sizeof writer_path, src->out, getpid() == src->root_pid ? NULL : pid,
+		 src->aside) < 0) {
 		fail(src, src->out, ENAMETOOLONG);
 		errno = e;
 		return -1;
@@ -261,15 +263,16 @@ int writer_save(const char *reason, const struct writer_source *src)
 				  writer_peak_objects, stacks_base());
 	rc = format_writer_finish(&w);
 	final = src->ended || !strcmp(reason, "stop");
-	/* The root's keep, or a forked child's own (keep.h). */
-	if (rc == 0 && (getpid() == src->root_pid || keep_forked()))
+	/* The root's keep, or a forked child's own (keep.h); a file aside is
+	 * not the one the keep stands for. */
+	if (rc == 0 && !src->aside && (getpid() == src->root_pid || keep_forked()))
 		keep_wrote(fd);
 	if (close(fd) < 0 && rc == 0)
 		rc = -errno;
 	if (rc == 0 && rename(writer_tmp, writer_path) < 0)
 		rc = -errno;
 	outfile_fsz_release(&fsz);
-	if (rc == 0 && (getpid() == src->root_pid || keep_forked()))
+	if (rc == 0 && !src->aside && (getpid() == src->root_pid || keep_forked()))
 		keep_saved(final);
 	if (rc < 0) {
 		unlink(writer_tmp);
@@ -277,6 +280,8 @@ int writer_save(const char *reason, const struct writer_source *src)
 		errno = e;
 		return -1;
 	}
+	if (src->aside)
+		execs_wrote(writer_path);
 	errno = e;
 	return 0;
 }

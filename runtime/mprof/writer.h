@@ -67,6 +67,10 @@ struct writer_source {
 	/* How the program ended, INFO "ended" ("exit", "_exit(3)"); NULL
 	 * while it runs (an autosave, mprof_stop). */
 	const char *ended;
+	/* A file aside: this suffix after the name (an image saved as it
+	 * execs: ".exec1"), and the keep not told; NULL for the profile's
+	 * own file. */
+	const char *aside;
 	/* The TIMELINE section (timeline.h's timeline_put): given the peak's
 	 * bytes and objects (the stacks' shares summed) and the first stack's
 	 * index; NULL for none. */

@@ -475,7 +475,7 @@ static void sandboxed(void)
 	wt_stop();
 	sg_release();
 	strcpy(cp_ended, "stopped at its seccomp filter");
-	cp_sink.save();
+	cp_sink.save(NULL);
 }
 
 /* After the program's atexit handlers and destructors (priority 101 runs
@@ -490,7 +490,34 @@ __attribute__((destructor(101))) static void cp_finish(void)
 	__atomic_store_n(&cp.on, 0, __ATOMIC_SEQ_CST);
 	th_teardown();
 	wt_stop();
-	cp_sink.save();
+	cp_sink.save(NULL);
+}
+
+/*
+ * The program execs path (execs.h): an image that spent enough CPU time
+ * has its profile written aside, FILE.exec1 (FILE.PID.exec1 in a forked
+ * child), while sampling goes on (the exec may fail; the tables take
+ * readers while handlers add, as at exit with threads still running).
+ * This thread's signals are held meanwhile.  Not in a vfork child
+ * (cp_pid): it shares its parent's memory.
+ */
+void rt_exec_save(const char *path)
+{
+	char suffix[24], ended[sizeof cp_ended], was[sizeof cp_ended];
+	sigset_t all, old;
+	int e = errno;
+
+	if (sandbox_entered() || !__atomic_load_n(&cp.on, __ATOMIC_ACQUIRE) || getpid() != cp_pid ||
+	    !execs_aside(path, suffix, sizeof suffix, ended, sizeof ended))
+		return;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	memcpy(was, cp_ended, sizeof was);
+	memcpy(cp_ended, ended, sizeof ended);
+	cp_sink.save(suffix);
+	memcpy(cp_ended, was, sizeof was);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = e;
 }
 
 /*

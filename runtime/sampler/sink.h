@@ -45,8 +45,10 @@ struct cp_sink {
 	int (*fork_child)(void);
 	/* The calling thread ends (may be NULL). */
 	void (*thread_exit)(void);
-	/* At exit, once: write the data file.  0, or -1 after a warning. */
-	int (*save)(void);
+	/* At exit, once: write the data file; or, aside non-NULL, a file
+	 * aside while sampling goes on (an image that execs: outfile.h).  0,
+	 * or -1 after a warning. */
+	int (*save)(const char *aside);
 };
 
 extern const struct cp_sink cp_sink;

@@ -15,7 +15,7 @@
 #include "state.h"
 
 struct cp_config cp;
-char cp_ended[32] = "exit";
+char cp_ended[96] = "exit";
 __thread struct cp_thread cp_self __attribute__((tls_model("initial-exec")));
 
 uint64_t cp_now(clockid_t c)

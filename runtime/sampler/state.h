@@ -118,7 +118,7 @@ uint64_t cp_credit(struct cp_thread *t, int r, uint64_t consumed);
 uint64_t cp_now(clockid_t c);
 
 /* How the program ended, INFO "ended": "exit", or "_exit(N)" (exit.c). */
-extern char cp_ended[32];
+extern char cp_ended[96];
 
 /* The program calls _exit(status): save if that is for us (exit.c). */
 void cp_exit_now(int status);

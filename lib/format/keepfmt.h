@@ -93,7 +93,8 @@ struct keep_head {
 	uint32_t ninfo, ncounters; /* entries of info[] and counters[] in use */
 	uint64_t info_lost;        /* INFO entries that did not fit */
 	char why[KEEP_WHY];        /* KEEP_VOID: the reason */
-	char exec[KEEP_WHY];       /* KEEP_EXECED: the program exec'd */
+	char exec[KEEP_WHY];       /* KEEP_EXECED: the program exec'd (and
+				    * once it took the keep over, what runs) */
 	struct keep_kv info[KEEP_MAX_INFO];         /* INFO as the runtime knows it */
 	struct keep_kv counters[KEEP_MAX_COUNTERS]; /* COUNTERS: name, unit */
 };

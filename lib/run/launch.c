@@ -542,8 +542,9 @@ int launch_run(const struct launch *l, char *const argv[], char *err, size_t err
 		 * same.  A program that ends with _exit or exit_group (every Go
 		 * program) did what it meant to: its stderr stays its own. */
 		if (salvaged > 0 && WIFSIGNALED(status))
-			errx_("%s: %s ended without saving its profile (%s); written to %s from its keep",
-			      l->what, argv[0], ended, outabs);
+			errx_("%s: %.*s ended without saving its profile (%s); written to %s from its keep",
+			      l->what, h.exec[0] ? (int)strnlen(h.exec, sizeof h.exec) : (int)strlen(argv[0]),
+			      h.exec[0] ? h.exec : argv[0], ended, outabs);
 		else if (salvaged < 0)
 			errx_("%s: %s wrote no profile to %s: its keep could not be read: %s", l->what,
 			      argv[0], outabs, why);

@@ -180,8 +180,10 @@ static void attach_fd(int fd, uint64_t dev, uint64_t ino, const struct keep_head
 	keep_h->size = sz;
 	keep_h->used = KEEP_HEAD;
 	keep_h->start_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	if (old.pid == keep_h->pid)
+	if (old.pid == keep_h->pid) { /* an image of the same process exec'd */
 		keep_h->exec_saves = old.exec_saves;
+		memcpy(keep_h->exec, old.exec, sizeof keep_h->exec);
+	}
 	__atomic_store_n(&keep_h->state, KEEP_RECORDING, __ATOMIC_RELEASE);
 }
 
@@ -470,6 +472,10 @@ int keep_exiting(int status)
 
 static int fd_ours(void);
 
+/* What the header's exec said before the exec under way (this image's
+ * program, if an exec made it): back if the exec fails. */
+static char exec_before[sizeof ((struct keep_head *)0)->exec];
+
 void keep_exec(const char *path)
 {
 	struct keep_head *h = keep_h;
@@ -478,10 +484,13 @@ void keep_exec(const char *path)
 	/* Not a vfork child's exec: it shares our memory, not our image. */
 	if (!h || h->pid != (int32_t)getpid())
 		return;
+	memcpy(exec_before, h->exec, sizeof exec_before);
 	strncpy(h->exec, path ? path : "?", sizeof h->exec - 1);
 	if (!__atomic_compare_exchange_n(&h->state, &st, KEEP_EXECED, 0, __ATOMIC_ACQ_REL,
-					 __ATOMIC_RELAXED))
+					 __ATOMIC_RELAXED)) {
+		memcpy(h->exec, exec_before, sizeof h->exec);
 		return;
+	}
 	/* A forked child's keep is close-on-exec, at a number of its own:
 	 * the new image finds it where the environment says the launcher's
 	 * is (the launcher's is its parent's; the child has its own).  The
@@ -514,9 +523,10 @@ void keep_exec_failed(void)
 	struct keep_head *h = keep_h;
 	uint32_t st = KEEP_EXECED;
 
-	if (h && h->pid == (int32_t)getpid())
-		__atomic_compare_exchange_n(&h->state, &st, KEEP_RECORDING, 0, __ATOMIC_ACQ_REL,
-					    __ATOMIC_RELAXED);
+	if (h && h->pid == (int32_t)getpid() &&
+	    __atomic_compare_exchange_n(&h->state, &st, KEEP_RECORDING, 0, __ATOMIC_ACQ_REL,
+					__ATOMIC_RELAXED))
+		memcpy(h->exec, exec_before, sizeof h->exec);
 }
 
 void keep_void(const char *why)

@@ -9,7 +9,7 @@
 # records on.  tests/progs/rt_execs.c: each stage N:SIZE:MS allocates N
 # objects of SIZE bytes and burns MS ms of CPU before it execs the next.
 . "$(dirname "$0")/../lib.sh"
-plan 20
+plan 21
 cd "$T" || exit 1
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
@@ -68,19 +68,24 @@ is "$?/$(info reason a.data)/$(sizes a.data)" "137/salvage/77=7" \
 is "$(sizes a.data.exec1)/$(info ended a.data.exec1)" "55=300/exec'd ./execs" \
 	"kill: the image before's, aside"
 
-# 13: without the launcher (the library preloaded), the same.
+# 13: the launcher's line names the image that died (before: sh).
+"$MPROF" run -o s.data sh -c 'exec ./execs 7:77:0:kill' 2> s.err
+like "$(cat s.err)" "^mprof: run: \\./execs ended without saving its profile \\(killed by signal 9 \\(SIGKILL\\)\\); written to .*/s\\.data from its keep\$" \
+	"kill: the launcher names the image that died, not the one it started"
+
+# 14: without the launcher (the library preloaded), the same.
 rm -f a.data*
 MPROF_OUT=a.data LD_PRELOAD=$LIBMPROF/libmprof.so ./execs 300:55:60 7:77:0
 is "$(files a.data*)/$(sizes a.data.exec1)/$(sizes a.data)" "a.data a.data.exec1 /55=300/77=7" \
 	"preloaded: the file aside, and the last image's"
 
-# 14: the sampled monitor too.
+# 15: the sampled monitor too.
 rm -f a.data*
 "$MPROF" run --sample=1 -o a.data ./execs 300:55:60 7:77:0
 is "$(files a.data*)/$(info sample_bytes a.data.exec1)" "a.data a.data.exec1 /1" \
 	"sampled: the file aside"
 
-# 15-17: cpprof.
+# 16-18: cpprof.
 "$CPPROF" record -o c.data ./execs 300:55:60 7:77:0
 prof=$("$CPPROF" -c 'function' c.data.exec1)
 burn=$(printf '%s\n' "$prof" | awk '$2 == "burn" { print $1 }')
@@ -91,7 +96,7 @@ rm -f c.data*
 "$CPPROF" record -o c.data ./execs 300:55:0 7:77:0
 is "$(files c.data*)" "c.data " "cpprof: nothing aside for an image that execs at once"
 
-# 18-20: cfprof, the program built with -finstrument-functions.
+# 19-21: cfprof, the program built with -finstrument-functions.
 cc -O2 -g -finstrument-functions -o execs_cf "$TOP/tests/progs/rt_execs.c" || exit 1
 "$CFPROF" record -o f.data ./execs_cf 300:55:60 7:77:0
 is "$(files f.data*)" "f.data f.data.exec1 " "cfprof: the file aside, and the last image's"

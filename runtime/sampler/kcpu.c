@@ -50,8 +50,11 @@
  * the next had all its kernel time in the second (cp_pyread.py: reader
  * 0.04 of the CPU time against 0.75).  What a signal finds there (other
  * system calls', page faults') is passed over: the clock credits that
- * time as before, at the interrupted stack.  Its kernel-mode faults are
- * not counted.  Not for a stackless collector (cfprof's current function,
+ * time as before, at the interrupted stack.  Its fault rings the same:
+ * no stack, their records drained by the interposed calls, the boundaries
+ * crossed in a call hits at its stack (a file read into a fresh buffer:
+ * none of the kernel's faults were counted, half the program's); a
+ * record a signal finds moves the boundaries on, its hits dropped.  Not for a stackless collector (cfprof's current function,
  * the same problem, no stack to take): there kernel time is credited as
  * before, and kernel-mode faults are not counted.  Rings take at most a sixteenth of the descriptor
  * budget (room); a thread past that, or refused one (perf_event_paranoid
@@ -167,10 +170,9 @@ void kc_open(struct cp_thread *t)
 	/* Not for cfprof (a stackless collector), whose current function
 	 * then is not the one the record was in (a program that read into
 	 * fresh memory in one function and touched fresh memory in the next
-	 * had all of the first's faults charged to the second); nor a Python
-	 * program's faults, for the same reason (its CPU ring: kc_call_*). */
-	if (cp.py)
-		faults = 0;
+	 * had all of the first's faults charged to the second).  A Python
+	 * program's rings copy no stack: the interposed calls drain them
+	 * (kc_call_*). */
 	if (cp_sink.here || (!faults && !cpu))
 		return;
 	if (!kc_restorer) {
@@ -218,7 +220,7 @@ void kc_open(struct cp_thread *t)
 		f->upto = UINT64_MAX;
 		f->nlast = 0;
 		if (pf_open_ring(&f->ring, t->tid, ri->perf_type, ri->perf_config, f->next,
-				 PF_KSTACK_COPY, 1) < 0) {
+				 cp.py ? 0 : PF_KSTACK_COPY, 1) < 0) {
 			__atomic_sub_fetch(&kc_live, 1, __ATOMIC_RELAXED);
 			continue;
 		}
@@ -346,8 +348,16 @@ static void on_fault(void *arg, uint32_t tid, uint64_t count, uint64_t ip, uint6
 	struct kc_fault *f = a->f;
 	uint64_t hits = 0, mean = cp.interval[f->res];
 	uint32_t flags = 0;
-	int n = walk(ip, sp, bp, stack, len, a->k->fframes, &flags);
+	int n;
 
+	/* A Python program's, outside an interposed call: its frames are
+	 * gone; the boundaries it crossed pass, their hits dropped. */
+	if (cp.py) {
+		while (count >= f->next)
+			f->next += cp_draw(a->k->t, mean);
+		return;
+	}
+	n = walk(ip, sp, bp, stack, len, a->k->fframes, &flags);
 	if (!n)
 		return;
 	while (count >= f->next) {
@@ -573,15 +583,25 @@ void kc_call_begin(struct cp_thread *t)
 {
 	struct kc_state *k = t->kc;
 
-	if (k && k->ring.fd >= 0)
+	if (!k)
+		return;
+	if (k->ring.fd >= 0)
 		k->skip = pf_head(&k->ring);
+	for (int i = 0; i < k->nf; i++)
+		k->f[i].skip = pf_head(&k->f[i].ring);
 }
 
 int kc_call_waiting(struct cp_thread *t)
 {
 	struct kc_state *k = t->kc;
+	int any;
 
-	return k && k->ring.fd >= 0 && pf_head(&k->ring) != k->skip;
+	if (!k)
+		return 0;
+	any = k->ring.fd >= 0 && pf_head(&k->ring) != k->skip;
+	for (int i = 0; i < k->nf; i++)
+		any |= pf_head(&k->f[i].ring) != k->f[i].skip;
+	return any;
 }
 
 struct call_arg {
@@ -603,6 +623,54 @@ static void on_call(void *arg, uint32_t tid, uint64_t count, uint64_t ip, uint64
 	credit(a->k, a->f, a->n, a->flags, tid);
 }
 
+struct fcall_arg {
+	struct kc_state *k;
+	struct kc_fault *kf;
+	const uint64_t *f;
+	int n, seen;
+	uint32_t flags;
+};
+
+/* A fault ring's record of the call: the boundaries its count crossed,
+ * hits on the call's stack (on_fault's). */
+static void on_fault_call(void *arg, uint32_t tid, uint64_t count, uint64_t ip, uint64_t sp,
+			  uint64_t bp, const void *stack, size_t len)
+{
+	struct fcall_arg *a = arg;
+	uint64_t hits = 0, mean = cp.interval[a->kf->res];
+
+	(void)ip, (void)sp, (void)bp, (void)stack, (void)len;
+	a->seen = 1;
+	while (count >= a->kf->next) {
+		hits++;
+		a->kf->next += cp_draw(a->k->t, mean);
+	}
+	if (hits)
+		cp_sink.stack(a->f, a->n, a->flags, tid, cp.col[a->kf->res], hits);
+}
+
+/* The call's fault records, at its stack; a full ring's dropped ones by
+ * the event's count (fault_count), there too. */
+static void call_faults(struct cp_thread *t, struct kc_state *k, const uint64_t *f, int n,
+			uint32_t flags)
+{
+	for (int i = 0; i < k->nf; i++) {
+		struct kc_fault *kf = &k->f[i];
+		struct fcall_arg a = { k, kf, f, n, 0, flags };
+		int full = pf_waiting(&kf->ring) + 2 * 256 > pf_room(&kf->ring);
+
+		pf_drain(&kf->ring, k->rec, kf->skip, kf->upto, on_fault_call, &a);
+		if (a.seen) {
+			for (int j = 0; j < n; j++)
+				k->fframes[j] = f[j];
+			kf->nlast = n;
+			kf->flast = flags;
+		}
+		if (full || kf->upto != UINT64_MAX)
+			fault_count(t, k, kf);
+	}
+}
+
 void kc_call_end(struct cp_thread *t, const uint64_t *f, int n, uint32_t flags)
 {
 	struct kc_state *k = t->kc;
@@ -610,10 +678,13 @@ void kc_call_end(struct cp_thread *t, const uint64_t *f, int n, uint32_t flags)
 	uint64_t old;
 	int full;
 
-	if (!k || k->ring.fd < 0 || n <= 0 || hold_sig(t, &old) < 0)
+	if (!k || n <= 0 || hold_sig(t, &old) < 0)
 		return;
 	__atomic_store_n(&k->calling, 1, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	call_faults(t, k, f, n, flags);
+	if (k->ring.fd < 0)
+		goto out;
 	full = pf_waiting(&k->ring) + 2 * 256 > pf_room(&k->ring);
 	pf_drain(&k->ring, k->rec, k->skip, UINT64_MAX, on_call, &a);
 	if (a.seen) {
@@ -627,6 +698,7 @@ void kc_call_end(struct cp_thread *t, const uint64_t *f, int n, uint32_t flags)
 		k->flast = flags;
 		k->full |= full;
 	}
+out:
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__atomic_store_n(&k->calling, 0, __ATOMIC_RELAXED);
 	release_sig(&old);

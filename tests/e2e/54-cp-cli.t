@@ -77,8 +77,9 @@ ok $([ -f "$T/inst/lib/libcpprof.so" ] && [ -f "$T/inst/share/man/man1/cpprof.1"
 cc -O1 -g -o epis "$TOP/tests/progs/cp_epilogue.c" && strip epis || exit 1
 "$CPPROF" record -o e.data ./epis > /dev/null
 "$CPPROF" -c down ./epis e.data > out 2> err
-first=$(sed -n 5p out)
-is "$?/$(cat err)/$(printf '%s' "$first" | sed 's/0x[0-9a-f]*/X/')" "0//1.00000 (epis+X) [$(sed -n 5p out | tr -d '[]' | awk '{ print $NF }')]" \
+# (On a loaded machine a sample may land in the loader before main: 0.99.)
+rc=$? first=$(sed -n 5p out)
+like "$rc/$(cat err)/$(printf '%s' "$first" | sed 's/0x[0-9a-f]*/X/')" '^0//(1\.00000|0\.99[0-9]{3}) \(epis\+X\) \[[0-9]+\]$' \
 	"stripped: down's root is main, named by the module and its entry"
 like "$(cat out)" '^0\.9[0-9]+ \(epis\+0x[0-9a-f]+ epis\+0x[0-9a-f]+ epis\+0x[0-9a-f]+\) ' \
 	"... from it, caller() and leaf(), most of the samples"

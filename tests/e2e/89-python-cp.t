@@ -11,13 +11,13 @@
 # moves with the machine's load).  With two threads, the watcher reads the
 # waiting thread's frames, found by its kernel id.
 . "$(dirname "$0")/../lib.sh"
-plan 21
+plan 23
 cd "$T" || exit 1
 CPPROF=$B/bin/cpprof
 
 PY=/usr/bin/python3
 if [ ! -x "$PY" ]; then
-	absent 21 "$PY (Debian's python3, scripts/install-deps.sh)"
+	absent 23 "$PY (Debian's python3, scripts/install-deps.sh)"
 	done_testing
 fi
 cp "$TOP/tests/progs/py_cpu.py" .
@@ -178,6 +178,26 @@ within "$got" "${truth:-9}" 0.05
 ok $? "kernel time: reader's share of reader and work is $got (${r:-0} and ${w:-0} samples), process_time's $truth, within 0.05"
 awk -v r="${r:-0}" -v d="${rd:-0}" 'BEGIN { exit !(r > 0 && d >= 0.8 * r) }'
 ok $? "kernel time: at least 0.8 of reader's samples in libc's read under it (${rd:-0} of ${r:-0})"
+
+# The kernel's page faults too: cp_pyfaults.py reads into fresh memory in
+# kread() (the kernel faults its pages in) and fills fresh memory itself
+# in ufill().  Kernel-mode faults were not counted for a Python program
+# (its fault rings were off): kread had 0 of the samples, its truth (by
+# getrusage) 0.50.  Now the interposed read drains the fault rings too.
+cp "$TOP/tests/progs/cp_pyfaults.py" .
+"$CPPROF" record -e page-faults:100 -o pf.data "$PY" cp_pyfaults.py > pf.out 2> pf.err
+truth=$(tail -n 1 pf.err)
+k=$(raw pf.data kread) u=$(raw pf.data ufill)
+got=$(awk -v k="${k:-0}" -v u="${u:-0}" 'BEGIN { printf "%.3f", k + u ? k / (k + u) : 0 }')
+within "$got" "${truth:-9}" 0.05
+ok $? "kernel faults: kread's share of kread and ufill is $got (${k:-0} and ${u:-0} samples), getrusage's $truth, within 0.05"
+"$CPPROF" record -e cpu -e minor-faults:100 -o pf2.data "$PY" cp_pyfaults.py > pf2.out 2> pf2.err
+truth=$(tail -n 1 pf2.err)
+k=$("$CPPROF" -c 'resource minor-faults; threshold 0; function' pf2.data | awk '$2 == "kread" { gsub(/[][]/, "", $3); print $3 }')
+u=$("$CPPROF" -c 'resource minor-faults; threshold 0; function' pf2.data | awk '$2 == "ufill" { gsub(/[][]/, "", $3); print $3 }')
+got=$(awk -v k="${k:-0}" -v u="${u:-0}" 'BEGIN { printf "%.3f", k + u ? k / (k + u) : 0 }')
+within "$got" "${truth:-9}" 0.05
+ok $? "kernel faults beside the CPU clock (-e cpu -e minor-faults): kread's share $got, getrusage's $truth, within 0.05"
 
 # A recursion 1,500 Python frames deep keeps its innermost 1,024: the
 # samples there are flagged cut, and the profiles say what share they are

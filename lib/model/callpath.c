@@ -8,7 +8,7 @@
  *
  * What a view costs is bounded by what the input stores, not by the frames
  * its stacks add up to (a small data file can make stacks that add up to
- * 2^27 frames): a downward profile or the sample tree has at most a trie
+ * 2^30 frames): a downward profile or the sample tree has at most a trie
  * node per node of the caller's calling context tree, since the canonical
  * path at a frame depends only on the frames outer to it; an upward profile
  * grows from each stack's innermost root toward the callers and may make a

@@ -320,7 +320,7 @@ static void read_counters(struct cur *c, struct profile *p)
 
 /* Frames and counters the stacks may hold, references followed: views
  * walk them, and `mprof dump` prints them.  256 per byte of the section
- * (more than the monitor's deepest shared stacks reach) and 2^27 in all
+ * (more than the monitor's deepest shared stacks reach) and 2^30 in all
  * bound that work; memory follows the file whatever this is. */
 static int within_cap(struct cur *c, const struct cur *start, uint64_t total)
 {

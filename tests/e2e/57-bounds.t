@@ -4,7 +4,7 @@
 # before issue 12 an 886 KB file took 1.6 GB.  Peak RSS from /usr/bin/time
 # (sanitizer builds, with their shadow memory, only check the answers).
 . "$(dirname "$0")/../lib.sh"
-plan 31
+plan 33
 CPPROF=$B/bin/cpprof
 H=$B/tests/hostile
 cd "$T" || exit 1
@@ -96,6 +96,14 @@ like "$(grep -c '^0\.00250 (main f1 f2 .* f399 f400 alloc) \[8\]$' out)" '^1$' "
 run cpchain.data 64 "$CPPROF" -c tree cpchain.data
 like "$st/$(cat err)" "^2/cpprof: cpchain.data: corrupt stacks section: its stacks would hold more than [0-9]+ frames and counters$" \
 	"cpchain: more frames than 256 a byte"
+# Under it, a large file whose stacks add up to more than 2^27 frames and
+# counters reads: a cfprof file of a C++ test suite under gmock (8.6M
+# paths, 146 MB, ~300M frames) was refused as corrupt.  500,001 stacks
+# of 300 frames sharing 299, 27 frames a byte: 150M; the bound is 2^30.
+"$H" cpchain wide.data 500000 300
+run wide.data 64 "$CPPROF" -c function wide.data
+like "$st/$(cat err)/$(sed -n 5p out)" '^0//1\.00000 0x[0-9a-f]+ \[500001\]$' \
+	"wide: 150M frames and counters at 27 a byte: the profile, not an error"
 
 # Every frame a new address in no module, so a function of its own: at
 # one distinct address per 4 bytes, the most a file may have.

@@ -14,9 +14,9 @@
  *   nostacks OUT       a cpprof file with no stacks
  *   zeros OUT          a cpprof file whose counters are all zero
  *   reorder OUT        an mprof file with its counters in another order
- *   chain OUT N        mprof: a 4096-frame stack, then N stacks sharing its
- *                      outer 4095 frames, each with a leaf of its own
- *   cpchain OUT N      the same as a cpprof file (one counter: smaller)
+ *   chain OUT N [D]    mprof: a D-frame (4096) stack, then N stacks sharing
+ *                      its outer D - 1 frames, each with a leaf of its own
+ *   cpchain OUT N [D]  the same as a cpprof file (one counter: smaller)
  *   fan OUT N          mprof: N stacks, each a leaf of its own under its
  *                      own caller under the shared 4094 (up profiles)
  *   cpfan OUT N        the same as a cpprof file
@@ -254,15 +254,18 @@ int main(int argc, char **argv)
 		 * per stack). */
 		int fan = !strcmp(what, "fan") || !strcmp(what, "cpfan");
 		uint32_t own = fan ? 2 : 1;
+		uint32_t d = !fan && argc > 4 ? (uint32_t)strtoul(argv[4], NULL, 0) : DEEP;
+		if (d < 2 || d > DEEP)
+			usage();
 		put_counters(&w, kind, 0);
 		format_begin_section(&w, FORMAT_SEC_STACKS);
 		format_put_u64(&w, (uint64_t)n + 1);
-		format_put_stack(&w, DEEP, 0, 0, 0, frames, counts(kind, 0), ncounts(kind));
+		format_put_stack(&w, d, 0, 0, 0, frames, counts(kind, 0), ncounts(kind));
 		for (long i = 1; i <= n; i++) {
 			uint64_t f[2] = { 0x800000 + 16 * (uint64_t)i, 0x900000 + 16 * (uint64_t)i };
 			if (fan)
 				f[0] = 0x7f0000;
-			format_put_stack(&w, DEEP, 0, 1, DEEP - own, f, counts(kind, 0), ncounts(kind));
+			format_put_stack(&w, d, 0, 1, d - own, f, counts(kind, 0), ncounts(kind));
 		}
 		format_end_section(&w);
 		if (kind == FORMAT_KIND_MPROF)

@@ -45,17 +45,40 @@
 
 /* ---- record -------------------------------------------------------------- */
 
+/* The next name of a list (a,b,c) from *at, cut in place; NULL at its
+ * end.  A comma inside <>, () or [] is the name's (a C++ name in full:
+ * std::vector<int, std::allocator<int> >::push_back). */
+static char *next_name(char **at)
+{
+	char *b = *at, *p;
+	int depth = 0;
+
+	if (!b)
+		return NULL;
+	for (p = b; *p && !(*p == ',' && depth == 0); p++)
+		depth += (*p == '<' || *p == '(' || *p == '[') - (*p == '>' || *p == ')' || *p == ']');
+	*at = *p ? p + 1 : NULL;
+	*p = 0;
+	return b;
+}
+
 /* The link-time addresses of the functions named in list (a,b,c) in exe,
- * as CFPROF_UNPROFILED wants them: hex, comma-separated. */
+ * as CFPROF_UNPROFILED wants them: hex, comma-separated.  A name is a
+ * symbol's, or a C++ function's as the views print it, short or in full
+ * (elfsyms.h). */
 static void unprofiled_env(const char *exe, const char *list, char *out, size_t len)
 {
-	char *copy = xstrdup(list), *save = NULL;
+	char *copy = xstrdup(list), *at = copy, *name;
 	size_t n = 0;
 
 	out[0] = 0;
-	for (char *name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+	while ((name = next_name(&at))) {
 		uint64_t a[64];
-		int k = elfsyms_functions(exe, name, a, 64);
+		int k;
+
+		if (!*name)
+			continue;
+		k = elfsyms_functions(exe, name, a, 64);
 
 		if (k < 0)
 			die("record: --unprofiled: cannot read the symbols of %s", exe);

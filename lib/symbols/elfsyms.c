@@ -4,10 +4,13 @@
  * .dynsym.
  */
 #include "symbols/elfsyms.h"
+#include "symbols/cxxname.h"
 
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <libiberty/demangle.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -59,12 +62,34 @@ struct fns {
 	size_t max, n;
 };
 
+/* Whether the symbol `sym` is the function the user named `want`: by its
+ * symbol-table name, or a C++ function by its name as the views print it,
+ * short (thrower, D1::f) or in full (thrower(int)), as demangled. */
+static int names(const char *sym, const char *want)
+{
+	char *full, *brief;
+	int same;
+
+	if (!strcmp(sym, want))
+		return 1;
+	if (sym[0] != '_' || sym[1] != 'Z' ||
+	    !(full = cplus_demangle(sym, DMGL_PARAMS | DMGL_ANSI | DMGL_GNU_V3)))
+		return 0;
+	same = !strcmp(full, want);
+	if (!same && (brief = cxxname_simplify(full))) {
+		same = !strcmp(brief, want);
+		free(brief);
+	}
+	free(full);
+	return same;
+}
+
 static int add_fn(const GElf_Sym *s, const char *name, void *ctx)
 {
 	struct fns *f = ctx;
 
 	if (GELF_ST_TYPE(s->st_info) != STT_FUNC || s->st_shndx == SHN_UNDEF || !s->st_value ||
-	    strcmp(name, f->name))
+	    !names(name, f->name))
 		return 0;
 	for (size_t i = 0; i < f->n; i++)
 		if (f->out[i] == s->st_value)

@@ -11,8 +11,11 @@
 
 /*
  * The link-time addresses of the functions named `name` in path's symbol
- * tables (static functions of several files may share a name), at most
- * max into out.  Returns how many, or -1 when path is not a readable ELF.
+ * tables (static functions of several files may share a name; a C++ short
+ * name, every overload and instantiation), at most max into out: by the
+ * symbol's name, or a C++ function's as the views print it, short
+ * (thrower, D1::f) or demangled in full (thrower(int)).  Returns how
+ * many, or -1 when path is not a readable ELF.
  */
 int elfsyms_functions(const char *path, const char *name, uint64_t *out, size_t max);
 

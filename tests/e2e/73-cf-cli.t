@@ -6,7 +6,7 @@
 # (missing, empty, truncated, garbage, mprof's or cpprof's data) is one
 # line on stderr naming the file, exit status 2, nothing on stdout.
 . "$(dirname "$0")/../lib.sh"
-plan 54
+plan 57
 CFPROF=$B/bin/cfprof
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
@@ -123,4 +123,19 @@ cc -O2 -g -o plain "$TOP/tests/progs/cf_noinst.c" &&
 	"$CPPROF" record -o c.data ./plain > /dev/null
 expect_bad "mprof's data" m.data ./plain m.data
 expect_bad "cpprof's data" c.data ./plain c.data
+
+# --unprofiled names a C++ function as the views print it, short (every
+# overload and instantiation) or demangled in full, commas and all; only
+# the mangled symbol was accepted ("no function 'thrower'").
+cf_build cf_names cf_names.cc || exit 1
+names() { "$CFPROF" "$1" | awk '/^Call graph/ { exit } $NF ~ /^[A-Za-z]/ && $3 ~ /^[0-9]+$/ { print $NF, $3 }' | sort | tr '\n' ' '; }
+"$CFPROF" record --unprofiled ns::pair_sum -o cn1.data ./cf_names > cn1.out 2> cn1.err
+is "$?/$(cat cn1.out cn1.err)/$(names cn1.data)" "0/3595500/Counter::bump 1000 main 1 two 2000 " \
+	"--unprofiled ns::pair_sum: the short name, both instantiations"
+"$CFPROF" record --unprofiled 'long ns::pair_sum<int, long>(int, long),two(int, long)' -o cn2.data ./cf_names > cn2.out 2> cn2.err
+is "$?/$(cat cn2.err)/$(names cn2.data)" "0//Counter::bump 1000 main 1 ns::pair_sum 1000 two 1000 " \
+	"--unprofiled with full names, commas inside: one instantiation, one overload"
+"$CFPROF" record --unprofiled 'two(char)' -o cn3.data ./cf_names > cn3.out 2> cn3.err
+is "$?/$(cat cn3.err)" "2/cfprof: record: --unprofiled: no function 'two(char)' in ./cf_names" \
+	"--unprofiled: a full name that matches no overload is refused"
 done_testing

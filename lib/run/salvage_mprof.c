@@ -366,7 +366,8 @@ int salvage_mprof(struct salvage *s)
 
 		for (size_t k = 0; k < m.nb; k++) {
 			a += m.b[k]->s_allocs;
-			b += m.b[k]->s_bytes;
+			/* As blocks_sampled_bytes counts them. */
+			b += m.b[k]->s_bytes + m.b[k]->tl_set - (uint64_t)m.b[k]->s_left;
 		}
 		tot[0] = a;
 		tot[2] = b;

@@ -143,7 +143,7 @@ static int next_obj(struct cursor *c)
 			c->size = v & 0xff;
 		else
 			c->size = (uint64_t)(__atomic_load_n(&s[i + 1], __ATOMIC_RELAXED) & ~ADDRMAP_CONT) |
-				  (uint64_t)(__atomic_load_n(&s[i + 2], __ATOMIC_RELAXED) & ~ADDRMAP_CONT)
+				  (uint64_t)ADDRMAP_SIZE_HI(__atomic_load_n(&s[i + 2], __ATOMIC_RELAXED))
 					  << 31;
 		c->p = c->base + (uintptr_t)(i << c->shift) + (!c->odd && (v & ADDRMAP_HALF) ? 16 : 0);
 		c->idx = ((v & ~ADDRMAP_HALF) >> 8) - 1;

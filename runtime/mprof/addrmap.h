@@ -58,6 +58,11 @@ void addrmap_init(unsigned spacing);
 #define ADDRMAP_CONT 0x80000000u /* a size word: "not an object" */
 #define ADDRMAP_HALF 0x40000000u /* starts in its 32-byte granule's 2nd half */
 #define ADDRMAP_SMALL 255u       /* sizes below it live in the slot itself */
+/* In an object's second size word (sizes are below 2^40: its bits from 9
+ * up are free): the sampled monitor counted it one time more than its
+ * weight's whole part (sample.h). */
+#define ADDRMAP_UP 0x20000000u
+#define ADDRMAP_SIZE_HI(w) ((w) & ~(ADDRMAP_CONT | ADDRMAP_UP))
 
 extern uint32_t **addrmap_top[1u << ADDRMAP_TOP_BITS] __attribute__((visibility("hidden")));
 /* The odd shadow's directory: objects 8 past a multiple of 16. */
@@ -74,6 +79,10 @@ extern uint32_t addrmap_halfbit __attribute__((visibility("hidden")));
 struct addrmap_last {
 	uint64_t k;
 	uintptr_t base;
+	/* Not the map's: the sampled monitor's last sample (monitor.h's
+	 * mon_sample_last), here so that its free path looks up one thread
+	 * variable, not two. */
+	uintptr_t sample_last;
 };
 extern __thread struct addrmap_last addrmap_last __attribute__((visibility("hidden")));
 
@@ -176,7 +185,7 @@ static inline __attribute__((always_inline)) int addrmap_take(uintptr_t p, uint3
 	if ((v & 0xff) < ADDRMAP_SMALL)
 		*size = v & 0xff;
 	else
-		*size = (uint64_t)(s[1] & ~ADDRMAP_CONT) | (uint64_t)(s[2] & ~ADDRMAP_CONT) << 31;
+		*size = (uint64_t)(s[1] & ~ADDRMAP_CONT) | (uint64_t)ADDRMAP_SIZE_HI(s[2]) << 31;
 	return 1;
 }
 
@@ -187,7 +196,7 @@ static inline __attribute__((always_inline)) int addrmap_take(uintptr_t p, uint3
  * one compare away), and reading it maps no memory (the zero page).
  */
 static inline __attribute__((always_inline)) int addrmap_take_sampled(uintptr_t p, uint32_t *idx,
-								       uint64_t *size)
+								       uint64_t *size, int *up)
 {
 	uint32_t *s, v;
 
@@ -198,11 +207,28 @@ static inline __attribute__((always_inline)) int addrmap_take_sampled(uintptr_t 
 		return 0;
 	s[0] = 0;
 	*idx = ((v & ~ADDRMAP_HALF) >> 8) - 1;
-	if ((v & 0xff) < ADDRMAP_SMALL)
+	*up = 0;
+	if ((v & 0xff) < ADDRMAP_SMALL) {
 		*size = v & 0xff;
-	else
-		*size = (uint64_t)(s[1] & ~ADDRMAP_CONT) | (uint64_t)(s[2] & ~ADDRMAP_CONT) << 31;
+	} else {
+		*size = (uint64_t)(s[1] & ~ADDRMAP_CONT) | (uint64_t)ADDRMAP_SIZE_HI(s[2]) << 31;
+		*up = (s[2] & ADDRMAP_UP) != 0;
+	}
 	return 1;
+}
+
+/*
+ * The sampled monitor: p, just recorded (255 bytes or more: its size
+ * words), counts one time more than its weight's whole part; given back
+ * by addrmap_take_sampled's *up.
+ */
+static inline void addrmap_set_up(uintptr_t p)
+{
+	uint32_t *s;
+
+	if (addrmap_recordable(p) && (s = addrmap_slot(p, 0)) && s[0] && !(s[0] & ADDRMAP_CONT) &&
+	    (s[0] & 0xff) == ADDRMAP_SMALL && (s[0] & ADDRMAP_HALF) == addrmap_half(p))
+		s[2] |= ADDRMAP_UP;
 }
 
 /*

@@ -144,6 +144,8 @@ void blocks_reset(struct blocks_thread *t, uint64_t e)
 		if (!mon.sample)
 			t->s_left = 0; /* the timeline's countdown: a tick first */
 		t->tl_set = t->tl_alloc = 0;
+		if (mon.sample) /* the countdown goes on: no bytes yet */
+			t->tl_set = (uint64_t)t->s_left;
 		memset(&t->peak, 0, sizeof t->peak);
 		memset(t->cache, 0, sizeof t->cache);
 		t->last = NULL;
@@ -320,7 +322,7 @@ void blocks_read_sampled(uint64_t e, uint64_t *allocs, uint64_t *bytes)
 		if (__atomic_load_n(&t->epoch, __ATOMIC_ACQUIRE) != e)
 			continue;
 		*allocs += __atomic_load_n(&t->s_allocs, __ATOMIC_RELAXED);
-		*bytes += __atomic_load_n(&t->s_bytes, __ATOMIC_RELAXED);
+		*bytes += blocks_sampled_bytes(t);
 	}
 }
 
@@ -554,7 +556,7 @@ void blocks_read_now(uint64_t e, int sampled, int64_t *delta, int64_t *objects,
 		o += (int64_t)_mm_cvtsi128_si64(a0) -
 		     (int64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(a0, a0));
 		if (sampled)
-			a += __atomic_load_n(&t->s_bytes, __ATOMIC_RELAXED);
+			a += blocks_sampled_bytes(t);
 		else
 			a += __atomic_load_n(&t->tl_alloc, __ATOMIC_RELAXED) +
 			     __atomic_load_n(&t->tl_set, __ATOMIC_RELAXED) -

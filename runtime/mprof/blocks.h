@@ -73,12 +73,16 @@ struct blocks_thread {
 	struct blocks_thread *pool; /* next free block */
 	uint64_t epoch;             /* the profile these counts belong to */
 	/* The sampled monitor (sample.h): bytes to go before the next
-	 * sample, and every allocation's count and bytes (exact totals). */
+	 * sample, from tl_set; every allocation's count, and the bytes
+	 * allocated before s_left was last set (so the bytes allocated:
+	 * s_bytes + tl_set - s_left, blocks_sampled_bytes: the fast path
+	 * adds to no byte count of its own). */
 	int64_t s_left;
 	uint64_t s_allocs, s_bytes, s_rng;
 	/* The exact monitor: s_left counts bytes down to the timeline's
 	 * next tick (timeline.h), from tl_set; tl_alloc: the bytes counted
-	 * down before (so the bytes allocated: tl_alloc + tl_set - s_left). */
+	 * down before (so the bytes allocated: tl_alloc + tl_set - s_left).
+	 * The sampled one's tl_alloc: the bytes at its last tick. */
 	uint64_t tl_set, tl_alloc;
 	int owned;
 	uint32_t nchunks; /* dir[0..nchunks-1] may be mapped */
@@ -121,6 +125,14 @@ void blocks_init(void);
 struct blocks_thread *blocks_attach(void);
 /* Make t count for profile epoch e (its owner, or the orphan lock, only). */
 void blocks_reset(struct blocks_thread *t, uint64_t e);
+
+/* The sampled monitor's bytes allocated in t (exact). */
+static inline uint64_t blocks_sampled_bytes(const struct blocks_thread *t)
+{
+	return __atomic_load_n(&t->s_bytes, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&t->tl_set, __ATOMIC_RELAXED) -
+	       (uint64_t)__atomic_load_n(&t->s_left, __ATOMIC_RELAXED);
+}
 
 static inline void blocks_bump(uint64_t *x, uint64_t v)
 {

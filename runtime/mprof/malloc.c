@@ -91,10 +91,9 @@ static inline __attribute__((always_inline)) int sample_due(size_t n)
 
 	if (__builtin_expect(!t, 0))
 		return 2;
-	/* Two adds to memory (left alone, the vectorizer pairs them into
-	 * six instructions of SSE). */
+	/* The count, an add to memory; the bytes are the countdown's
+	 * (blocks_sampled_bytes). */
 	__asm__("addq $1, %0" : "+m"(t->s_allocs));
-	__asm__("addq %1, %0" : "+m"(t->s_bytes) : "r"((uint64_t)n));
 	left = t->s_left - (int64_t)n;
 	t->s_left = left;
 	return left <= 0;
@@ -191,10 +190,13 @@ static __attribute__((noinline)) void free_sample(void *p)
 {
 	uint32_t idx;
 	uint64_t size;
+	int up;
 
 	if (p && addrmap_recordable((uintptr_t)p) &&
-	    addrmap_take_sampled((uintptr_t)p, &idx, &size) && !mon_guard)
-		mon_sample_freed(p, idx, size);
+	    addrmap_take_sampled((uintptr_t)p, &idx, &size, &up) && !mon_guard)
+		mon_sample_freed(p, idx, size, up);
+	else if (p)
+		mon_sample_last = 0; /* a free: the thread's run of events ends */
 	REAL_FREE(p);
 }
 
@@ -215,6 +217,7 @@ static __attribute__((noinline)) void free_sampled(void *p)
 	if (__builtin_expect((a & 8) || addrmap_last.k != k + 1, 0) ||
 	    __builtin_expect(*(const uint32_t *)(addrmap_last.base + ((uint64_t)a >> addrmap_shift) * 4) != 0, 0))
 		return free_sample(p);
+	mon_sample_last = 0; /* a free: the thread's last sample is no temporary */
 	return REAL_FREE(p);
 }
 
@@ -398,16 +401,19 @@ static __attribute__((noinline)) void *sampled_realloc(void *p, size_t n,
 {
 	uint32_t idx = 0;
 	uint64_t size = 0;
-	int found = addrmap_take((uintptr_t)p, &idx, &size), e;
+	int up = 0, found = p && addrmap_recordable((uintptr_t)p) &&
+			    addrmap_take_sampled((uintptr_t)p, &idx, &size, &up), e;
 	void *q = real_realloc(p, n);
 
 	e = errno;
 	if (!q && n) {
-		if (found)
-			addrmap_put((uintptr_t)p, idx, size); /* its slots were there */
+		if (found && addrmap_put((uintptr_t)p, idx, size) == 0 && up)
+			addrmap_set_up((uintptr_t)p); /* its slots were there */
 	} else {
 		if (found)
-			mon_sample_freed(p, idx, size);
+			mon_sample_freed(p, idx, size, up);
+		else
+			mon_sample_last = 0;
 		sample_after(q, n, f0);
 	}
 	errno = e;

@@ -331,6 +331,8 @@ __attribute__((noinline)) void mon_alloc_walk(void *p, size_t n, const struct un
 		 * sample's, with the count of allocations that made it last. */
 		t->last_p = (uintptr_t)p;
 		t->last_n = t->s_allocs;
+		if (mon.sample)
+			mon_sample_last = (uintptr_t)p;
 	}
 	/* The exact monitor's timeline countdown (timeline.h; the inlined
 	 * path's is mon_count's): down before the count, the tick after. */
@@ -701,17 +703,23 @@ void mon_sample_alloc(void *p, size_t n, const struct unwind_frame0 *f0, int cou
 	}
 	if (!counted) {
 		t->s_allocs++;
-		t->s_bytes += n;
 		t->s_left -= (int64_t)n;
 	}
 	/* A thread's first allocation: its first distance. */
-	if (__builtin_expect(!t->s_rng, 0))
-		t->s_left += sample_next(&t->s_rng, mon.sample);
+	if (__builtin_expect(!t->s_rng, 0)) {
+		int64_t d = sample_next(&t->s_rng, mon.sample);
+
+		t->s_left += d;
+		t->tl_set += (uint64_t)d;
+	}
 	if (t->s_left > 0)
 		goto out;
 	/* Memoryless: the next sample is a fresh distance from here,
-	 * whatever this allocation overshot. */
+	 * whatever this allocation overshot.  The bytes counted down go to
+	 * s_bytes (blocks_sampled_bytes). */
+	t->s_bytes += t->tl_set - (uint64_t)t->s_left;
 	t->s_left = sample_next(&t->s_rng, mon.sample);
+	t->tl_set = (uint64_t)t->s_left;
 	if ((uint64_t)n >> MON_SIZE_BITS) {
 		mon_drop();
 		goto out;
@@ -719,14 +727,23 @@ void mon_sample_alloc(void *p, size_t n, const struct unwind_frame0 *f0, int cou
 	/* A walk (remembered walks are for the exact monitor's every
 	 * allocation; a sample comes once in thousands, and recalling here
 	 * too would cost mon_alloc its inlined recall). */
-	mon_alloc_walk(p, n, f0, t, e, sample_count(n, mon.sample, (uintptr_t)p));
+	if (n >= SAMPLE_DRAWN) {
+		int up;
+		uint64_t w = sample_count_draw(n, mon.sample, &t->s_rng, &up);
+
+		mon_alloc_walk(p, n, f0, t, e, w);
+		if (up)
+			addrmap_set_up((uintptr_t)p);
+	} else {
+		mon_alloc_walk(p, n, f0, t, e, sample_count(n, mon.sample, (uintptr_t)p));
+	}
 	timeline_tick(t, NULL);
 out:
 	mon_guard = g;
 	errno = er;
 }
 
-void mon_sample_freed(void *p, uint32_t idx, uint64_t size)
+void mon_sample_freed(void *p, uint32_t idx, uint64_t size, int up)
 {
 	int g = mon_guard, er = errno;
 	uint64_t e;
@@ -735,11 +752,16 @@ void mon_sample_freed(void *p, uint32_t idx, uint64_t size)
 	mon_guard = 1;
 	t = mon_self(&e);
 	/* A temporary: the thread's last sample, with no allocation since
-	 * (the exact totals count every one), freed by free or realloc; a
-	 * free ends the run, as in the exact monitor (the frees of objects
-	 * not sampled are not seen). */
-	settle_free(t, e, 1, idx, size, sample_count(size, mon.sample, (uintptr_t)p),
-		    t && t->last_p == (uintptr_t)p && t->last_n == t->s_allocs, 0);
+	 * (the exact totals count every one) and no free (mon_sample_last:
+	 * before, an object not sampled freed between went unseen, and a
+	 * loop of 100 small frees between a 1 MiB block's malloc and free
+	 * made it 1,721 temporaries where there are none), freed by free or
+	 * realloc. */
+	settle_free(t, e, 1, idx, size,
+		    size >= SAMPLE_DRAWN ? sample_count_up(size, mon.sample, up)
+					 : sample_count(size, mon.sample, (uintptr_t)p),
+		    t && mon_sample_last == (uintptr_t)p && t->last_n == t->s_allocs, 0);
+	mon_sample_last = 0;
 	if (t)
 		t->last_p = 0;
 	mon_guard = g;

@@ -61,6 +61,11 @@ struct mon {
 extern struct mon mon __attribute__((visibility("hidden")));
 /* Non-zero while this thread is inside the monitor: allocate for real. */
 extern __thread int mon_guard __attribute__((visibility("hidden")));
+/* The sampled monitor: the thread's last sample, 0 after any free (its
+ * temporaries; blocks_thread's last_p is the exact monitor's).  In the
+ * address map's thread variable (addrmap.h), which free_sampled's fast
+ * path looks up anyway: clearing it there is one store. */
+#define mon_sample_last (addrmap_last.sample_last)
 
 /*
  * errno across the monitor: the exact monitor's hot path (malloc_on,
@@ -179,11 +184,12 @@ uint64_t mon_now_ns(void);
  * countdown was done; 0 when the thread had no block yet), which records
  * it with its stack, counting it the allocations it stands for (it may
  * find it is not a sample after all).  An object in the address map is a
- * sample: its free (or realloc's) calls mon_sample_freed.  Both keep
- * errno as it was.
+ * sample: its free (or realloc's) calls mon_sample_freed, with what
+ * addrmap_take_sampled said (up: its count's fraction, sample.h).  Both
+ * keep errno as it was.
  */
 void mon_sample_alloc(void *p, size_t n, const struct unwind_frame0 *f0, int counted);
-void mon_sample_freed(void *p, uint32_t idx, uint64_t size);
+void mon_sample_freed(void *p, uint32_t idx, uint64_t size, int up);
 
 /* The program calls _exit(status) (exit.c): save if that is for us. */
 void mon_exit_now(int status);

@@ -100,6 +100,22 @@ int64_t sample_next(uint64_t *rng, uint64_t r)
 	return d < 1 ? 1 : d > 9.0e18 ? (int64_t)9e18 : (int64_t)d;
 }
 
+uint64_t sample_count_draw(uint64_t n, uint64_t r, uint64_t *rng, int *up)
+{
+	double w = 1 / sample_one_minus_exp((double)n / (double)r);
+	uint64_t whole = (uint64_t)w;
+
+	*up = n && (double)(next_u64(rng) >> 11) * (1.0 / 9007199254740992.0) < w - (double)whole;
+	return n ? whole + (uint64_t)*up : 1;
+}
+
+uint64_t sample_count_up(uint64_t n, uint64_t r, int up)
+{
+	if (n == 0)
+		return 1;
+	return (uint64_t)(1 / sample_one_minus_exp((double)n / (double)r)) + (uint64_t)(up != 0);
+}
+
 uint64_t sample_count(uint64_t n, uint64_t r, uintptr_t p)
 {
 	double w = 1 / sample_one_minus_exp((double)n / (double)r), f;

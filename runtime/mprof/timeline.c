@@ -223,8 +223,10 @@ __attribute__((noinline)) void timeline_tick(struct blocks_thread *t, const void
 
 	if (mon.sample) {
 		/* At a sample: the bytes since this thread's last. */
-		used = t->s_bytes - t->tl_alloc;
-		t->tl_alloc = t->s_bytes;
+		uint64_t now = blocks_sampled_bytes(t);
+
+		used = now - t->tl_alloc;
+		t->tl_alloc = now;
 	} else {
 		used = t->tl_set - (uint64_t)t->s_left;
 		t->tl_alloc += used;

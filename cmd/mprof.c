@@ -309,8 +309,9 @@ static int out_of(pid_t pid, char *buf, size_t len)
 /*
  * mprof snapshot PID: the profile of a running process, from its keep
  * (keeper.h), as the monitor would write it now; the process goes on.
- * Without -o, FILE.snapshot.N beside the file it will write at exit (its
- * MPROF_OUT, else mprof.data here), N the first not taken.
+ * Without -o, FILE.snapshot.N beside the file it will write at exit (as
+ * its keep says, else its MPROF_OUT, else mprof.data here), N the first
+ * not taken.
  */
 static int cmd_snapshot(int argc, char **argv)
 {
@@ -342,7 +343,10 @@ static int cmd_snapshot(int argc, char **argv)
 	if (out) {
 		snprintf(path, sizeof path, "%s", out);
 	} else {
-		if (out_of((pid_t)pid, base, sizeof base) < 0)
+		/* The keep's word (the environment may be gone: a server that
+		 * rewrites its title writes over it), else the environment's. */
+		if (keeper_snapshot_out((pid_t)pid, base, sizeof base) < 0 &&
+		    out_of((pid_t)pid, base, sizeof base) < 0)
 			snprintf(base, sizeof base, "%s", DEFAULT_DATA);
 		for (int n = 1;; n++) {
 			snprintf(path, sizeof path, "%s.snapshot.%d", base, n);

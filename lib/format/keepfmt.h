@@ -97,6 +97,12 @@ struct keep_head {
 				    * once it took the keep over, what runs) */
 	struct keep_kv info[KEEP_MAX_INFO];         /* INFO as the runtime knows it */
 	struct keep_kv counters[KEEP_MAX_COUNTERS]; /* COUNTERS: name, unit */
+	/* The data file this process writes (absolute; a forked child's
+	 * FILE.PID), where `mprof snapshot` puts its files by default: a
+	 * server that rewrites its process title overwrites its environment
+	 * (redis, nginx), MPROF_OUT with it.  Empty: not said.  Last, so the
+	 * fields above keep their places. */
+	char out[4096];
 };
 _Static_assert(sizeof(struct keep_head) <= KEEP_HEAD, "the header fits its page");
 

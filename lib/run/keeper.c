@@ -772,13 +772,14 @@ int keeper_wait(struct keeper *k, pid_t pid, int *status, const char *path, cons
 	return rc;
 }
 
-int keeper_snapshot(pid_t pid, const char *path, char *why, size_t whylen)
+/* Process pid's keep, its header in *h, if it holds its own tables now:
+ * the descriptor, or -1 with a reason in why. */
+static int snapshot_keep(pid_t pid, struct keep_head *h, char *why, size_t whylen)
 {
 	char dir[64], link[PATH_MAX], name[400];
-	struct keep_head h;
 	struct dirent *d;
 	DIR *fds;
-	int fd = -1, rc;
+	int fd = -1;
 	ssize_t n;
 
 	/* The memfd, among the process's descriptors (the launcher gave it
@@ -804,20 +805,46 @@ int keeper_snapshot(pid_t pid, const char *path, char *why, size_t whylen)
 			 (int)pid);
 		return -1;
 	}
-	memset(&h, 0, sizeof h);
-	if (pread(fd, &h, sizeof h, 0) != (ssize_t)sizeof h || h.magic != KEEP_MAGIC ||
-	    h.version != KEEP_VERSION) {
+	memset(h, 0, sizeof *h);
+	if (pread(fd, h, sizeof *h, 0) != (ssize_t)sizeof *h || h->magic != KEEP_MAGIC ||
+	    h->version != KEEP_VERSION) {
 		close(fd);
 		snprintf(why, whylen, "process %d's keep is not one this mprof reads", (int)pid);
 		return -1;
 	}
-	h.why[sizeof h.why - 1] = 0;
-	if (h.pid != (int32_t)pid || (h.state != KEEP_RECORDING && h.state != KEEP_SAVED)) {
+	h->why[sizeof h->why - 1] = 0;
+	h->out[sizeof h->out - 1] = 0;
+	if (h->pid != (int32_t)pid || (h->state != KEEP_RECORDING && h->state != KEEP_SAVED)) {
 		close(fd);
 		snprintf(why, whylen, "process %d's keep is not its own tables now (%s)", (int)pid,
-			 h.state == KEEP_VOID ? h.why : h.pid != (int32_t)pid ? "another process's" : "not recording");
+			 h->state == KEEP_VOID ? h->why : h->pid != (int32_t)pid ? "another process's" : "not recording");
 		return -1;
 	}
+	return fd;
+}
+
+int keeper_snapshot_out(pid_t pid, char *buf, size_t len)
+{
+	struct keep_head h;
+	char why[256];
+	int fd = snapshot_keep(pid, &h, why, sizeof why);
+
+	if (fd < 0)
+		return -1;
+	close(fd);
+	if (h.out[0] != '/' || strlen(h.out) >= len)
+		return -1;
+	strcpy(buf, h.out);
+	return 0;
+}
+
+int keeper_snapshot(pid_t pid, const char *path, char *why, size_t whylen)
+{
+	struct keep_head h;
+	int fd = snapshot_keep(pid, &h, why, whylen), rc;
+
+	if (fd < 0)
+		return -1;
 	rc = write_from(fd, &h, NULL, path, why, whylen);
 	close(fd);
 	return rc;

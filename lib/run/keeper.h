@@ -118,5 +118,8 @@ int keeper_wait(struct keeper *k, pid_t pid, int *status, const char *path, cons
  * events wide.  1, or -1 with a reason in why.
  */
 int keeper_snapshot(pid_t pid, const char *path, char *why, size_t whylen);
+/* The data file process pid writes, as its runtime put it in its keep
+ * (absolute), into buf; 0, or -1: no keep, or none said. */
+int keeper_snapshot_out(pid_t pid, char *buf, size_t len);
 
 #endif

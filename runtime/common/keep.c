@@ -29,6 +29,7 @@
 #include "fds.h"
 #include "keep.h"
 #include "keepfmt.h"
+#include "outfile.h"
 #include "sandbox.h"
 
 struct keep_head *keep_h;
@@ -359,6 +360,36 @@ void keep_set_root(const void *root)
 {
 	if (keep_h)
 		__atomic_store_n(&keep_h->root, (uint64_t)(uintptr_t)root, __ATOMIC_RELEASE);
+}
+
+/* keep_out's base: a forked child's keep names base.PID. */
+static char keep_out_base[sizeof ((struct keep_head *)0)->out];
+
+/* The header's out: base, or base.PID in a child's keep. */
+static void out_put(struct keep_head *h)
+{
+	char pid[24];
+	size_t n = strlen(keep_out_base);
+
+	outfile_u64(pid, (uint64_t)getpid());
+	if (!keep_out_base[0] || n + (keep_is_child ? strlen(pid) + 1 : 0) >= sizeof h->out) {
+		h->out[0] = 0;
+		return;
+	}
+	memcpy(h->out, keep_out_base, n + 1);
+	if (keep_is_child) {
+		h->out[n] = '.';
+		memcpy(h->out + n + 1, pid, strlen(pid) + 1);
+	}
+}
+
+void keep_out(const char *base)
+{
+	if (strlen(base) >= sizeof keep_out_base)
+		return;
+	memcpy(keep_out_base, base, strlen(base) + 1);
+	if (keep_h && keep_h->pid == (int32_t)getpid())
+		out_put(keep_h);
 }
 
 static void lk_take(void)
@@ -723,6 +754,7 @@ static int child_keep(struct keep_head *h, int fd, size_t snap, size_t have)
 	keep_dev = (uint64_t)st.st_dev;
 	keep_ino = (uint64_t)st.st_ino;
 	keep_is_child = 1;
+	out_put(h);
 	/* Not sent (the launcher is gone, its queue full): the keep serves
 	 * as any, and only a death by a signal loses the profile. */
 	if (sendmsg(keep_sock, keep_kid_msg(&m, pid, (int32_t)getppid(), fd),

@@ -55,6 +55,9 @@ int keep_has(const void *p);
 
 /* The collector's root: what the launcher starts reading from. */
 void keep_set_root(const void *root);
+/* The data file the process writes: base (absolute), and in a forked
+ * child base.PID (keep_fork_child adds it).  Outside signal context. */
+void keep_out(const char *base);
 /* An INFO entry (key, value: copied) the file must have; a COUNTERS
  * entry (name, unit), in column order.  Outside signal context. */
 void keep_info(const char *key, const char *val);

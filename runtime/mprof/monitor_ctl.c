@@ -149,6 +149,7 @@ void mon_config(void)
 	}
 	s = getenv("MPROF_OUT");
 	resolve(mon.out, s && *s ? s : "mprof.data");
+	keep_out(mon.out); /* for mprof snapshot: the environment may not last */
 	if (parse_u64(getenv("MPROF_AUTOSAVE"), &v) == 0 && v <= INT_MAX && !mon.autosave)
 		autosave_set((int)v);
 	if (parse_u64(getenv("MPROF_ROOT_PID"), &v) == 0)

@@ -5,7 +5,7 @@
 # Go's heap profile endpoint does.  Files numbered FILE.snapshot.N, each
 # read by the tables and every export; sampled or exact.
 . "$(dirname "$0")/../lib.sh"
-plan 17
+plan 18
 cd "$T" || exit 1
 cc -g -O0 -o server "$TOP/tests/progs/rt_server.c" || exit 1
 
@@ -59,6 +59,21 @@ for f in folded pprof html; do
 done
 like "$("$MPROF" diff ./server s.data.snapshot.1 s.data.snapshot.2 2>&1)" "grow_b" \
 	"diff of two snapshots: what grew"
+
+# A server that writes over its environment (its process title): the
+# file's place was read from MPROF_OUT there, and its snapshots went to
+# mprof.data.snapshot.N in the caller's directory, saying nothing.  The
+# runtime now names its file in the keep.
+rm -f go stop out
+mkdir -p sub
+(cd sub && exec "$MPROF" run -o "$T/t.data" ../server title > ../out 2>&1) &
+launcher=$!
+until_line out "phase 1"
+tpath=$("$MPROF" snapshot "$(child_of $launcher)")
+touch sub/go sub/stop
+wait $launcher
+is "$tpath/$(calls "$tpath" grow_a)" "$T/t.data.snapshot.1/1000" \
+	"a process that wrote over its environment: the snapshot beside its file"
 
 # The sampled monitor: a snapshot is sampled too.
 rm -f go stop out

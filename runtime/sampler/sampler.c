@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -32,6 +33,7 @@
 #include "altstack.h"
 #include "execs.h"
 #include "fds.h"
+#include "format.h"
 #include "io.h"
 #include "kcpu.h"
 #include "keep.h"
@@ -110,6 +112,54 @@ static void rearm(struct cp_thread *t, int r, uint64_t consumed)
 	}
 }
 
+/* This library's code (its executable segment): own_text sets it. */
+static uintptr_t own_lo, own_hi;
+
+static int own_segment(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t self = (uintptr_t)arg;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && self - lo < ph->p_memsz) {
+			own_lo = lo;
+			own_hi = lo + ph->p_memsz;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Once, before the first sample. */
+static void own_text(void)
+{
+	dl_iterate_phdr(own_segment, (void *)(uintptr_t)own_text);
+}
+
+/*
+ * A sample in the sampler's own work inside an interposed call (io.c's
+ * io_kend, kcpu.c's drains after the real read returned: 5% of dd bs=4k's
+ * samples, named io_kend, kc_call_drain, io_kbegin) goes to the call the
+ * program made: the leading frames in this library fold into the
+ * outermost of them, the exported wrapper (read).  Its frame 0 is then a
+ * return address.
+ */
+static int fold_own(uint64_t *f, int n, uint32_t *flags)
+{
+	int k = 0;
+
+	while (k + 1 < n && f[k] - own_lo < own_hi - own_lo && f[k + 1] - own_lo < own_hi - own_lo)
+		k++;
+	if (!k)
+		return n;
+	memmove(f, f + k, (size_t)(n - k) * sizeof *f);
+	*flags &= ~(uint32_t)FORMAT_STACK_PC_FIRST;
+	return n - k;
+}
+
 /* The interrupted stack, walked at most once per signal. */
 struct caught {
 	const void *uc;
@@ -127,6 +177,8 @@ static void record(struct cp_thread *t, struct caught *c, int col, uint64_t hits
 	}
 	if (c->n < 0) {
 		c->n = unwind_capture_context(c->uc, t->frames, CP_MAX_DEPTH, &c->flags);
+		if (c->n > 1)
+			c->n = fold_own(t->frames, c->n, &c->flags);
 		/* A Python program: its frames in place of the eval loop's. */
 		if (cp.py && t->lframes) {
 			uint64_t before = py_safe_syscalls;
@@ -429,6 +481,7 @@ __attribute__((constructor(101))) static void cp_start(void)
 	s = env("ROOT_PID");
 	cp.root_pid = s && *s ? (pid_t)atol(s) : getpid();
 	cp_pid = getpid();
+	own_text();
 	out_path();
 	if (!cp.out[0]) {
 		cp_warn("output file name too long; nothing sampled", NULL, NULL);

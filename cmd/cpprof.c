@@ -982,9 +982,18 @@ int main(int argc, char **argv)
 		free(copy);
 	} else if (!isatty(0)) {
 		char line[4096];
-		while (fgets(line, sizeof(line), stdin))
+		int any = 0;
+
+		while (fgets(line, sizeof(line), stdin)) {
+			any = 1;
 			if (run(&s, line))
 				break;
+		}
+		/* Run from a script or an editor with nothing on its input: it
+		 * printed nothing and said nothing. */
+		if (!any)
+			fprintf(stderr, "cpprof: no commands on standard input (not a terminal): give "
+					"them with -c, as -c 'function; down'\n");
 	} else {
 		interactive(&s);
 	}

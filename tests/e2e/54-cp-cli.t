@@ -2,7 +2,7 @@
 # one line on stderr and exit status 2, before anything runs; --help is
 # the usage on standard output, exit 0 (issue 22, item 8).
 . "$(dirname "$0")/../lib.sh"
-plan 32
+plan 33
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
 
@@ -113,4 +113,9 @@ is "$?/$(cat err)" "2/cpprof: no function named 'main' in this profile" "strippe
 out=$("$CPPROF" -c 'down start_thread' ./stripped s.data)
 like "$out" '^0\.[0-9]+ \(start_thread stripped\+0x[0-9a-f]+\) \[[0-9]+\]$' \
 	"stripped: down from a function it names: the threads' paths"
+# Commands from an input that is not a terminal and holds none (a script,
+# an editor): nothing was printed and nothing said.
+"$CPPROF" "$T/t.data" < /dev/null > "$T/out" 2> "$T/err"
+is "$?/$(cat "$T/out")/$(cat "$T/err")" "0//cpprof: no commands on standard input (not a terminal): give them with -c, as -c 'function; down'" \
+	"no commands on a non-terminal input: one line says how to give them"
 done_testing

@@ -244,7 +244,43 @@ struct addrcache {
 	size_t nslots, n, max; /* at most max distinct addresses */
 	uint32_t *pool;
 	size_t npool, cap;
+	const struct profile *p; /* its modules: a stripped program's main */
+	uint32_t start_fn[2];    /* __libc_start_call_main, __libc_start_main */
 };
+
+/* The module that holds addr, or NULL. */
+static const struct prof_module *module_at(const struct profile *p, uint64_t addr)
+{
+	for (size_t i = 0; i < p->nmodules; i++)
+		if (addr >= p->modules[i].start && addr < p->modules[i].end)
+			return &p->modules[i];
+	return NULL;
+}
+
+/*
+ * Whether site x, called from the end of path a, is a stripped program's
+ * main: no name, but the function glibc's __libc_start_call_main (before
+ * 2.34, __libc_start_main) calls from another object (it calls exit and
+ * _setjmp in its own).  Its frames outer to it drop as main's do: a
+ * stripped sort's every chain began sort+0x6560 > __libc_start_main >
+ * __libc_start_call_main (cpprof's views already took it for main).
+ * Looked at near the outermost frame only.  addr: x's frame's address.
+ */
+static int stripped_main(const struct model *m, const struct addrcache *ac, const struct at *a,
+			 uint32_t x, uint64_t addr)
+{
+	uint32_t caller;
+	const struct prof_module *me, *them;
+
+	if (a->main != MODEL_NONE || a->node == MODEL_NONE || a->n > 8 || !ac->p)
+		return 0;
+	caller = m->site[a->node];
+	if (m->sites[caller].fn != ac->start_fn[0] && m->sites[caller].fn != ac->start_fn[1])
+		return 0;
+	me = module_at(ac->p, m->sites[x].func_addr ? m->sites[x].func_addr : addr);
+	them = module_at(ac->p, m->sites[caller].func_addr);
+	return me && them && me->path && them->path && strcmp(me->path, them->path) != 0;
+}
 
 static void ac_grow(struct addrcache *a)
 {
@@ -450,9 +486,12 @@ static int own_frames(struct model *m, struct addrcache *ac, struct symbols *sy,
 
 		k = cnt[d] & ~AC_MARKED;
 		if (!(cnt[d] & AC_MARKED)) {
-			while (k-- > 0)
+			while (k-- > 0) {
+				if (a->n <= 8 && stripped_main(m, ac, a, e[k], frames[d]))
+					a->main = a->n;
 				if (node_new(m, a, e[k]) < 0)
 					return -1;
+			}
 			k = 0;
 		}
 		while (k-- > 0) {
@@ -557,6 +596,9 @@ int model_from_profile(struct model *m, const struct profile *p, struct symbols 
 	 * has about 1 per 40; an allocation profile far fewer). */
 	ac.max = p->size / 4 + (1u << 14);
 	m->main_fn = strtab_intern(m->fns, "main");
+	ac.p = p;
+	ac.start_fn[0] = strtab_intern(m->fns, "__libc_start_call_main");
+	ac.start_fn[1] = strtab_intern(m->fns, "__libc_start_main");
 	m->lang = langview_open(p);
 	m->lisp = lispview_open(p);
 	if (m->lisp)

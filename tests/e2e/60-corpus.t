@@ -145,7 +145,7 @@ if ! missing git git git; then
 	git init -q -b main "$T/git.d/repo" && git -C "$T/git.d/repo" fast-import --quiet < "$T/git.import"
 	EXPECT_RE='^[0-9a-f]{7,} step 200$'
 	EXE=$(readlink -f "$(command -v git)")
-	M_NAMES='inflateInit2_ git\+0x[0-9a-f]+' C_NAMES='__libc_start_main git\+0x[0-9a-f]+'
+	M_NAMES='inflateInit2_ git\+0x[0-9a-f]+' C_NAMES='inflate git\+0x[0-9a-f]+'
 	corpus git -C repo log -p --format='%h %s'
 fi
 

@@ -473,7 +473,7 @@ static int cmd_timeline(int argc, char **argv)
 			as_csv = 1;
 		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			printf(TIMELINE_USAGE "\n"
-			       "The heap over time (live bytes against seconds, the peak marked #,\n"
+			       "The heap over time (live bytes against seconds, the peak marked ^,\n"
 			       "the largest stacks in letters A-H with a key), or with --csv a header\n"
 			       "time_s,live_bytes,live_objects,allocated_bytes,mark,stack_N...\n"
 			       "and one row a point (mark: peak, end; stack_N: the live bytes of\n"

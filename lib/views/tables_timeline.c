@@ -39,7 +39,11 @@ static const char *human(char *buf, size_t len, uint64_t n)
 	return buf;
 }
 
-static void csv(FILE *out, const struct prof_timeline *t)
+static uint64_t top_bytes(const struct prof_tl_point *q, uint32_t slot, const uint64_t *peak);
+
+/* The points, a line each; a stack's column empty where it had no bytes
+ * known (the peak's point: the file's peak counters, peak[]). */
+static void csv(FILE *out, const struct prof_timeline *t, const uint64_t *peak)
 {
 	fputs("time_s,live_bytes,live_objects,allocated_bytes,mark", out);
 	for (uint32_t k = 0; k < t->ntrack; k++)
@@ -62,12 +66,10 @@ static void csv(FILE *out, const struct prof_timeline *t)
 			q->ns / 1000000000u, q->ns / 1000 % 1000000, q->live, q->objects, q->allocated,
 			mark);
 		for (uint32_t k = 0; k < t->ntrack; k++) {
-			uint32_t j;
+			uint64_t v = top_bytes(q, k, peak);
 
-			for (j = 0; j < q->ntop && q->top[j].slot != k; j++)
-				;
-			if (j < q->ntop)
-				fprintf(out, ",%" PRIu64, q->top[j].bytes);
+			if (v)
+				fprintf(out, ",%" PRIu64, v);
 			else
 				fputc(',', out);
 		}
@@ -75,12 +77,19 @@ static void csv(FILE *out, const struct prof_timeline *t)
 	}
 }
 
-/* The peak's share of stack i (its peak counters), or 0. */
+/* The peak's share of stack i (its peak counters), or 0; without a
+ * model (the CSV's), from the file's own counter. */
 static uint64_t at_peak(const struct model *m, const struct profile *p, uint64_t i)
 {
 	uint64_t buf[FORMAT_MAX_COUNTERS];
+	int k;
 
-	if (!m || !m->has_peak || m->nstacks != p->nstacks || i >= m->nstacks)
+	if (!m) {
+		if (i >= p->nstacks || (k = reader_counter(p, "peak_bytes")) < 0)
+			return 0;
+		return reader_counts(p, i, buf)[k];
+	}
+	if (!m->has_peak || m->nstacks != p->nstacks || i >= m->nstacks)
 		return 0;
 	return model_peak(m, model_counts(m, &m->stacks[i], buf));
 }
@@ -194,10 +203,6 @@ int tables_timeline(FILE *out, const struct profile *p, const struct model *m, i
 
 	if (!t || !t->npoints)
 		return -1;
-	if (as_csv) {
-		csv(out, t);
-		return 0;
-	}
 	tmax = t->points[t->npoints - 1].ns;
 	/* The peak counters are one run's peak shares; a merged file's
 	 * (runs side by side) are the runs' summed: no one point's. */
@@ -205,6 +210,12 @@ int tables_timeline(FILE *out, const struct profile *p, const struct model *m, i
 		merged |= (t->points[i].flags & FORMAT_TL_RUN) != 0;
 	for (uint32_t k = 0; k < t->ntrack && !merged; k++)
 		best[k] = peak[k] = at_peak(m, p, t->track[k]);
+	/* The CSV's peak row too: its stacks' bytes from the peak counters
+	 * (they were empty there, where a plot of them wants them most). */
+	if (as_csv) {
+		csv(out, t, peak);
+		return 0;
+	}
 	/* Each column shows the point in its span of time with the most live
 	 * bytes; a column with none, the last point before it (the heap held
 	 * there). */
@@ -248,7 +259,7 @@ int tables_timeline(FILE *out, const struct profile *p, const struct model *m, i
 	fprintf(out, "\n%u points over %" PRIu64 ".%03" PRIu64 " s", t->npoints, tmax / 1000000000u,
 		tmax / 1000000 % 1000);
 	if (pk)
-		fprintf(out, "; peak %s live at %" PRIu64 ".%03" PRIu64 " s (#)",
+		fprintf(out, "; peak %s live at %" PRIu64 ".%03" PRIu64 " s (^)",
 			human(a, sizeof a, pk->live), pk->ns / 1000000000u, pk->ns / 1000000 % 1000);
 	fputc('\n', out);
 	if (t->flags & FORMAT_TL_ESTIMATES)

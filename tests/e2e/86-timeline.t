@@ -15,7 +15,7 @@
 # two curves.  A program killed by SIGKILL has its timeline salvaged.  The section's bad cases are the reader's unit test's
 # (tests/unit/test_reader.c).
 . "$(dirname "$0")/../lib.sh"
-plan 35
+plan 36
 cc_prog "$T/phases" phases.c || exit 1
 cc_prog "$T/temps" temps.c || exit 1
 cd "$T" || exit 1
@@ -44,12 +44,17 @@ peak_hdr=$("$MPROF" ./phases ph.data | sed -n '1s/.*, peak \([0-9]*\) bytes live
 is "$(awk -F, '$5 ~ /peak/ { print $2 }' ph.csv)/$peak_hdr" "31457380/31457380" \
 	"the peak is a point: 30 MiB and a churn block, as the header says"
 is "$(awk -F, '$5 ~ /peak/ { print $3 }' ph.csv)" "31" "the peak's point: 31 objects live"
+# The peak's row gives its stacks' bytes too, from the peak counters (its
+# stack columns were empty, where the chart has them: phase_one's 10 MiB
+# and phase_two's 20 MiB).
+is "$(awk -F, '$5 ~ /peak/ { s = ""; for (i = 6; i <= NF; i++) if ($i != "") s = s $i " "; print s }' ph.csv)" \
+	"10485760 20971520 " "the peak's point: its stacks' bytes, from the peak counters"
 is "$(tail -n 1 ph.csv | cut -d, -f2,3,5)" "5242880,5,end" "the last point: 5 MiB in 5 objects, the end"
 is "$(tail -n 1 ph.csv | cut -d, -f4)" "$(info ph.data bytes)" "the last point: every byte allocated"
 n=$(awk 'END { print NR - 1 }' ph.csv)
 ok $([ "$n" -ge 50 ] && [ "$n" -le 514 ]; echo $?) "$n points: every MiB's move seen, bounded by the table (512, the peak and the end)"
 "$MPROF" timeline ./phases ph.data > chart
-like "$(sed -n 2p chart)" "points over 0\.[0-9]* s; peak 30MiB live at 0\.[0-9]* s \(#\)$" "the chart's heading: the peak"
+like "$(sed -n 2p chart)" "points over 0\.[0-9]* s; peak 30MiB live at 0\.[0-9]* s \(\^\)$" "the chart's heading: the peak, marked ^ under its column"
 like "$(grep '^   A ' chart)" 'A +20MiB +20MiB +main > phase_two$' "the key: A is phase_two, 20 MiB at the peak"
 like "$(grep '^   B ' chart)" 'B +10MiB +10MiB +main > phase_one$' "B is phase_one, 10 MiB"
 # 18 rows; the bottom one is phase_one's (B) from the start to the end,

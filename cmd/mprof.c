@@ -399,14 +399,18 @@ static int cmd_show(int argc, char **argv)
 			mflags |= MODEL_KEEP_ABOVE_MAIN;
 		else if (strcmp(a, "-full-names") == 0)
 			o.full_names = 1;
-		else if (strcmp(a, "-depth") == 0) {
+		else if (strcmp(a, "-depth") == 0 || strncmp(a, "-depth=", 7) == 0) {
+			/* -depth N, or -depth=N (--depth=3 was refused) */
+			const char *v = a[6] == '=' ? a + 7 : NULL;
 			char *end;
 			long d;
-			if (i + 1 >= argc)
+			if (!v && i + 1 >= argc)
 				die("-depth needs a number");
-			d = strtol(argv[++i], &end, 10);
-			if (*end || d < 1 || d > 1000)
-				die("-depth: '%s' is not a number from 1 to 1000", argv[i]);
+			if (!v)
+				v = argv[++i];
+			d = strtol(v, &end, 10);
+			if (!*v || *end || d < 1 || d > 1000)
+				die("-depth: '%s' is not a number from 1 to 1000", v);
 			o.depth = (int)d;
 		} else if (strcmp(a, "-help") == 0 || strcmp(a, "-h") == 0) {
 			usage(stdout);

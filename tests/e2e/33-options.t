@@ -2,7 +2,7 @@
 # -noleaktable; libc callbacks (qsort) and shared libraries.  And --help
 # after a verb: its usage on standard output, exit 0 (issue 22, item 8).
 . "$(dirname "$0")/../lib.sh"
-plan 14
+plan 15
 cc_prog "$T/qsortcb" qsortcb.c
 "$MPROF" run -o "$T/q.data" "$T/qsortcb"; ok $? "qsort program runs"
 out=$("$MPROF" "$T/q.data")
@@ -10,6 +10,7 @@ like "$out" '^ +1000 \(\*\*\) +1 +1000 \(74\) +\.\.\. > .* > cmp$' "leak inside 
 like "$out" '^ +\*\* +1336 .* +8  cmp$' "cmp allocated directly: 1336 bytes in 8 calls"
 out=$("$MPROF" -depth 100 "$T/q.data")
 like "$out" ' main > qsort(_r)? > .* > cmp$' "-depth 100: the whole chain from main, through libc's qsort"
+is "$("$MPROF" --depth=100 "$T/q.data")" "$out" "--depth=100 as -depth 100 (it was an unknown option)"
 out=$("$MPROF" -offsets "$T/q.data")
 like "$out" 'cmp\+[0-9]+$' "-offsets: +n call-site offsets"
 out=$("$MPROF" -lines "$T/q.data")

@@ -167,6 +167,20 @@ static __attribute__((noinline)) void *malloc_sample(size_t n, int counted)
 	/* Inside the monitor (its own allocations) nothing is recorded. */
 	if (p && !mon_guard)
 		mon_sample_alloc(p, n, &f0_, counted);
+	/* A failed one, most often huge (its size took the countdown past
+	 * zero, which sent it here): out of the exact totals again, and the
+	 * countdown as it was.  Python's five MemoryErrors of bytearray(1 <<
+	 * 46) were 5 * 2^46 bytes in them, and each made the thread's next
+	 * small allocation a sample standing for 5,243.  (A small one that
+	 * fails on the fast path stays counted.) */
+	if (!p && counted) {
+		struct blocks_thread *t = blocks_self;
+
+		if (t) {
+			t->s_allocs--;
+			t->s_left += (int64_t)n;
+		}
+	}
 	return p;
 }
 

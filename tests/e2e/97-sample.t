@@ -9,7 +9,7 @@
 # views and pprof say the figures are estimates; the keep holds a sampled
 # profile too.
 . "$(dirname "$0")/../lib.sh"
-plan 24
+plan 25
 cd "$T" || exit 1
 
 cc -g -O1 -pthread -o share "$TOP/tests/progs/sample_share.c" || exit 1
@@ -120,5 +120,12 @@ done
 # free: none is a temporary (the exact monitor: 0); sampled, 839.
 MPROF_SAMPLE_SEED=1 "$MPROF" run --sample -o apart.data ./reuse apart 1000
 is "$(folded apart.data temp_objects)" 0 "sampled: frees not sampled between a sample and its free: no temporary"
+# A malloc that fails (2^46 bytes) was in the exact totals, and made the
+# next small allocation a sample standing for 5,243: three of 100 bytes
+# estimated 10,486 allocations.
+"$MPROF" run -o fx.data ./reuse fail 3
+MPROF_SAMPLE_SEED=1 "$MPROF" run --sample -o fs.data ./reuse fail 3
+is "$(info fs.data allocs)/$(info fs.data bytes)/$(folded fs.data alloc_objects)" "$(info fx.data allocs)/$(info fx.data bytes)/0" \
+	"sampled: a failed malloc is in no total and makes no sample"
 
 done_testing

@@ -469,6 +469,23 @@ static void cut_note(const struct session *s)
 		       100.0 * (double)cut / (double)all);
 }
 
+/* Under a downward profile whose root holds under half the samples: where
+ * the rest are (a threaded program's workers, under start_thread: the
+ * profile from main showed 0.05 and said nothing of the 0.95). */
+static void outside(const struct session *s, const struct cp_result *r, const char *root)
+{
+	uint64_t in = 0;
+
+	for (size_t i = 0; i < r->n; i++)
+		if (r->e[i].len == 1)
+			in += r->e[i].hits;
+	if (!r->total || 2 * in >= r->total)
+		return;
+	printf("(%.2f of the samples are not under %s: `threads` lists the threads, "
+	       "`function` shows every function; `down start_thread` for a program's threads)\n",
+	       (double)(r->total - in) / (double)r->total, root ? root : s->root ? s->root : "the root");
+}
+
 static int show(struct session *s, enum view v, const char *root)
 {
 	static const char *const what[] = { "down", "up", "function", "body", "tree" };
@@ -486,6 +503,7 @@ static int show(struct session *s, enum view v, const char *root)
 			break;
 		header(s, "Downward Call Path Profile", "usage_fraction (call_path) [#raw_samples]");
 		print_paths(s, &r, 0);
+		outside(s, &r, root);
 		break;
 	case V_UP:
 		if ((rc = callpath_up(&in, set, &r)) < 0)

@@ -4,7 +4,7 @@
 # A program with a SIGPROF profiler of its own keeps it, and gets none of
 # the sampler's signals.
 . "$(dirname "$0")/../lib.sh"
-plan 18
+plan 19
 CPPROF=$B/bin/cpprof
 cc -O2 -g -pthread -o "$T/cp_threads" "$TOP/tests/progs/cp_threads.c" || exit 1
 cc -O2 -g -o "$T/cp_fork" "$TOP/tests/progs/cp_fork.c" || exit 1
@@ -19,6 +19,10 @@ n=$(printf '%s\n' "$thr" | awk '!/main/ && /^0\./ { gsub(/[][]/, "", $3); if (mi
 ok $([ "${n:-0}" -ge 200 ]; echo $?) "each worker: at least 200 samples for its 0.3 s ($n)"
 like "$("$CPPROF" -c 'down worker' ./cp_threads th.data)" '^0\.9[0-9]+ \(worker burn\) \[[0-9]+\]$' \
 	"workers' stacks: start_thread > worker > burn"
+# The profile from main holds the main thread's few samples: it said
+# nothing of the workers' (a helper walking the docs took it for all).
+like "$("$CPPROF" -c down ./cp_threads th.data)" '^\(0\.[0-9]+ of the samples are not under main: `threads` lists the threads' \
+	"down from main says what share of the samples lies outside it"
 
 # Short threads: a thread's first sample boundary is drawn as if it joined
 # a run already going (state.h's cp_draw_first), so its CPU time is

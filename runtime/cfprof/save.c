@@ -133,6 +133,7 @@ struct plan {
 	uint64_t *first;
 	struct cf_chunk **chunk;
 	uint64_t *used;
+	uint64_t *nout; /* per thread: its nodes to write (mark) */
 	uint64_t nthreads, nstacks;
 	void *mem;
 	size_t len;
@@ -205,7 +206,7 @@ static int plan_make(struct plan *p)
 			nc++;
 	}
 	nc += nt; /* threads may add a chunk meanwhile: a chunk more is kept */
-	p->len = nt * sizeof(void *) + (nt + 1) * 8 + nc * (sizeof(void *) + 8);
+	p->len = nt * sizeof(void *) + (nt + 1) * 8 + nc * (sizeof(void *) + 8) + nt * 8;
 	m = mmap(NULL, p->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
 		return -1;
@@ -214,6 +215,7 @@ static int plan_make(struct plan *p)
 	p->first = (uint64_t *)(m + nt * sizeof(void *));
 	p->chunk = (struct cf_chunk **)(m + nt * sizeof(void *) + (nt + 1) * 8);
 	p->used = (uint64_t *)(m + nt * sizeof(void *) + (nt + 1) * 8 + nc * sizeof(void *));
+	p->nout = p->used + nc;
 	p->nthreads = nt;
 	p->nstacks = 0;
 	for (struct cf_thread *t = head; t; t = t->next)
@@ -228,7 +230,7 @@ static int plan_make(struct plan *p)
 	p->first[p->nthreads] = k;
 	sum_repeats(p);
 	for (uint64_t i = 0; i < p->nthreads; i++)
-		p->nstacks += mark(p, i);
+		p->nstacks += p->nout[i] = mark(p, i);
 	return 0;
 }
 
@@ -250,8 +252,8 @@ static void put_node(struct format_writer *w, struct cf_node *x, uint64_t index)
 				 x->depth - 1, &f, c, nc);
 }
 
-/* Each node to write, in order: put_node, or its thread's id. */
-static void put_all(struct format_writer *w, const struct plan *p, int tids)
+/* Each node to write, in order. */
+static void put_all(struct format_writer *w, const struct plan *p)
 {
 	uint64_t size = tree_node_size(), index = 0;
 
@@ -259,11 +261,7 @@ static void put_all(struct format_writer *w, const struct plan *p, int tids)
 		for (uint64_t k = p->first[i]; k < p->first[i + 1]; k++)
 			for (uint64_t off = 0; off + size <= p->used[k]; off += size) {
 				struct cf_node *x = at(p, k, off);
-				if (!x->need)
-					continue;
-				if (tids)
-					format_put_u32(w, p->t[i]->tid);
-				else
+				if (x->need)
 					put_node(w, x, index++);
 			}
 }
@@ -272,11 +270,14 @@ static void put_stacks(struct format_writer *w, const struct plan *p)
 {
 	format_begin_section(w, FORMAT_SEC_STACKS);
 	format_put_u64(w, p->nstacks);
-	put_all(w, p, 0);
+	put_all(w, p);
 	format_end_section(w);
+	/* Each node's thread, in the same order: a thread's are together. */
 	format_begin_section(w, FORMAT_SEC_THREADS);
 	format_put_u64(w, p->nstacks);
-	put_all(w, p, 1);
+	for (uint64_t i = 0; i < p->nthreads; i++)
+		for (uint64_t j = 0; j < p->nout[i]; j++)
+			format_put_u32(w, p->t[i]->tid);
 	format_end_section(w);
 }
 

@@ -31,8 +31,8 @@
 #define CF_N_CALLS  16
 #define CF_N_FN     24
 #define CF_N_WAY    32
-#define CF_WAYS     16
-#define CF_SET_MASK 0x70 /* (fn & CF_SET_MASK) * 2: the byte offset of fn's set */
+#define CF_WAYS     8
+#define CF_SET_MASK 0x30 /* (fn & CF_SET_MASK) * 2: the byte offset of fn's set */
 #define CF_L2_MASK  0x3fff0 /* (X ^ fn) & CF_L2_MASK: the byte offset of
 			     * (X, fn)'s entry in the thread's cache */
 #define CF_F_SP     0
@@ -49,6 +49,12 @@
  * node (path at depth CF_MAX_TREE - 1, function), so call counts stay exact
  * and the file stays within the format's depth (FORMAT_MAX_DEPTH). */
 #define CF_MAX_TREE 4000
+
+/* A node's children are found on its list of them; past CF_NARROW, in the
+ * thread's table (tree_find).  A new path's node then costs no look-up in
+ * a table the size of the tree, a cache miss each (issue: a C++ test
+ * suite under cfprof, millions of paths). */
+#define CF_NARROW 8
 
 /* CF_SELF: a direct recursive call (fn calling fn): its target is its
  * parent.  Such calls do not move `current`, so they push nothing: they
@@ -86,11 +92,16 @@ struct cf_node {
 				  * function, its caller's (the parent) */
 	struct cf_node *parent;  /* the path without fn; NULL for the root */
 	struct cf_node *self;    /* the CF_SELF node of selffn */
+	struct cf_node *kids;    /* its children, the newest first */
+	struct cf_node *sib;     /* its parent's child made before it */
 	uint64_t rsum;           /* the save: the rcalls that are its calls */
 	uint32_t depth;          /* functions on the path */
 	uint32_t flags;          /* CF_* */
 	uint32_t out;            /* the save: index of its stack, or UINT32_MAX */
 	uint32_t need;           /* the save: it or a descendant has counts */
+	uint32_t nkids;          /* its children: past CF_NARROW, they are in
+				  * the thread's table too */
+	uint32_t pad;
 	uint64_t hits[];         /* one per sampled resource (cf_nres; room
 				  * for cf_stride) */
 };
@@ -161,10 +172,13 @@ struct cf_thread {
 	struct cf_frame park;    /* the top's stand-in in a slow path */
 	uint64_t lost;           /* entries beyond CF_MAX_FRAMES not pushed */
 	struct cf_pair *pairs;   /* its cache of children (cf_tls.pairs) */
-	struct cf_node **slot;   /* (parent, fn) -> node, open addressing; the
-				  * tables it outgrew stay mapped (a hook
+	struct cf_node **slot;   /* (parent, fn) -> node for the children of
+				  * parents with more than CF_NARROW, open
+				  * addressing, made at the first such parent;
+				  * the tables it outgrew stay mapped (a hook
 				  * interrupted in a look-up may read one) */
-	uint64_t mask, used;
+	uint64_t mask, used;     /* the table's slots - 1, nodes in it */
+	uint64_t nodes;          /* nodes made, but its root */
 	struct cf_chunk *chunks, *chunk; /* oldest first; the one filling */
 	struct cf_node *root;
 	uint32_t tid;
@@ -183,7 +197,7 @@ struct cf_thread {
 struct cf_chunk {
 	struct cf_chunk *next;
 	uint64_t size, used;     /* bytes; used is published (release) */
-	uint64_t pad;
+	uint64_t ready;          /* bytes of mem populated (node_new) */
 	char mem[];
 };
 
@@ -200,9 +214,9 @@ struct cf_keep {
 	int32_t stride;   /* cf_stride: the hits a node has room for */
 };
 /* The layout's version: 2 has the children's cache and rcalls in the
- * node. */
+ * node, 3 its list of children. */
 #define CF_KEEP_LAYOUT                                                                       \
-	(0x6366000000000000ull ^ 2ull << 48 ^ (uint64_t)sizeof(struct cf_node) << 8 ^             \
+	(0x6366000000000000ull ^ 3ull << 48 ^ (uint64_t)sizeof(struct cf_node) << 8 ^             \
 	 (uint64_t)sizeof(struct cf_thread) << 20 ^ (uint64_t)sizeof(struct cf_chunk) << 32 ^      \
 	 (uint64_t)sizeof(struct cf_keep) << 40)
 /* The collector's start: the hits a file has (cf_nres), for the keep. */

@@ -30,7 +30,7 @@
 #define CF_N_RCALLS 8
 #define CF_N_CALLS  16
 #define CF_N_FN     24
-#define CF_N_WAY    32
+#define CF_N_WAY    48
 #define CF_WAYS     8
 #define CF_SET_MASK 0x30 /* (fn & CF_SET_MASK) * 2: the byte offset of fn's set */
 #define CF_L2_MASK  0x3fff0 /* (X ^ fn) & CF_L2_MASK: the byte offset of
@@ -83,6 +83,10 @@ struct cf_node {
 				  * CF_SELF node: and the rcalls of the
 				  * nodes whose self it is) */
 	uintptr_t fn;            /* the hooks' this_fn; 0 for a thread's root */
+	/* On fn's line: a walk up the path (is a new node recursive?) or
+	 * along the children of a node (tree.c: kid_of) reads a line a node. */
+	struct cf_node *parent;  /* the path without fn; NULL for the root */
+	struct cf_node *sib;     /* its parent's child made before it */
 	struct cf_way way[CF_WAYS]; /* children found from here (a cache:
 				     * the thread's table has them all) */
 	/* The rest. */
@@ -90,10 +94,8 @@ struct cf_node {
 				  * itself; for a recursive call, the node of
 				  * the path's earlier fn; for an unprofiled
 				  * function, its caller's (the parent) */
-	struct cf_node *parent;  /* the path without fn; NULL for the root */
 	struct cf_node *self;    /* the CF_SELF node of selffn */
 	struct cf_node *kids;    /* its children, the newest first */
-	struct cf_node *sib;     /* its parent's child made before it */
 	uint64_t rsum;           /* the save: the rcalls that are its calls */
 	uint32_t depth;          /* functions on the path */
 	uint32_t flags;          /* CF_* */

@@ -146,21 +146,23 @@ static struct cf_node *at(const struct plan *p, uint64_t k, uint64_t off)
 }
 
 /* The calls of each CF_SELF node counted in the nodes it is the self of
- * (tree.h: rcalls), into its rsum. */
-static void sum_repeats(const struct plan *p)
+ * (tree.h: rcalls), into its rsum; clear: back to 0.  Every rsum is 0
+ * between saves: put_node clears what it wrote, and a node it does not
+ * write has none (a self has counts, and is not unprofiled); a fork's
+ * child clears them all (tree_zero). */
+static void sum_repeats(const struct plan *p, int clear)
 {
 	uint64_t size = tree_node_size();
 
-	for (int pass = 0; pass < 2; pass++)
-		for (uint64_t k = 0; k < p->first[p->nthreads]; k++)
-			for (uint64_t off = 0; off + size <= p->used[k]; off += size) {
-				struct cf_node *x = at(p, k, off);
-				uint64_t r = __atomic_load_n(&x->rcalls, __ATOMIC_RELAXED);
-				if (!pass)
-					x->rsum = 0;
-				else if (r && x->self)
-					x->self->rsum += r;
-			}
+	for (uint64_t k = 0; k < p->first[p->nthreads]; k++)
+		for (uint64_t off = 0; off + size <= p->used[k]; off += size) {
+			struct cf_node *x = at(p, k, off);
+			uint64_t r = __atomic_load_n(&x->rcalls, __ATOMIC_RELAXED);
+			if (clear)
+				x->rsum = 0;
+			else if (r && x->self)
+				x->self->rsum += r;
+		}
 }
 
 /*
@@ -228,7 +230,7 @@ static int plan_make(struct plan *p)
 		}
 	}
 	p->first[p->nthreads] = k;
-	sum_repeats(p);
+	sum_repeats(p, 0);
 	for (uint64_t i = 0; i < p->nthreads; i++)
 		p->nstacks += p->nout[i] = mark(p, i);
 	return 0;
@@ -240,6 +242,7 @@ static void put_node(struct format_writer *w, struct cf_node *x, uint64_t index)
 	uint32_t nc = 1 + (uint32_t)cf_nres;
 
 	c[0] = __atomic_load_n(&x->calls, __ATOMIC_RELAXED) + x->rsum;
+	x->rsum = 0; /* for the next save (sum_repeats) */
 	for (int k = 0; k < cf_nres; k++)
 		c[1 + k] = __atomic_load_n(&x->hits[k], __ATOMIC_RELAXED);
 	x->out = (uint32_t)index;
@@ -293,6 +296,7 @@ int cfsave_save(const char *aside)
 		return -1;
 	}
 	if (outfile_open(&o, cp.out, cp.root_pid, aside, cp_warn) < 0) {
+		sum_repeats(&p, 1);
 		munmap(p.mem, p.len);
 		return -1;
 	}

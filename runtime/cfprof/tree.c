@@ -573,6 +573,7 @@ void tree_zero(void)
 				struct cf_node *n = (struct cf_node *)(c->mem + off);
 				n->calls = 0;
 				n->rcalls = 0;
+				n->rsum = 0; /* a save of the parent's may have been under way */
 				memset(n->hits, 0, (size_t)cf_nres * 8);
 			}
 }

@@ -9,7 +9,7 @@
 # records on.  tests/progs/rt_execs.c: each stage N:SIZE:MS allocates N
 # objects of SIZE bytes and burns MS ms of CPU before it execs the next.
 . "$(dirname "$0")/../lib.sh"
-plan 21
+plan 22
 cd "$T" || exit 1
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
@@ -104,3 +104,9 @@ aside=$("$CFPROF" f.data.exec1)
 is "$(printf '%s\n' "$aside" | awk '$NF == "burn" || $NF == "stage_alloc" { print $NF, $3 }' | sort | tr '\n' ' ')" \
 	"burn 1 stage_alloc 1 " "cfprof: the image before's calls, aside"
 like "$aside" "^run ended: exec'd \\./execs_cf\$" "cfprof: it says how the image ended"
+# 22: a failed exec's save, then the exit's: a direct recursion's calls
+# (counted on its entry's node, summed by each save) are counted once.
+rm -f f.data*
+"$CFPROF" record -o f.data ./execs_cf 1:8:60:fail > /dev/null
+is "$(files f.data*)/$("$CFPROF" -p ./execs_cf f.data | awk '$NF == "countdown" { print $3 }')" "f.data /202" \
+	"cfprof: after a failed exec's save, countdown's 2 x 101 calls counted once"

@@ -12,7 +12,8 @@
  *   kill   the image sends itself SIGKILL at its end
  *   fail   before its exec, an exec of ./notexec (executable, not a
  *          program: ENOEXEC), which fails; it prints the errno, then
- *          allocates N more of SIZE + 1 bytes
+ *          allocates N more of SIZE + 1 bytes and calls countdown again
+ * Each stage calls countdown, a direct recursion 100 deep (101 calls).
  *   fork   the stages after this one run in a forked child (its pid
  *          printed), the first in the child's image, which the image
  *          waits for before its end
@@ -33,6 +34,14 @@ __attribute__((noinline)) static void stage_alloc(int n, int size)
 {
 	for (int i = 0; i < n && i < 4096; i++)
 		keep[i] = malloc((size_t)size);
+}
+
+__attribute__((noinline)) static void countdown(int n)
+{
+	sink++;
+	if (n > 0)
+		countdown(n - 1);
+	sink++;
 }
 
 static double cpu_ms(void)
@@ -64,6 +73,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		stage_alloc(n, size);
+		countdown(100);
 		burn(ms);
 		if (!strcmp(how, "fail")) {
 			char *none[] = { "./notexec", NULL };
@@ -71,6 +81,7 @@ int main(int argc, char **argv)
 			execv("./notexec", none);
 			printf("exec failed: errno %d\n", errno);
 			stage_alloc(n, size + 1);
+			countdown(100);
 		}
 		if (argc <= 2)
 			break;

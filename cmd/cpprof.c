@@ -371,14 +371,15 @@ static void footer(size_t hidden, double threshold)
 {
 	printf("-----------------------------------------------------\n");
 	if (hidden)
-		printf("(%zu entries below the threshold %g not shown)\n", hidden, threshold);
+		printf("(%zu %s below the threshold %g not shown)\n", hidden,
+		       hidden == 1 ? "entry" : "entries", threshold);
 }
 
 /* The end of an entry's line: its exact calls, for cfprof data. */
 static void print_calls(const struct session *s, const struct cp_entry *e)
 {
 	if (s->calls)
-		printf(" {%" PRIu64 " calls}", e->calls);
+		printf(" {%" PRIu64 " %s}", e->calls, e->calls == 1 ? "call" : "calls");
 	putchar('\n');
 }
 
@@ -941,7 +942,9 @@ int main(int argc, char **argv)
 		return cmd_list(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "export") == 0)
 		return export_main(argc - 1, argv + 1,
-				   access("cpprof.data", F_OK) == 0 ? "cpprof.data" : "mprof.data");
+				   access("mprof.data", F_OK) == 0 && access("cpprof.data", F_OK) != 0
+					   ? "mprof.data"
+					   : "cpprof.data");
 	if (argc > 1 && strcmp(argv[1], "merge") == 0)
 		return merge_main(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "diff") == 0)
@@ -965,6 +968,9 @@ int main(int argc, char **argv)
 		}
 	}
 	launch_operands(args, nargs, &exe, &data);
+	if (!data && access("cpprof.data", F_OK) != 0 && access("mprof.data", F_OK) != 0)
+		die("no cpprof.data or mprof.data here: give the profile's file (cpprof record PROG "
+		    "writes cpprof.data)");
 	if (!data)
 		data = access("cpprof.data", F_OK) == 0 ? "cpprof.data" : "mprof.data";
 	if (reader_load(data, &s.p, err, sizeof(err)) < 0)

@@ -77,6 +77,18 @@ static void load(const char *path, struct profile *p)
 		die("%s: %s", path, err);
 }
 
+/* Another tool's profile: which, and the tool that reads it. */
+static void not_mprof(const char *path, const struct profile *p)
+{
+	if (p->kind == FORMAT_KIND_CPPROF)
+		die("%s: not mprof allocation data (a cpprof sample profile): read it with cpprof",
+		    path);
+	if (p->kind == FORMAT_KIND_CFPROF)
+		die("%s: not mprof allocation data (a cfprof call profile): read it with cfprof",
+		    path);
+	die("%s: not mprof allocation data", path);
+}
+
 /*
  * Every frame of every stack, or with --shared each stack's own frames
  * then "^REF:N" (the outermost N frames of stack REF, counted from 0), as
@@ -440,8 +452,7 @@ static int cmd_show(int argc, char **argv)
 		exe = exebuf;
 	}
 	if (p.kind != FORMAT_KIND_MPROF)
-		die("%s: %s data, not mprof allocation data", data,
-		    p.kind == FORMAT_KIND_CPPROF ? "cpprof sample" : "unknown kind of");
+		not_mprof(data, &p);
 	sy = symbols_open(&p, exe);
 	if (!sy)
 		die("out of memory opening symbols");
@@ -494,7 +505,7 @@ static int cmd_timeline(int argc, char **argv)
 	launch_operands(args, nargs, &exe, &data);
 	load(data, &p);
 	if (p.kind != FORMAT_KIND_MPROF)
-		die("%s: not mprof allocation data", data);
+		not_mprof(data, &p);
 	if (!p.timeline || !p.timeline->npoints)
 		die("%s: has no timeline (written by a monitor from before the timeline, or salvaged "
 		    "before its first point)",

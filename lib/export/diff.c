@@ -360,7 +360,10 @@ int export_diff_main(int argc, char **argv, int tables)
 		if (fabs(rows[i].new - rows[i].base) < threshold && rows[i].new < threshold &&
 		    rows[i].base < threshold)
 			continue;
-		printf("%.5f %.5f %+.5f (%s)\n", rows[i].base, rows[i].new, rows[i].new - rows[i].base,
+		double d = rows[i].new - rows[i].base;
+
+		/* A change that rounds to 0 prints +0.00000, never -0.00000. */
+		printf("%.5f %.5f %+.5f (%s)\n", rows[i].base, rows[i].new, fabs(d) < 5e-6 ? 0.0 : d,
 		       rows[i].key);
 		shown++;
 	}

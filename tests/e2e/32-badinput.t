@@ -1,7 +1,7 @@
 # Bad input: every broken data file gets one line naming the file and the
 # problem, exit status 2, and no partial report; bad options likewise.
 . "$(dirname "$0")/../lib.sh"
-plan 32
+plan 35
 cc_prog "$T/fg" fg.c
 "$MPROF" run -o "$T/good.data" "$T/fg"
 size=$(wc -c < "$T/good.data")
@@ -25,7 +25,10 @@ expect_bad garbage "^mprof: $T/garbage.data: not a profile data file" "$T/fg" "$
 cp "$T/good.data" "$T/version.data"; printf '\007' | dd of="$T/version.data" bs=1 seek=8 conv=notrunc 2>/dev/null
 expect_bad "other version" "format version 7, this tool reads versions 1 to 2" "$T/version.data"
 cp "$T/good.data" "$T/kind.data"; printf '\002' | dd of="$T/kind.data" bs=1 seek=12 conv=notrunc 2>/dev/null
-expect_bad "cpprof data" "cpprof sample data, not mprof" "$T/kind.data"
+expect_bad "cpprof data" "not mprof allocation data [(]a cpprof sample profile[)]: read it with cpprof\$" "$T/kind.data"
+cc -O2 -finstrument-functions -o "$T/fgcf" "$TOP/tests/progs/fg.c" &&
+	"$B/bin/cfprof" record -o "$T/cf.data" "$T/fgcf" > /dev/null || exit 1
+expect_bad "cfprof data" "not mprof allocation data [(]a cfprof call profile[)]: read it with cfprof\$" "$T/cf.data"
 cp "$T/good.data" "$T/flip.data"; printf 'X' | dd of="$T/flip.data" bs=1 seek=$((size - 20)) conv=notrunc 2>/dev/null
 expect_bad "flipped byte" "fails its checksum" "$T/flip.data"
 expect_bad missing "No such file" "$T/nope.data"

@@ -1,7 +1,7 @@
 # cpprof on mprof data: the same weighted stacks, viewed as call path
 # profiles of alloc-bytes, alloc-count and kept-bytes, in batch mode.
 . "$(dirname "$0")/../lib.sh"
-plan 14
+plan 16
 CPPROF=$B/bin/cpprof
 cc -g -O0 -o "$T/widgets" "$TOP/examples/widgets.c"
 "$MPROF" run -o "$T/w.data" "$T/widgets" > /dev/null; ok $? "profiled the widgets"
@@ -17,6 +17,10 @@ out=$("$CPPROF" -c 'resource alloc-count; function' "$T/w.data")
 like "$out" '^0\.49070 make_red_widget \[4907\]$' "alloc-count: 4907 red widgets"
 out=$(printf 'resource alloc-count\nbody\nquit\n' | "$CPPROF" "$T/w.data")
 like "$out" '^1\.00000 make_widget \[10000\]$' "commands from standard input"
+out=$("$CPPROF" -c 'threshold 0.5; function' "$T/w.data")
+like "$out" '^\(1 entry below the threshold 0\.5 not shown\)$' "one entry hidden: 'entry'"
+out=$("$CPPROF" -c 'threshold 0.5; down main' "$T/w.data")
+like "$out" '^\(2 entries below the threshold 0\.5 not shown\)$' "two hidden: 'entries'"
 
 # The paper's F/G recursion: each path credited once.
 cc_prog "$T/fg" fg.c

@@ -2,7 +2,7 @@
 # one line on stderr and exit status 2, before anything runs; --help is
 # the usage on standard output, exit 0 (issue 22, item 8).
 . "$(dirname "$0")/../lib.sh"
-plan 33
+plan 34
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
 
@@ -41,6 +41,10 @@ like "$(cat "$T/out")" "^Lists the resources" "and says what the verb does"
 "$CPPROF" -c 'threshold nan; threshold 0x1p-2' "$T/t.data" > /dev/null 2> "$T/err"
 is "$?/$(cat "$T/err")" "2/cpprof: threshold: bad argument 'nan' (help shows the usage)" \
 	"threshold nan: a bad argument (a hexadecimal fraction is one)"
+# No file named and none of the defaults here: the message says what to give.
+mkdir -p "$T/nothing" && (cd "$T/nothing" && "$CPPROF" -c down) > /dev/null 2> "$T/err"
+is "$?/$(cat "$T/err")" "2/cpprof: no cpprof.data or mprof.data here: give the profile's file (cpprof record PROG writes cpprof.data)" \
+	"no profile here: both default names in the message, and how to make one"
 "$CPPROF" record -o "$T/x.data" "$T/no/such/prog" 2> "$T/err"
 is "$?/$(cat "$T/err")" "127/cpprof: record: cannot run $T/no/such/prog: No such file or directory" "a program that cannot run: 127"
 mkdir -p "$T/adir"

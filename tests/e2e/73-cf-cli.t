@@ -6,7 +6,7 @@
 # (missing, empty, truncated, garbage, mprof's or cpprof's data) is one
 # line on stderr naming the file, exit status 2, nothing on stdout.
 . "$(dirname "$0")/../lib.sh"
-plan 57
+plan 59
 CFPROF=$B/bin/cfprof
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
@@ -98,6 +98,9 @@ like "$cp" '\(f isPrime\)' "cpprof up isPrime: through f"
 like "$cp" '\(g isPrime\)' "cpprof up isPrime: through g"
 cp=$("$CPPROF" -c 'threshold 0; function; down main; tree; threads' ./cf_fg fg.data 2>&1)
 ok $? "cpprof function, down, tree, threads: exit 0"
+like "$cp" '^[01]\.[0-9]+ main \[[0-9]+\] \{1 call\}$' "cpprof function: main's one call is '{1 call}'"
+cp=$("$CPPROF" -c 'threshold 0.99; function' ./cf_fg fg.data 2>&1)
+like "$cp" '^\([0-9]+ entries below the threshold 0\.99 not shown\)$' "cpprof: entries below the threshold, plural"
 is "$(info fg.data exe)" "$T/cf_fg" "mprof dump: info exe is the program"
 "$MPROF" dump fg.data > /dev/null
 ok $? "mprof dump reads cfprof.data"

@@ -4,7 +4,7 @@
 # paper's primes up to 1000 and up to 3000, where test's share of all calls
 # grows.  And the refusals.
 . "$(dirname "$0")/../lib.sh"
-plan 15
+plan 16
 CFPROF=$B/bin/cfprof
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
@@ -60,4 +60,16 @@ is "$?/$(wc -l < e)" "2/1" "--threshold 1.5: refused"
 "$CFPROF" diff --help > o 2> e
 is "$?/$(head -1 o | awk '{ print $1, $2, $3 }')/$(wc -c < e)" "0/usage: cfprof diff/0" \
 	"diff --help: the usage on standard output, exit 0"
+# A share that falls by less than the last digit shown: +0.00000, not
+# -0.00000 (mprof data: a's 100000 bytes of 200000, then of 200001).
+cat > two.c <<'EOC'
+#include <stdlib.h>
+__attribute__((noinline)) void *a(size_t n) { return malloc(n); }
+__attribute__((noinline)) void *b(size_t n) { return malloc(n); }
+int main(int argc, char **argv) { (void)argc; free(a(100000)); free(b(strtoul(argv[1], 0, 10))); return 0; }
+EOC
+cc -O0 -g -o two two.c || exit 1
+"$MPROF" run -o t1.data ./two 100000 && "$MPROF" run -o t2.data ./two 100001 || exit 1
+like "$("$MPROF" diff --paths --counter alloc_space ./two t1.data t2.data)" '^0\.50000 0\.50000 \+0\.00000 \(main a\)$' \
+	"a change that rounds to zero is +0.00000"
 done_testing

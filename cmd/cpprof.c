@@ -49,6 +49,9 @@ struct session {
 	char *root;
 	double threshold;
 	int sites;
+	uint32_t *same; /* with sites on: each site's first site printed the
+			 * same (two calls on one line are one site), made
+			 * on first use (site_ids), NULL until then */
 	int full_names; /* C++ names as demangled, not simplified */
 	int failed; /* a batch command failed: exit 2 */
 };
@@ -168,15 +171,54 @@ static const char *id_name(const struct session *s, uint32_t id, char *buf, size
 	return buf;
 }
 
-/* callpath's view of a stack: its sites, or with sites off their functions. */
+/* Sites are printed the same when their functions are, and their
+ * file:line (or, without one, their offsets). */
+static int site_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct model_site *x = &((const struct session *)ctx)->m.sites[*(const uint32_t *)a];
+	const struct model_site *y = &((const struct session *)ctx)->m.sites[*(const uint32_t *)b];
+	uint32_t xo = x->loc == MODEL_NO_LOC ? x->offset : 0;
+	uint32_t yo = y->loc == MODEL_NO_LOC ? y->offset : 0;
+
+	if (x->fn != y->fn)
+		return x->fn < y->fn ? -1 : 1;
+	if (x->loc != y->loc)
+		return x->loc < y->loc ? -1 : 1;
+	if (xo != yo)
+		return xo < yo ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+/* s->same, made: sorted by how they print, each group's first id. */
+static void site_ids(struct session *s)
+{
+	uint32_t *order = xcalloc(s->m.nsites + 1, sizeof *order);
+
+	s->same = xcalloc(s->m.nsites + 1, sizeof *s->same);
+	for (size_t i = 0; i < s->m.nsites; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, s->m.nsites, sizeof *order, site_cmp, s);
+	for (size_t i = 0, first = 0; i < s->m.nsites; i++) {
+		if (i) {
+			const struct model_site *x = &s->m.sites[order[first]], *y = &s->m.sites[order[i]];
+			if (x->fn != y->fn || x->loc != y->loc ||
+			    (x->loc == MODEL_NO_LOC && x->offset != y->offset))
+				first = i;
+		}
+		s->same[order[i]] = order[first];
+	}
+	free(order);
+}
+
+/* callpath's view of a stack: its sites (those printed the same as one),
+ * or with sites off their functions. */
 static uint32_t stack_ids(const void *ctx, size_t i, uint32_t *out)
 {
 	const struct session *s = ctx;
 	uint32_t n = model_path(&s->m, &s->m.stacks[i], out);
 
-	if (!s->sites)
-		for (uint32_t j = 0; j < n; j++)
-			out[j] = s->m.sites[out[j]].fn;
+	for (uint32_t j = 0; j < n; j++)
+		out[j] = s->sites ? s->same[out[j]] : s->m.sites[out[j]].fn;
 	return n;
 }
 
@@ -652,6 +694,10 @@ static void set_full_names(struct session *s, int on)
 	model_release(&s->m);
 	s->full_names = on;
 	load_model(s);
+	free(s->same);
+	s->same = NULL;
+	if (s->sites)
+		site_ids(s);
 }
 
 /*
@@ -732,6 +778,8 @@ static int run(struct session *s, char *line)
 	} else if (!strcmp(argv[0], "sites") && argc == 2 &&
 		   (!strcmp(argv[1], "on") || !strcmp(argv[1], "off"))) {
 		s->sites = !strcmp(argv[1], "on");
+		if (s->sites && !s->same)
+			site_ids(s);
 	} else if (!strcmp(argv[0], "full-names") && argc == 2 &&
 		   (!strcmp(argv[1], "on") || !strcmp(argv[1], "off"))) {
 		set_full_names(s, !strcmp(argv[1], "on"));

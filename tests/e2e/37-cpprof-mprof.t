@@ -1,7 +1,7 @@
 # cpprof on mprof data: the same weighted stacks, viewed as call path
 # profiles of alloc-bytes, alloc-count and kept-bytes, in batch mode.
 . "$(dirname "$0")/../lib.sh"
-plan 16
+plan 18
 CPPROF=$B/bin/cpprof
 cc -g -O0 -o "$T/widgets" "$TOP/examples/widgets.c"
 "$MPROF" run -o "$T/w.data" "$T/widgets" > /dev/null; ok $? "profiled the widgets"
@@ -30,6 +30,12 @@ like "$out" '^0\.50000 \(F G F\) \[10\]$' "recursive path (F G F) credited once:
 unlike "$out" '\(F G F G' "recursion collapses: no (F G F G ...) path"
 out=$("$CPPROF" -c 'sites on; down main' "$T/fg.data")
 like "$out" '\(main@fg\.c:[0-9]+ F@fg\.c:[0-9]+' "sites on: call sites as file:line"
+# Two calls on one line are one site: the line's 300 bytes on one row.
+cc_prog "$T/two" two_sites.c
+"$MPROF" run -o "$T/two.data" "$T/two"
+out=$("$CPPROF" -c 'sites on; threshold 0; down main' "$T/two.data")
+is "$(printf '%s\n' "$out" | grep -c '^[0-9.]* (main@two_sites\.c:[0-9]* F@')" 2 "sites on: two rows under main, one a line"
+like "$out" '^0\.42857 \(main@two_sites\.c:19 F@two_sites\.c:[0-9]+\) \[300\]$' "sites on: line 19's two calls as one site, 300 of 700 bytes"
 
 "$CPPROF" -c 'root nosuch' "$T/fg.data" > /dev/null 2> "$T/err"; is $? 2 "unknown root: exit 2 in batch mode"
 like "$(cat "$T/err")" "no function named 'nosuch'" "unknown root: says so"

@@ -106,6 +106,24 @@ static uint64_t top_bytes(const struct prof_tl_point *q, uint32_t slot, const ui
 	return 0;
 }
 
+/* A point's bytes of the tracked slots of group g (grp[k] == g). */
+static uint64_t group_bytes(const struct prof_tl_point *q, uint32_t g, const uint32_t *grp,
+			    uint32_t ntrack, const uint64_t *peak)
+{
+	uint64_t v = 0;
+
+	if ((q->flags & FORMAT_TL_PEAK) && !q->ntop) {
+		for (uint32_t k = 0; k < ntrack; k++)
+			if (grp[k] == g)
+				v += peak[k];
+		return v;
+	}
+	for (uint32_t j = 0; j < q->ntop; j++)
+		if (q->top[j].slot < ntrack && grp[q->top[j].slot] == g)
+			v += q->top[j].bytes;
+	return v;
+}
+
 /* "... > a > b > c", the innermost DEPTH frames of stack i (or its number). */
 static void put_stack(FILE *out, const struct model *m, const struct profile *p, uint64_t i)
 {
@@ -129,6 +147,36 @@ static void put_stack(FILE *out, const struct model *m, const struct profile *p,
 	}
 	if (!n)
 		fputs("(no frames)", out);
+}
+
+/* put_stack's text, malloc'd (xmalloc: never NULL). */
+static char *stack_label(const struct model *m, const struct profile *p, uint64_t i)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		die("out of memory");
+	put_stack(f, m, p, i);
+	if (fclose(f) != 0 || !buf)
+		die("out of memory");
+	return buf;
+}
+
+/* grp[k] for k < n: the first of labels 0..k printed as label k (stacks
+ * that differ only in call sites, or beyond the frames named, read as one
+ * row: they are one). */
+static void group_labels(char **lab, uint32_t n, uint32_t *grp)
+{
+	for (uint32_t k = 0; k < n; k++) {
+		grp[k] = k;
+		for (uint32_t j = 0; j < k; j++)
+			if (!strcmp(lab[j], lab[k])) {
+				grp[k] = grp[j];
+				break;
+			}
+	}
 }
 
 /* "37%", " .": a share of den, or blank for none. */
@@ -160,22 +208,48 @@ static int by_samples(const void *a, const void *b)
  */
 static void lifetimes(FILE *out, const struct profile *p, const struct model *m)
 {
-	uint32_t *ord, n = (uint32_t)p->nlifetimes, shown = n < 10 ? n : 10;
-	char c[FORMAT_LT_BUCKETS * 2 + 1][8];
+	uint32_t *ord, *grp, n = (uint32_t)p->nlifetimes, ng = 0, shown;
+	char c[FORMAT_LT_BUCKETS * 2 + 1][8], **lab;
+	struct prof_lifetime *lt;
 
 	if (!n)
 		return;
-	ord = xcalloc(n, sizeof *ord);
+	/* Stacks printed the same are one row, their samples summed. */
+	lab = xcalloc(n, sizeof *lab);
+	grp = xcalloc(n, sizeof *grp);
+	lt = xcalloc(n, sizeof *lt);
 	for (uint32_t i = 0; i < n; i++)
-		ord[i] = i;
-	sort_lt = p->lifetimes;
-	qsort(ord, n, sizeof *ord, by_samples);
+		lab[i] = stack_label(m, p, p->lifetimes[i].stack);
+	group_labels(lab, n, grp);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct prof_lifetime *l = &p->lifetimes[i];
+		struct prof_lifetime *g = &lt[grp[i]];
+
+		if (grp[i] == i) {
+			*g = *l;
+			continue;
+		}
+		g->samples += l->samples;
+		g->live += l->live;
+		for (int k = 0; k < FORMAT_LT_BUCKETS; k++) {
+			g->t[k] += l->t[k];
+			g->b[k] += l->b[k];
+		}
+	}
+	ord = xcalloc(n, sizeof *ord);
+	ng = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (grp[i] == i)
+			ord[ng++] = i;
+	shown = ng < 10 ? ng : 10;
+	sort_lt = lt;
+	qsort(ord, ng, sizeof *ord, by_samples);
 	fputs("\nLIFETIMES: how long the objects of the stacks sampled most lived (each sample\n"
 	      "one allocated byte's object; bytes: allocated meanwhile)\n\n", out);
 	fputs("  samples  <10us  <1ms <100ms  <10s longer |  <4KiB <256KiB <16MiB <1GiB  more |  live  stack\n",
 	      out);
 	for (uint32_t r = 0; r < shown; r++) {
-		const struct prof_lifetime *l = &p->lifetimes[ord[r]];
+		const struct prof_lifetime *l = &lt[ord[r]];
 
 		for (int k = 0; k < FORMAT_LT_BUCKETS; k++) {
 			share(c[k], sizeof c[k], l->t[k], l->samples);
@@ -187,8 +261,13 @@ static void lifetimes(FILE *out, const struct profile *p, const struct model *m)
 		put_stack(out, m, p, l->stack);
 		fputc('\n', out);
 	}
-	if (n > shown)
-		fprintf(out, "  (%u more stacks sampled)\n", n - shown);
+	if (ng > shown)
+		fprintf(out, "  (%u more stacks sampled)\n", ng - shown);
+	for (uint32_t i = 0; i < n; i++)
+		free(lab[i]);
+	free(lab);
+	free(grp);
+	free(lt);
 	free(ord);
 }
 
@@ -197,9 +276,10 @@ int tables_timeline(FILE *out, const struct profile *p, const struct model *m, i
 	const struct prof_timeline *t = p->timeline;
 	const struct prof_tl_point *col[CHART_W] = { 0 }, *last[CHART_W] = { 0 }, *pk = NULL;
 	uint64_t tmax, ymax = 0, best[FORMAT_TL_TRACK] = { 0 }, peak[FORMAT_TL_TRACK] = { 0 };
-	uint32_t key[KEYS], nkey = 0, peakcol = 0;
+	uint64_t gpeak[FORMAT_TL_TRACK] = { 0 };
+	uint32_t key[KEYS], nkey = 0, peakcol = 0, grp[FORMAT_TL_TRACK];
 	int merged = 0;
-	char a[24], b[24];
+	char a[24], b[24], *lab[FORMAT_TL_TRACK];
 
 	if (!t || !t->npoints)
 		return -1;
@@ -216,6 +296,18 @@ int tables_timeline(FILE *out, const struct profile *p, const struct model *m, i
 		csv(out, t, peak);
 		return 0;
 	}
+	/* The tracked stacks printed the same (differing only in call sites,
+	 * or beyond the frames named) are one series: best, gpeak and the
+	 * chart go by group, a group by its first slot. */
+	for (uint32_t k = 0; k < t->ntrack; k++)
+		lab[k] = stack_label(m, p, t->track[k]);
+	group_labels(lab, t->ntrack, grp);
+	for (uint32_t k = 0; k < t->ntrack; k++) {
+		free(lab[k]);
+		gpeak[grp[k]] += peak[k];
+	}
+	for (uint32_t k = 0; k < t->ntrack; k++)
+		best[k] = gpeak[k];
 	/* Each column shows the point in its span of time with the most live
 	 * bytes; a column with none, the last point before it (the heap held
 	 * there). */
@@ -232,9 +324,12 @@ int tables_timeline(FILE *out, const struct profile *p, const struct model *m, i
 			pk = q;
 			peakcol = c;
 		}
-		for (uint32_t j = 0; j < q->ntop; j++)
-			if (q->top[j].bytes > best[q->top[j].slot])
-				best[q->top[j].slot] = q->top[j].bytes;
+		for (uint32_t k = 0; k < t->ntrack; k++) {
+			uint64_t v = grp[k] == k ? group_bytes(q, k, grp, t->ntrack, peak) : 0;
+
+			if (v > best[k])
+				best[k] = v;
+		}
 	}
 	for (uint32_t c = 1; c < CHART_W; c++) {
 		if (!col[c])
@@ -285,7 +380,7 @@ int tables_timeline(FILE *out, const struct profile *p, const struct model *m, i
 			if (q && (double)q->live >= y) {
 				ch = c == peakcol && pk ? '#' : ':';
 				for (uint32_t k = 0; k < nkey; k++) {
-					cum += (double)top_bytes(q, key[k], peak);
+					cum += (double)group_bytes(q, key[k], grp, t->ntrack, peak);
 					if (cum >= y) {
 						ch = 'A' + (int)k;
 						break;
@@ -308,7 +403,7 @@ int tables_timeline(FILE *out, const struct profile *p, const struct model *m, i
 	if (nkey) {
 		fputs("  key  most live     at peak  stack (innermost frames)\n", out);
 		for (uint32_t k = 0; k < nkey; k++) {
-			uint64_t i = t->track[key[k]], at = peak[key[k]];
+			uint64_t i = t->track[key[k]], at = gpeak[key[k]];
 
 			fprintf(out, "   %c  %9s  %10s  ", 'A' + (int)k, human(a, sizeof a, best[key[k]]),
 				merged ? "-" : human(b, sizeof b, at));

@@ -35,7 +35,7 @@ cc_prog "$T/two" two_sites.c
 "$MPROF" run -o "$T/two.data" "$T/two"
 out=$("$CPPROF" -c 'sites on; threshold 0; down main' "$T/two.data")
 is "$(printf '%s\n' "$out" | grep -c '^[0-9.]* (main@two_sites\.c:[0-9]* F@')" 2 "sites on: two rows under main, one a line"
-like "$out" '^0\.42857 \(main@two_sites\.c:19 F@two_sites\.c:[0-9]+\) \[300\]$' "sites on: line 19's two calls as one site, 300 of 700 bytes"
+like "$out" '^0\.42857 \(main@two_sites\.c:29 F@two_sites\.c:[0-9]+\) \[300\]$' "sites on: line 29's two calls as one site, 300 of 700 bytes"
 
 "$CPPROF" -c 'root nosuch' "$T/fg.data" > /dev/null 2> "$T/err"; is $? 2 "unknown root: exit 2 in batch mode"
 like "$(cat "$T/err")" "no function named 'nosuch'" "unknown root: says so"

@@ -15,7 +15,7 @@
 # two curves.  A program killed by SIGKILL has its timeline salvaged.  The section's bad cases are the reader's unit test's
 # (tests/unit/test_reader.c).
 . "$(dirname "$0")/../lib.sh"
-plan 36
+plan 38
 cc_prog "$T/phases" phases.c || exit 1
 cc_prog "$T/temps" temps.c || exit 1
 cd "$T" || exit 1
@@ -75,8 +75,8 @@ is "$(awk -F, '$5 ~ /run/ { print NR - 1 }' pm.csv)" "$(($(awk 'END { print NR -
 is "$(awk -F, 'NR > 1 && $5 ~ /peak/ { printf "%s ", $2 }' pm.csv)" "31457380 31457380 " "merge: both runs' peaks"
 is "$(awk -F, 'NR > 1 { if ($1 + 0 < last) bad = 1; last = $1 + 0 } END { print bad + 0 }' pm.csv)" 0 \
 	"merge: one time axis, the second run after the first"
-is "$("$MPROF" timeline ./phases pm.data | awk '/^  key/ { k = 1; next } k && $1 ~ /^[A-H]$/ { printf "%s ", $3 }')" "- - - - " \
-	"merge: the key gives no share of the peak (the runs' peaks are summed in the counters: no one point's)"
+is "$("$MPROF" timeline ./phases pm.data | awk '/^  key/ { k = 1; next } k && $1 ~ /^[A-H]$/ { printf "%s ", $3 }')" "- - " \
+	"merge: the key gives no share of the peak (the runs' peaks are summed in the counters: no one point's), and a stack of both runs is one row"
 "$MPROF" diff ./phases ph.data ph2.data > pd
 like "$(grep -A3 '^--------- HEAP OVER TIME (BASE and NEW)' pd | grep '^BASE')" \
 	'^BASE ph\.data: peak 30MiB at 0\.[0-9]+ s, 5\.0MiB live at the end \(0\.[0-9]+ s\)$' \
@@ -112,6 +112,36 @@ like "$(lt longlived)" '^ +[0-9]+ +\| +\| +100% +main > longlived$' "and every o
 n=$("$MPROF" dump lv.data | awk '$1 == "lifetime" { n += $3 } END { print n }')
 ok $([ "$n" -ge 300 ] && [ "$n" -le 330 ]; echo $?) \
 	"$n samples: one a 256 KiB the program allocated (84 MB: 320)"
+
+# --- stacks printed the same are one row: F from three call sites
+# (tests/progs/two_sites.c, nothing freed: 700 bytes), churn from two
+# (each sample its own stack before: two rows reading main > churn)
+cc_prog "$T/two" two_sites.c || exit 1
+"$MPROF" run -o two.data ./two keep
+is "$("$MPROF" timeline ./two two.data | awk '/^  key/ { k = 1; next } k && /^$/ { exit } k && /main > F$/ { print $2, $3 }')" \
+	"700B 700B" "the key: F's three call sites one stack, 700 bytes most live and at the peak"
+cat > churn2.c <<'C'
+#include <stdlib.h>
+__attribute__((noinline)) static void churn(int n)
+{
+	for (int i = 0; i < n; i++) {
+		char *p = malloc(1000);
+		__asm__ volatile("" : "+r"(p) :: "memory");
+		p[0] = 1;
+		free(p);
+	}
+}
+int main(void)
+{
+	churn(20000);
+	churn(20000);
+	return 0;
+}
+C
+cc -g -O0 -o churn2 churn2.c || exit 1
+"$MPROF" run -o c2.data ./churn2
+is "$("$MPROF" timeline ./churn2 c2.data | awk '/^LIFETIMES/ { l = 1 } l && / main > churn$/' | wc -l)" 1 \
+	"LIFETIMES: churn's two call sites one row"
 
 # --- a program killed: its timeline salvaged from the keep
 cat > grow.c <<'C'

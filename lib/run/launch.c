@@ -6,6 +6,7 @@
 #include "run/launch.h"
 #include "base/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <gelf.h>
 #include <fcntl.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 int launch_is_elf(const char *path)
@@ -457,6 +459,84 @@ static int written_by_other(int had, const struct stat *before, const struct sta
 		 (uint64_t)after->st_ino == h->file_ino);
 }
 
+/* Is name (in out's folder) the file of another process or image of the
+ * run out is for: base.PID, base.execN, base.PID.execN? */
+static int other_file(const char *name, const char *base)
+{
+	size_t n = strlen(base);
+	const char *p;
+
+	if (strncmp(name, base, n) != 0 || name[n] != '.')
+		return 0;
+	p = name + n + 1;
+	if (*p >= '0' && *p <= '9') {
+		p += strspn(p, "0123456789");
+		if (!*p)
+			return 1;
+		if (*p++ != '.')
+			return 0;
+	}
+	if (strncmp(p, "exec", 4) != 0 || !p[4])
+		return 0;
+	return strspn(p + 4, "0123456789") == strlen(p + 4);
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * After the run: the files of other processes (forked children, images
+ * before an exec) it wrote beside out, written since t0: how many, the
+ * first few by name, and how to read them together.  A pyenv shim's run
+ * left 40 with no word about them.  Only to a terminal: a script's or a
+ * pipeline's stderr gets nothing but the program's.
+ */
+static void note_others(const struct launch *l, const char *outabs, const struct timespec *t0)
+{
+	char dir[PATH_MAX + 16], **names = NULL;
+	const char *base = strrchr(outabs, '/') ? strrchr(outabs, '/') + 1 : outabs;
+	size_t n = 0, cap = 0;
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(dir, sizeof dir, "%.*s", base > outabs ? (int)(base - outabs) : 1,
+		 base > outabs ? outabs : ".");
+	if (!isatty(STDERR_FILENO) || !(d = opendir(dir)))
+		return;
+	while ((e = readdir(d))) {
+		struct stat st;
+		char path[PATH_MAX + NAME_MAX + 32];
+
+		if (!other_file(e->d_name, base))
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+		    st.st_mtim.tv_sec < t0->tv_sec ||
+		    (st.st_mtim.tv_sec == t0->tv_sec && st.st_mtim.tv_nsec < t0->tv_nsec))
+			continue;
+		if (n == cap)
+			names = xrealloc(names, (cap = cap ? 2 * cap : 16) * sizeof *names);
+		names[n++] = xstrdup(e->d_name);
+	}
+	closedir(d);
+	if (!n)
+		return;
+	qsort(names, n, sizeof *names, by_name);
+	if (n == 1)
+		errx_("%s: also wrote %s, the profile of another process of the run (a forked child, or "
+		      "the image before an exec)", l->what, names[0]);
+	else
+		errx_("%s: also wrote %zu profiles of other processes of the run (forked children, "
+		      "images before an exec): %s, %s%s%s; '%s merge' puts them together", l->what, n,
+		      names[0], names[1], n > 2 ? ", " : "", n > 2 ? (n > 3 ? "..." : names[2]) : "",
+		      util_progname);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
 int launch_run(const struct launch *l, char *const argv[], char *err, size_t errlen)
 {
 	char lib[PATH_MAX], outabs[PATH_MAX], preload[2 * PATH_MAX + 2], cwd[PATH_MAX];
@@ -465,6 +545,7 @@ int launch_run(const struct launch *l, char *const argv[], char *err, size_t err
 	struct stat before, after;
 	struct keeper kp = { .fd = -1, .sock = -1, .sock_theirs = -1, .child_sock = -1 };
 	struct keep_head h;
+	struct timespec t0;
 	int status, had, wrote, salvaged = 0, damaged;
 	uint64_t oom;
 	pid_t pid;
@@ -509,6 +590,9 @@ int launch_run(const struct launch *l, char *const argv[], char *err, size_t err
 	if (l->keep_env && keeper_make(&kp) < 0)
 		kp.fd = -1;
 	oom = keeper_oom_kills();
+	/* The clock file times are stamped by: a file written after this is
+	 * not older. */
+	clock_gettime(CLOCK_REALTIME_COARSE, &t0);
 
 	relay_hold();
 	if (spawn(l, argv, preload, outabs, &kp, &pid, err, errlen) < 0) {
@@ -577,6 +661,7 @@ int launch_run(const struct launch *l, char *const argv[], char *err, size_t err
 			reason = "it was killed by a signal, and no keep could be made";
 		errx_("%s: %s wrote no profile to %s (%s)", l->what, argv[0], outabs, reason);
 	}
+	note_others(l, outabs, &t0);
 	if (WIFSIGNALED(status)) {
 		signal(WTERMSIG(status), SIG_DFL);
 		raise(WTERMSIG(status));

@@ -7,7 +7,7 @@
 # child killed by a signal lost its profile: multiprocessing's
 # terminate(), which `with Pool()` calls, kills its workers so.
 . "$(dirname "$0")/../lib.sh"
-plan 24
+plan 26
 cd "$T" || exit 1
 CPPROF=$B/bin/cpprof
 cc -g -O0 -o kids "$TOP/tests/progs/rt_kids.c" || exit 1
@@ -56,7 +56,17 @@ kid=$(echo "$out" | awk '$1 == "child" { print $2 }')
 is "$out" "child $kid status 3" "exit3: the program's output"
 is "$(reason x.data.$kid)/$(ended x.data.$kid)/$(bins x.data.$kid 77)" "exit/_exit(3)/1000" \
 	"exit3: the child's own save at _exit"
-is "$(cat x.err)" "" "exit3: nothing said"
+is "$(cat x.err)" "" "exit3: nothing said (stderr not a terminal)"
+# To a terminal, one line says what else the run wrote and how to read it.
+rm -f x.data*
+script -qec "\"$MPROF\" run -o x.data ./kids exit3" /dev/null < /dev/null > tty.out 2>&1
+kid=$(awk '$1 == "child" { print $2 }' tty.out)
+like "$(tr -d '\r' < tty.out)" "^mprof: run: also wrote x\\.data\\.$kid, the profile of another process of the run \\(a forked child, or the image before an exec\\)\$" \
+	"exit3, stderr a terminal: the child's file named"
+rm -f x.data*
+script -qec "\"$MPROF\" run -o x.data sh -c './kids exit3; ./kids exit3; ./kids exit3'" /dev/null < /dev/null > tty.out 2>&1
+like "$(tr -d '\r' < tty.out)" "^mprof: run: also wrote 6 profiles of other processes of the run \\(forked children, images before an exec\\): x\\.data\\.[0-9]+, x\\.data\\.[0-9]+, \\.\\.\\.; 'mprof merge' puts them together\$" \
+	"three runs of kids under sh, to a terminal: 6 more files (3 of kids, 3 of their children), and mprof merge"
 
 # 9-11: a grandchild killed by SIGKILL, its parent ending normally.
 out=$("$MPROF" run -o g.data ./kids grand 2> g.err)

@@ -271,7 +271,7 @@ static struct cf_node *node_new(struct cf_thread *t)
 		 * millions.  As many as the chunk has used, up to
 		 * CF_POPULATE: a thread with few paths holds a page or two. */
 		uint64_t hdr = offsetof(struct cf_chunk, mem), from = c->ready ? hdr + c->ready : 0;
-		uint64_t ahead = c->used < 4096 ? 4096 : c->used < CF_POPULATE ? c->used : CF_POPULATE;
+		uint64_t ahead = c->used < 4096 ? 0 : c->used < CF_POPULATE ? c->used : CF_POPULATE;
 		uint64_t end = (hdr + c->used + size + ahead + 4095) & ~(uint64_t)4095;
 
 		if (end > CF_CHUNK)

@@ -369,8 +369,9 @@ int export_diff_main(int argc, char **argv, int tables)
 	}
 	printf("-----------------------------------------------------\n");
 	if (shown < nrows)
-		printf("(%zu paths below the threshold %g, in both and in their change, not shown)\n",
-		       nrows - shown, threshold);
+		printf("(%zu %s below the threshold %g, in both and in %s change, not shown)\n",
+		       nrows - shown, nrows - shown == 1 ? "path" : "paths", threshold,
+		       nrows - shown == 1 ? "its" : "their");
 	for (size_t i = 0; i < nrows; i++)
 		free(rows[i].key);
 	free(rows);

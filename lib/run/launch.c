@@ -497,13 +497,16 @@ static void note_others(const struct launch *l, const char *outabs, const struct
 {
 	char dir[PATH_MAX + 16], **names = NULL;
 	const char *base = strrchr(outabs, '/') ? strrchr(outabs, '/') + 1 : outabs;
+	/* Names as the user gave -o: with its folder, if it had one. */
+	const char *given = strrchr(l->out, '/') ? strrchr(l->out, '/') + 1 : l->out;
+	int dirlen = (int)(given - l->out);
 	size_t n = 0, cap = 0;
 	struct dirent *e;
 	DIR *d;
 
 	snprintf(dir, sizeof dir, "%.*s", base > outabs ? (int)(base - outabs) : 1,
 		 base > outabs ? outabs : ".");
-	if (!isatty(STDERR_FILENO) || !(d = opendir(dir)))
+	if (!*base || !isatty(STDERR_FILENO) || !(d = opendir(dir)))
 		return;
 	while ((e = readdir(d))) {
 		struct stat st;
@@ -525,13 +528,15 @@ static void note_others(const struct launch *l, const char *outabs, const struct
 		return;
 	qsort(names, n, sizeof *names, by_name);
 	if (n == 1)
-		errx_("%s: also wrote %s, the profile of another process of the run (a forked child, or "
-		      "the image before an exec)", l->what, names[0]);
+		errx_("%s: also wrote %.*s%s, the profile of another process of the run (a forked child, "
+		      "or the image before an exec): '%s %.*s%s' reads it",
+		      l->what, dirlen, l->out, names[0], util_progname, dirlen, l->out, names[0]);
 	else
 		errx_("%s: also wrote %zu profiles of other processes of the run (forked children, "
-		      "images before an exec): %s, %s%s%s; '%s merge' puts them together", l->what, n,
-		      names[0], names[1], n > 2 ? ", " : "", n > 2 ? (n > 3 ? "..." : names[2]) : "",
-		      util_progname);
+		      "images before an exec): %.*s%s, %.*s%s%s%s; '%s FILE' reads one, '%s merge' "
+		      "joins those of one program",
+		      l->what, n, dirlen, l->out, names[0], dirlen, l->out, names[1],
+		      n > 2 ? ", " : "", n > 2 ? "..." : "", util_progname, util_progname);
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
@@ -577,6 +582,11 @@ int launch_run(const struct launch *l, char *const argv[], char *err, size_t err
 			*slash = 0;
 		if (slash && access(dir, W_OK | X_OK) != 0) {
 			snprintf(err, errlen, "cannot write %s: %s: %s", l->out, dir, strerror(errno));
+			return -1;
+		}
+		if (stat(outabs, &before) == 0 && S_ISDIR(before.st_mode)) {
+			snprintf(err, errlen, "cannot write %s: it is a directory (-o names the file)",
+				 l->out);
 			return -1;
 		}
 	}

@@ -262,7 +262,7 @@ static void lifetimes(FILE *out, const struct profile *p, const struct model *m)
 		fputc('\n', out);
 	}
 	if (ng > shown)
-		fprintf(out, "  (%u more stacks sampled)\n", ng - shown);
+		fprintf(out, "  (%u more %s sampled)\n", ng - shown, ng - shown == 1 ? "stack" : "stacks");
 	for (uint32_t i = 0; i < n; i++)
 		free(lab[i]);
 	free(lab);

@@ -2,7 +2,7 @@
 # one line on stderr and exit status 2, before anything runs; --help is
 # the usage on standard output, exit 0 (issue 22, item 8).
 . "$(dirname "$0")/../lib.sh"
-plan 34
+plan 35
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
 
@@ -56,6 +56,10 @@ rm -f "$T/ran"
 "$CPPROF" record -o "$T/no/such/dir/x.data" sh -c "touch $T/ran" 2> "$T/err"
 is "$?/$(cat "$T/err")/$([ -e "$T/ran" ] && echo ran)" "2/cpprof: record: cannot write $T/no/such/dir/x.data: $T/no/such/dir: No such file or directory/" \
 	"-o in no directory: exit 2, one line, before the program runs"
+mkdir -p "$T/adir2"
+"$CPPROF" record -o "$T/adir2" sh -c "touch $T/ran" 2> "$T/err"
+is "$?/$(cat "$T/err")/$([ -e "$T/ran" ] && echo ran)" "2/cpprof: record: cannot write $T/adir2: it is a directory (-o names the file)/" \
+	"-o a directory: exit 2, one line, before the program runs"
 
 # A program the sampler cannot enter (statically linked): said, and its
 # exit status still passed through.

@@ -4,7 +4,7 @@
 # paper's primes up to 1000 and up to 3000, where test's share of all calls
 # grows.  And the refusals.
 . "$(dirname "$0")/../lib.sh"
-plan 16
+plan 17
 CFPROF=$B/bin/cfprof
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
@@ -72,4 +72,8 @@ cc -O0 -g -o two two.c || exit 1
 "$MPROF" run -o t1.data ./two 100000 && "$MPROF" run -o t2.data ./two 100001 || exit 1
 like "$("$MPROF" diff --paths --counter alloc_space ./two t1.data t2.data)" '^0\.50000 0\.50000 \+0\.00000 \(main a\)$' \
 	"a change that rounds to zero is +0.00000"
+# One path left out: 'path', 'its' (a's share falls from 0.5 to 0.25).
+"$MPROF" run -o t3.data ./two 300000 || exit 1
+like "$("$MPROF" diff --paths --counter alloc_space --threshold 0.6 ./two t1.data t3.data)" \
+	'^\(1 path below the threshold 0\.6, in both and in its change, not shown\)$' "one path left out: singular"
 done_testing

@@ -61,12 +61,13 @@ is "$(cat x.err)" "" "exit3: nothing said (stderr not a terminal)"
 rm -f x.data*
 script -qec "\"$MPROF\" run -o x.data ./kids exit3" /dev/null < /dev/null > tty.out 2>&1
 kid=$(awk '$1 == "child" { print $2 }' tty.out)
-like "$(tr -d '\r' < tty.out)" "^mprof: run: also wrote x\\.data\\.$kid, the profile of another process of the run \\(a forked child, or the image before an exec\\)\$" \
+like "$(tr -d '\r' < tty.out)" "^mprof: run: also wrote x\\.data\\.$kid, the profile of another process of the run \\(a forked child, or the image before an exec\\): 'mprof x\\.data\\.$kid' reads it\$" \
 	"exit3, stderr a terminal: the child's file named"
 rm -f x.data*
-script -qec "\"$MPROF\" run -o x.data sh -c './kids exit3; ./kids exit3; ./kids exit3'" /dev/null < /dev/null > tty.out 2>&1
-like "$(tr -d '\r' < tty.out)" "^mprof: run: also wrote 6 profiles of other processes of the run \\(forked children, images before an exec\\): x\\.data\\.[0-9]+, x\\.data\\.[0-9]+, \\.\\.\\.; 'mprof merge' puts them together\$" \
-	"three runs of kids under sh, to a terminal: 6 more files (3 of kids, 3 of their children), and mprof merge"
+mkdir -p sub
+script -qec "\"$MPROF\" run -o sub/x.data sh -c './kids exit3; ./kids exit3; ./kids exit3'" /dev/null < /dev/null > tty.out 2>&1
+like "$(tr -d '\r' < tty.out)" "^mprof: run: also wrote 6 profiles of other processes of the run \\(forked children, images before an exec\\): sub/x\\.data\\.[0-9]+, sub/x\\.data\\.[0-9]+, \\.\\.\\.; 'mprof FILE' reads one, 'mprof merge' joins those of one program\$" \
+	"three runs of kids under sh, -o sub/x.data, to a terminal: 6 more files (3 of kids, 3 of their children) named as -o was given"
 
 # 9-11: a grandchild killed by SIGKILL, its parent ending normally.
 out=$("$MPROF" run -o g.data ./kids grand 2> g.err)

@@ -265,6 +265,10 @@ static int walk(uint64_t ip, uint64_t sp, uint64_t bp, const void *stack, size_t
 	for (int i = 1; i < n; i++)
 		if (f[i] + 1 - kc_restorer < 17)
 			return 0;
+	/* Entered from the sampler's own code (an interrupt in io_kend):
+	 * the wrapper's, as the handler's samples are. */
+	if (n > 1)
+		n = cp_fold_own(f, n, flags, 0);
 	return n > 0 ? n : 0;
 }
 

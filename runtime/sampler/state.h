@@ -114,6 +114,12 @@ uint64_t cp_draw_first(struct cp_thread *t, uint64_t mean);
  */
 uint64_t cp_credit(struct cp_thread *t, int r, uint64_t consumed);
 
+/* A stack f of n frames in the sampler's own work folded into the call
+ * the program made (sampler.c); the frames left.  busy: the thread was
+ * in that work (the handler's), else only leading frames of ours fold
+ * (a kernel-mode record's stack).  Async-signal-safe. */
+int cp_fold_own(uint64_t *f, int n, uint32_t *flags, int busy);
+
 /* Nanoseconds of CLOCK_MONOTONIC / CLOCK_REALTIME; async-signal-safe. */
 uint64_t cp_now(clockid_t c);
 

@@ -58,8 +58,11 @@ for how in closefrom close_range close; do
 	prof=$("$CPPROF" -c function ./daemon $how.data 2>&1)
 	n=$(printf '%s\n' "$prof" | awk '/ samples, sampled every / { print $1 }')
 	burn=$(printf '%s\n' "$prof" | awk '$2 == "burn" { print $1 }')
-	ok $(awk -v n="${n:-0}" -v b="${burn:-0}" 'BEGIN { exit !(n >= 200 && b >= 0.9) }'; echo $?) \
-		"$how: sampled to the end: $n samples (0.3 s of CPU at 1 ms: >= 200), burn() $burn of them (>= 0.9)"
+	# (burn's share: 0.99 on a quiet machine; 20,000 closes one by one
+	# took 13% of the samples once in a loaded CI run.  Sampling that
+	# stopped at the closes would leave burn none.)
+	ok $(awk -v n="${n:-0}" -v b="${burn:-0}" 'BEGIN { exit !(n >= 200 && b >= 0.75) }'; echo $?) \
+		"$how: sampled to the end: $n samples (0.3 s of CPU at 1 ms: >= 200), burn() $burn of them (>= 0.75)"
 done
 
 # Seven eighths of the limit are the program's: as many threads as that,

@@ -50,7 +50,10 @@ class Page:
              "--remote-debugging-port=0", "--enable-precise-memory-info", "--js-flags=--expose-gc",
              "--remote-allow-origins=*",
              "--user-data-dir=" + self.dir, "--window-size=1280,900", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            # Its own temporaries (org.chromium.Chromium.*) in the profile's
+            # folder, removed with it: each run left three in /tmp.
+            env=dict(os.environ, TMPDIR=self.dir))
         ws = None
         deadline = time.time() + 60
         while time.time() < deadline:

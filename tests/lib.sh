@@ -22,7 +22,12 @@ fail() {
 	_n=$((_n + 1)); _failed=$((_failed + 1)); echo "not ok $_n - $1"
 	echo "$(basename "$0"): not ok $_n - $1" >&2
 }
-diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
+# Diagnostics on stderr too (as Test::More's): a CI log of prove without
+# -v shows what a failed check got and wanted (91-leak-scan.t's failed
+# once in CI with nothing to go on).
+diag() { printf '%s\n' "$@" | sed 's/^/# /' >&2; }
+# A figure for the verbose log only (Test::More's note).
+note() { printf '%s\n' "$@" | sed 's/^/# /'; }
 
 # ok COND-EXIT-STATUS NAME: `ok $? "name"` after a command, or ok_cmd.
 ok() { if [ "$1" -eq 0 ]; then pass "$2"; else fail "$2"; fi; }
@@ -34,11 +39,11 @@ is() {
 # like TEXT REGEX NAME (grep -E)
 like() {
 	if printf '%s\n' "$1" | grep -Eq -- "$2"; then pass "$3"; else
-		fail "$3"; diag "no line matches /$2/ in:"; printf '%s\n' "$1" | head -40 | sed 's/^/#   /'; fi
+		fail "$3"; diag "no line matches /$2/ in:"; printf '%s\n' "$1" | head -40 | sed 's/^/#   /' >&2; fi
 }
 unlike() {
 	if printf '%s\n' "$1" | grep -Eq -- "$2"; then
-		fail "$3"; diag "a line matches /$2/:"; printf '%s\n' "$1" | grep -E -- "$2" | head -5 | sed 's/^/#   /'; else pass "$3"; fi
+		fail "$3"; diag "a line matches /$2/:"; printf '%s\n' "$1" | grep -E -- "$2" | head -5 | sed 's/^/#   /' >&2; else pass "$3"; fi
 }
 
 # No check is skipped silently (issue 22, item 9).  absent N WHY: N

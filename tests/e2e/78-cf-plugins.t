@@ -15,7 +15,7 @@ for p in 1 2; do
 done
 cf_build cf_plugins cf_plugins.c -ldl || exit 1
 record pl ./cf_plugins
-diag "same address: $(truth pl.bare.err same_address)"
+note "same address: $(truth pl.bare.err same_address)"
 flat=$("$CFPROF" -p ./cf_plugins pl.data 2>pl.show.err)
 is "$?/$(cat pl.show.err)" "0/" "plugins: cfprof reads the file"
 like "$flat" ' plug1_inner$' "plugins: the library's functions named"

@@ -138,7 +138,7 @@ stages() {
 		END { print r + 0, m + 0, c + 0, p + 0, h + 0, t + 0 }'
 }
 a=$(stages p10k) b=$(stages p20k)
-diag "instructions, 10k stacks: $a" "20k stacks: $b (read model callgraph tables page total)"
+note "instructions, 10k stacks: $a" "20k stacks: $b (read model callgraph tables page total)"
 worst=$(echo "$a $b" | awk '{ w = 0; for (k = 1; k <= 6; k++) if ($k > 0 && $(k + 6) / $k > w) w = $(k + 6) / $k
 	printf "%.2f", w }')
 growth=$(echo "$a $b" | awk '{ n = 0; for (k = 1; k <= 6; k++) n += $k > 0; print n }')

@@ -237,7 +237,7 @@ corpus() {
 			fi
 		fi
 	done
-	diag "$C: $_times"
+	note "$C: $_times"
 	EXPECT="" EXPECT_RE="" ERR_RE="" IN=/dev/null PREP="" POST="" AS="" DD=$T SECURE="" F_NAMES=""
 }
 

@@ -349,7 +349,8 @@ static void table_bins(FILE *out, const struct model *m, const struct profile *p
 		fputc('\n', out);
 	}
 	if (hidden)
-		fprintf(out, "  (%zu smaller bins not shown; -verbose shows every bin)\n", hidden);
+		fprintf(out, "  (%zu smaller %s not shown; -verbose shows every bin)\n", hidden,
+			hidden == 1 ? "bin" : "bins");
 	for (size_t i = 0; i < bt.n; i++)
 		free(bt.v[i].label);
 	free(bt.v);
@@ -678,7 +679,8 @@ static void table_leaks(FILE *out, const struct model *m, const struct profile *
 		print_chain(out, m, o, &ch, l);
 	}
 	if (hidden)
-		fprintf(out, "  (%zu smaller leaks not shown; -verbose shows every chain)\n", hidden);
+		fprintf(out, "  (%zu smaller %s not shown; -verbose shows every chain)\n", hidden,
+			hidden == 1 ? "leak" : "leaks");
 	/* A sampled profile knows only its samples: a leak smaller than
 	 * the interval may have none. */
 	if (tot_kept == 0 && reader_sampled(p))
@@ -722,7 +724,8 @@ static void table_peak(FILE *out, const struct model *m, const struct profile *p
 		print_chain(out, m, o, &ch, l);
 	}
 	if (hidden)
-		fprintf(out, "  (%zu smaller chains not shown; -verbose shows every chain)\n", hidden);
+		fprintf(out, "  (%zu smaller %s not shown; -verbose shows every chain)\n", hidden,
+			hidden == 1 ? "chain" : "chains");
 	if (peak == 0 && reader_sampled(p))
 		fprintf(out, "  (no sampled allocation was live at the peak)\n");
 	else if (peak == 0)
@@ -849,9 +852,11 @@ void tables_print(FILE *out, const struct model *m, const struct callgraph *g,
 			" bytes, %" PRIu64 " bytes kept",
 			model_frees(m->tot), freed, bytes - freed);
 	} else {
-		fprintf(out, ": %" PRIu64 " allocations of %" PRIu64 " bytes, %" PRIu64
-			" frees of %" PRIu64 " bytes, %" PRIu64 " bytes kept",
-			model_allocs(m->tot), bytes, model_frees(m->tot), freed, bytes - freed);
+		fprintf(out, ": %" PRIu64 " %s of %" PRIu64 " bytes, %" PRIu64
+			" %s of %" PRIu64 " bytes, %" PRIu64 " bytes kept",
+			model_allocs(m->tot), model_allocs(m->tot) == 1 ? "allocation" : "allocations",
+			bytes, model_frees(m->tot), model_frees(m->tot) == 1 ? "free" : "frees", freed,
+			bytes - freed);
 	}
 	/* The sum of the stacks' shares: the peak itself (peak.h). */
 	if (m->has_peak)

@@ -359,7 +359,8 @@ static void table_bins(FILE *out, const struct tables_diff_side *b,
 		shown++;
 	}
 	if (hidden)
-		fprintf(out, "  (%zu bins of smaller change not shown; -verbose shows every bin)\n", hidden);
+		fprintf(out, "  (%zu %s of smaller change not shown; -verbose shows every bin)\n",
+			hidden, hidden == 1 ? "bin" : "bins");
 	else if (!shown)
 		fprintf(out, "  (no change)\n");
 	free(d);
@@ -440,7 +441,8 @@ static void table_leaks(FILE *out, const struct model *d, const struct tables_op
 		shown++;
 	}
 	if (hidden)
-		fprintf(out, "  (%zu chains of smaller change not shown; -verbose shows every chain)\n", hidden);
+		fprintf(out, "  (%zu %s of smaller change not shown; -verbose shows every chain)\n",
+			hidden, hidden == 1 ? "chain" : "chains");
 	else if (!shown)
 		fprintf(out, "  (no change)\n");
 	free(order);

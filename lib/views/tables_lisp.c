@@ -75,7 +75,8 @@ static void table_bins(FILE *out, const struct profile *p, const struct tables_o
 		fprintf(out, "%9s %9" PRIu64 " %12" PRIu64 " (%s)\n", size, b->allocs, b->bytes, pb);
 	}
 	if (hidden)
-		fprintf(out, "  (%zu smaller bins not shown; -verbose shows every bin)\n", hidden);
+		fprintf(out, "  (%zu smaller %s not shown; -verbose shows every bin)\n", hidden,
+			hidden == 1 ? "bin" : "bins");
 }
 
 static void direct_row(FILE *out, const uint64_t *b, const uint64_t *n, uint64_t tb,

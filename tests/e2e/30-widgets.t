@@ -2,7 +2,7 @@
 # linked shared, linked static): exact figures in all four tables, and the
 # leak table's kept bytes equal valgrind's "definitely lost".
 . "$(dirname "$0")/../lib.sh"
-plan 24
+plan 27
 
 cc -g -O0 -o "$T/widgets" "$TOP/examples/widgets.c"
 cc -g -O0 -o "$T/widgets-so" "$TOP/examples/widgets.c" -L"$LIBMPROF" -lmprof -Wl,-rpath,"$LIBMPROF"
@@ -19,6 +19,8 @@ check_tables() { # how data a.out
 	like "$out" '^ +1001028 \(\*\*\) +4907 +1001028 \(49\) +main > simulate > make_red_widget > make_widget$' \
 		"$1: the leak traced to main > simulate > make_red_widget > make_widget"
 	unlike "$out" 'make_blue_widget > make_widget$' "$1: blue widgets do not leak"
+	like "$out" '^  \(1 smaller chain not shown; -verbose shows every chain\)$' \
+		"$1: the peak's one hidden chain said in the singular"
 	like "$out" '^ +\*\* +2040000 +\*\* +1001028 +\*\* +5093 +10000  make_widget$' \
 		"$1: direct allocation: make_widget 2040000 bytes, 1001028 kept, 10000 calls, the 5093 freed all temporary"
 	like "$out" '^\[[0-9]+\] +\*\* +0 \(  \) +----------- +10000\+0 +main \[[0-9]+\]$' \

@@ -105,7 +105,7 @@ is "$st/$(cat "$T/err")" \
 # One such stack reads; two merged would not: merge refuses.
 "$H" bigsum one.data 1
 run "$MPROF" one.data
-is "$st/$(head -1 "$T/out")" "0/mprof: bigsum (pid ?): 1 allocations of 6917529027641081856 bytes, 0 frees of 0 bytes, 6917529027641081856 bytes kept" \
+is "$st/$(head -1 "$T/out")" "0/mprof: bigsum (pid ?): 1 allocation of 6917529027641081856 bytes, 0 frees of 0 bytes, 6917529027641081856 bytes kept" \
 	"one stack of 2^62 + 2^61 bytes reads"
 run "$MPROF" merge one.data one.data -o two.data
 is "$st/$(cat "$T/err")/$([ -e two.data ] && echo written)" \

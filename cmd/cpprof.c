@@ -387,7 +387,13 @@ static uint8_t *root_set(struct session *s, const char *name)
 		hits = 0; /* a name the model knows (main) but no frame has */
 	free(fnset);
 	if (!hits) {
-		errx_("no function named '%s' in this profile", name);
+		/* main asked for, in a stripped program: its main has an
+		 * address for a name, the default root (main_by_caller). */
+		int named = !strcmp(name, "main") && s->root && strcmp(s->root, "main");
+
+		errx_("no function named '%s' in this profile%s%s%s", name,
+		      named ? " (the program has no symbols: its main is " : "",
+		      named ? s->root : "", named ? ", the default root)" : "");
 		free(set);
 		return NULL;
 	}

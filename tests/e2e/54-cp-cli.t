@@ -2,7 +2,7 @@
 # one line on stderr and exit status 2, before anything runs; --help is
 # the usage on standard output, exit 0 (issue 22, item 8).
 . "$(dirname "$0")/../lib.sh"
-plan 35
+plan 36
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
 
@@ -117,7 +117,12 @@ is "$?/$(sed -n 2p out)/$(cat err)" "0/0 samples, sampled every 4096 gticks/" "n
 cc -O1 -pthread -o stripped "$TOP/tests/progs/cp_threads.c" && strip stripped || exit 1
 "$CPPROF" record -o s.data ./stripped > /dev/null
 "$CPPROF" -c 'down main' ./stripped s.data > out 2> err
-is "$?/$(cat err)" "2/cpprof: no function named 'main' in this profile" "stripped: down main: no such function, said"
+like "$?/$(cat err)" "^2/cpprof: no function named 'main' in this profile \\(the program has no symbols: its main is stripped\\+0x[0-9a-f]+, the default root\\)\$" \
+	"stripped: down main: no such function, said, and which one is main"
+main=$(sed -n 's/.*its main is \([^,]*\),.*/\1/p' err)
+out=$("$CPPROF" -c "down $main" ./stripped s.data)
+like "$out" "^0\\.[0-9]+ \\($(printf %s "$main" | sed 's/+/\\+/')\\) \\[[1-9][0-9]*\\]\$" \
+	"... and down that function shows main's samples"
 out=$("$CPPROF" -c 'down start_thread' ./stripped s.data)
 like "$out" '^0\.[0-9]+ \(start_thread stripped\+0x[0-9a-f]+\) \[[0-9]+\]$' \
 	"stripped: down from a function it names: the threads' paths"

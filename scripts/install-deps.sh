@@ -26,7 +26,7 @@ set -eu
 # jemalloc (libjemalloc2), whose smallest objects lie 8 bytes apart;
 # bench/run compares with jemalloc's own heap profiler (Debian builds
 # libjemalloc2 with profiling: MALLOC_CONF=prof:true).
-PKGS="gcc g++ make libc6-dev libc6-dbg libdw-dev libelf-dev valgrind perl clang libclang-rt-14-dev python3 time heaptrack jq libedit-dev libiberty-dev linux-perf google-perftools libgoogle-perftools-dev uftrace golang-go golang-github-google-pprof-dev zlib1g-dev chromium python3-websocket libjemalloc2 python3-dev"
+PKGS="gcc g++ make libc6-dev libc6-dbg libdw-dev libelf-dev valgrind perl clang libclang-rt-14-dev python3 time heaptrack jq libedit-dev libiberty-dev linux-perf google-perftools libgoogle-perftools-dev uftrace golang-go golang-github-google-pprof-dev zlib1g-dev chromium python3-websocket libjemalloc2 python3-dev strace"
 
 # The corpus tests (tests/e2e/60-corpus.t, 61-corpus-more.t) run programs
 # of other runtimes (and perl, python3, bash, gcc from the list above: it

@@ -389,7 +389,7 @@ void keeper_ended(const struct keep_head *h, int status, int oom, char *buf, siz
 	} else if (h->exit_called == 1) {
 		snprintf(buf, len, "_exit(%d)", WEXITSTATUS(status));
 	} else if (h->exit_called == 2) {
-		snprintf(buf, len, "exit status %d; its runtime's save at exit did not finish",
+		snprintf(buf, len, "exit status %d; its runtime's save at exit failed",
 			 WEXITSTATUS(status));
 	} else {
 		snprintf(buf, len, "exit status %d without exit handlers (exit_group)",
@@ -545,10 +545,14 @@ static void kid_ended(struct kids *ks, struct kid *c)
 		if (st >= 0)
 			keeper_ended(&h, st, 0, ended, sizeof ended);
 		else
-			snprintf(ended, sizeof ended, "without its save, a forked child: its parent saw how");
+			snprintf(ended, sizeof ended,
+				 "without its save; how, its parent knows (it reaped this forked child)");
 		snprintf(path, sizeof path, "%s.%d", ks->path, (int)c->pid);
 		if (write_from(c->keep, &h, ended, path, why, sizeof why) > 0) {
-			if (ks->written++ < KIDS_SAID)
+			/* Said to a terminal only: a pipeline's sort killed by
+			 * SIGPIPE, or a server's workers, are routine, and the
+			 * program's stderr (a log) stays as bare. */
+			if (ks->written++ < KIDS_SAID && isatty(STDERR_FILENO))
 				errx_("%s: child %d ended without saving its profile%s%s%s; written to "
 				      "%s from its keep", ks->what, (int)c->pid, st >= 0 ? " (" : "",
 				      st >= 0 ? ended : "", st >= 0 ? ")" : "", path);
@@ -764,7 +768,7 @@ int keeper_wait(struct keeper *k, pid_t pid, int *status, const char *path, cons
 		if (ks.n)
 			linger(&ks, k);
 	}
-	if (ks.written > KIDS_SAID)
+	if (ks.written > KIDS_SAID && isatty(STDERR_FILENO))
 		errx_("%s: %zu more children ended without saving their profiles; written to %s.PID "
 		      "from their keeps", what, ks.written - KIDS_SAID, path);
 	free(ks.k);

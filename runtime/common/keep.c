@@ -42,6 +42,9 @@ static int keep_tried; /* this image asked once */
 static int keep_sock = -1;
 static uint64_t keep_sock_ino;
 static int keep_is_child; /* this keep was made at a fork (keep_exiting) */
+/* A launcher writes the profile from this keep if the process ends with
+ * it recording: the launcher's, or a forked child's sent to it. */
+static int keep_launched;
 /* The launcher's keep's descriptor number (its environment's), or -1:
  * where a forked child's keep goes for a program it execs. */
 static int keep_env_fd = -1;
@@ -254,6 +257,7 @@ void keep_attach(const char *keep_env_name, const char *root_env, uint32_t kind,
 		fds_own((int)fd);
 		keep_is_child = 1;
 		attach_fd((int)fd, (uint64_t)st.st_dev, (uint64_t)st.st_ino, &old, kind, layout);
+		keep_launched = 1;
 		goto out;
 	}
 	/* Never touch a descriptor that is not the launcher's memfd. */
@@ -270,6 +274,7 @@ void keep_attach(const char *keep_env_name, const char *root_env, uint32_t kind,
 	}
 	fds_own((int)fd);
 	attach_fd((int)fd, dev, ino, &old, kind, layout);
+	keep_launched = 1;
 out:
 	errno = e;
 }
@@ -757,9 +762,9 @@ static int child_keep(struct keep_head *h, int fd, size_t snap, size_t have)
 	out_put(h);
 	/* Not sent (the launcher is gone, its queue full): the keep serves
 	 * as any, and only a death by a signal loses the profile. */
-	if (sendmsg(keep_sock, keep_kid_msg(&m, pid, (int32_t)getppid(), fd),
-		    MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
-		errno = 0;
+	keep_launched = sendmsg(keep_sock, keep_kid_msg(&m, pid, (int32_t)getppid(), fd),
+				MSG_DONTWAIT | MSG_NOSIGNAL) >= 0;
+	errno = 0;
 	return 0;
 }
 
@@ -866,6 +871,14 @@ void keep_fit(uint64_t limit)
 		return;
 	__atomic_store_n(&keep_size, want, __ATOMIC_RELEASE);
 	h->size = want;
+}
+
+int keep_watched(void)
+{
+	struct keep_head *h = __atomic_load_n(&keep_h, __ATOMIC_ACQUIRE);
+
+	return h && keep_launched && h->pid == (int32_t)getpid() &&
+	       __atomic_load_n(&h->state, __ATOMIC_ACQUIRE) == KEEP_RECORDING;
 }
 
 int keep_forked(void)

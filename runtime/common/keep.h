@@ -107,6 +107,11 @@ void keep_void(const char *why);
 void keep_fork_prepare(void);
 void keep_fork_parent(void);
 int keep_fork_child(void);
+/* Whether a launcher will write this process's profile from the keep if
+ * it ends now: the keep is the launcher's (or a forked child's, sent to
+ * it) and still recording.  Then a save that fails at the end is the
+ * launcher's to write, and to tell of: the runtime says nothing. */
+int keep_watched(void);
 /* Whether the keep is a forked child's own: under a launcher that takes
  * children's keeps, keep_fork_child moves the child's copy into a memfd
  * of its own and sends it there (lib/run/keeper.h's keeper_wait), which

@@ -61,11 +61,6 @@ __attribute__((used)) static const void *const mon_link_refs[] = {
 
 /* ---- trouble ---- */
 
-static void say(const char *s)
-{
-	outfile_say(s, strlen(s));
-}
-
 void mon_trouble(const char *what, const char *detail)
 {
 	MON_KEEP_ERRNO;
@@ -79,13 +74,19 @@ void mon_trouble(const char *what, const char *detail)
 			break;
 	}
 	mon_dispatch();
-	say("mprof: ");
-	say(what);
-	if (detail) {
-		say(": ");
-		say(detail);
-	}
-	say("; profiling stopped\n");
+	/* One write: processes that stop at once (a server's workers) share
+	 * a log, and five writes each came out interleaved. */
+	char line[PATH_MAX + 256];
+	size_t n = 0;
+	const char *part[] = { "mprof: ", what, detail ? ": " : "", detail ? detail : "",
+			       "; profiling stopped\n" };
+
+	for (size_t i = 0; i < sizeof part / sizeof *part; i++)
+		for (const char *c = part[i]; *c && n < sizeof line - 1; c++)
+			line[n++] = *c;
+	if (n == sizeof line - 1)
+		line[n - 1] = '\n';
+	outfile_say(line, n);
 }
 
 /* ---- entering ---- */

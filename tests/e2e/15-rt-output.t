@@ -3,7 +3,7 @@
 # the output file cannot be written) says one line on stderr and nothing more.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/rt.sh"
-plan 32
+plan 33
 
 rt_build exit rt_exit.c
 mkdir "$T/run" "$T/elsewhere"
@@ -33,5 +33,15 @@ for m in $RT_MODES; do
 		"$m: one line says why"
 	is "$(printf '%s\n' "$got" | grep -v '^mprof: ')" "$want" "$m: and the rest is unchanged"
 done
+# The line in one write: a server's workers that stop at once share a
+# log, and its five parts came out interleaved (nginx's error.log).
+if command -v strace > /dev/null; then
+	MPROF_OUT="$T/missing/dir/x.data" strace -qq -f -e trace=write -e signal=none -o "$T/st" \
+		env LD_PRELOAD="$LIBMPROF/libmprof.so" "$T/exit" 4 > /dev/null 2>&1
+	is "$(grep -c 'write(2, "mprof: cannot write ' "$T/st")/$(grep -c 'write(2, "; profiling' "$T/st")" "1/0" \
+		"the monitor's line goes to stderr in one write"
+else
+	absent 1 "strace (scripts/install-deps.sh)"
+fi
 ok $([ -z "$(ls "$T/run" "$T/elsewhere" | grep '\.tmp\.')" ]; echo $?) "no temporary files left"
 done_testing

@@ -285,7 +285,11 @@ static void change(FILE *out, const char *sep, uint64_t b, uint64_t n, const cha
 	char s[24], p[16];
 
 	fprintf(out, "%s%s %s", sep, sgn(s, n - b), what);
-	if (*pct(p, n - b, b))
+	/* Not a column: a change of 10000% or more in full ("+10352%"),
+	 * where the tables print "+**". */
+	if (b && n - b && (__int128)mag(n - b) * 100 >= (__int128)b * 10000)
+		fprintf(out, " (%+.0f%%)", (double)sv(n - b) * 100.0 / (double)b);
+	else if (*pct(p, n - b, b))
 		fprintf(out, " (%s%%)", p);
 }
 

@@ -8,7 +8,7 @@
 # kept; NEW: 810, 44320, 34400.  And a run against itself, --paths, and
 # the refusals.
 . "$(dirname "$0")/../lib.sh"
-plan 24
+plan 25
 cd "$T" || exit 1
 
 cc_prog md_grow md_grow.c || exit 1
@@ -16,6 +16,13 @@ cc_prog md_grow md_grow.c || exit 1
 "$MPROF" run -o new.data ./md_grow 300 > /dev/null 2>&1
 out=$("$MPROF" diff ./md_grow base.data new.data)
 ok $? "diff: exit 0"
+# A change of 10000% or more, in the header, in full (the tables' columns
+# print "+**", which the header printed too).
+"$MPROF" run -o one.data ./md_grow 1 > /dev/null 2>&1
+"$MPROF" run -o many.data ./md_grow 3000 > /dev/null 2>&1
+like "$("$MPROF" diff ./md_grow one.data many.data | grep '^change: ')" \
+	'^change: .*, \+2999 frees \(\+27264%\), ' \
+	"header: 11 frees to 3010, +27264% in full"
 
 # section TITLE: the non-blank lines of one table, spaces squeezed.
 section() {

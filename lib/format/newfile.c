@@ -33,6 +33,29 @@
 /* Names tried before giving up: each collides only with a planted name. */
 #define TRIES 64
 
+/* Mode bits a file is made without, besides the umask of the moment. */
+static mode_t newfile_mask;
+
+void newfile_keep_umask(void)
+{
+	char buf[1024], *p;
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC), e = errno;
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+	mode_t m = 0;
+
+	if (fd >= 0)
+		close(fd);
+	errno = e;
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	if (!(p = strstr(buf, "\nUmask:\t")))
+		return;
+	for (p += 8; *p >= '0' && *p <= '7'; p++)
+		m = (mode_t)(m * 8 + (mode_t)(*p - '0'));
+	newfile_mask = m & 0777;
+}
+
 static uint64_t mix(uint64_t x)
 {
 	/* splitmix64's finalizer */
@@ -77,7 +100,8 @@ int newfile_open(const char *path, char *tmp, size_t cap)
 		for (int k = 0; k < 16; k++, r >>= 4)
 			tmp[n + 5 + k] = hex[r & 15];
 		tmp[n + NEWFILE_SUFFIX_LEN] = 0;
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			  0666 & ~newfile_mask);
 		if (fd < 0)
 			rc = -errno;
 	}

@@ -26,6 +26,15 @@
  * Returns the descriptor (O_CLOEXEC), or -errno.
  */
 int newfile_open(const char *path, char *tmp, size_t cap);
+/*
+ * A collector, at its start: the umask the program started with is also
+ * applied to the files made from then on.  A daemon clears its umask
+ * (nginx's umask(0)), and its profiles came out mode 0666, writable by
+ * every user; a program that tightens its umask still gets its own.
+ * Read from /proc (umask(2) would change it, for a moment, for every
+ * thread).
+ */
+void newfile_keep_umask(void);
 /* What newfile_open's -errno means, for a message (tools: strerror). */
 const char *newfile_strerror(int rc);
 

@@ -556,14 +556,28 @@ static void kid_ended(struct kids *ks, struct kid *c)
 				errx_("%s: child %d ended without saving its profile%s%s%s; written to "
 				      "%s from its keep", ks->what, (int)c->pid, st >= 0 ? " (" : "",
 				      st >= 0 ? ended : "", st >= 0 ? ")" : "", path);
-		} else
-			errx_("%s: child %d wrote no profile to %s: its keep could not be read: %s",
-			      ks->what, (int)c->pid, path, why);
+		} else {
+			char who[32];
+
+			snprintf(who, sizeof who, "child %d", (int)c->pid);
+			keeper_say_unwritten(ks->what, who, path, why);
+		}
 	}
 	if (c->pidfd >= 0)
 		close(c->pidfd);
 	close(c->keep);
 	*c = ks->k[--ks->n];
+}
+
+void keeper_say_unwritten(const char *what, const char *who, const char *path, const char *why)
+{
+	/* The file, which the runtime could not write either (a device at
+	 * -o, a full disk): its own words say it. */
+	if (!strncmp(why, "cannot write ", 13))
+		errx_("%s: %s wrote no profile: %s", what, who, why);
+	else
+		errx_("%s: %s wrote no profile to %s: its keep could not be read: %s", what, who,
+		      path, why);
 }
 
 /* Every keep waiting on the socket, taken. */

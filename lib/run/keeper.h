@@ -96,6 +96,10 @@ uint64_t keeper_oom_kills(void);
  */
 int keeper_salvage(const struct keeper *k, pid_t pid, int status, int oom, const char *path,
 		   struct keep_head *h, char *why, size_t whylen);
+/* Say (what: "mprof: run") that who's profile (the program, "child 123")
+ * was not written to path from its keep, why: the file that could not be
+ * written, or the keep that could not be read. */
+void keeper_say_unwritten(const char *what, const char *who, const char *path, const char *why);
 
 /*
  * Wait for the program (pid) as waitpid(pid, status, 0) would, and

@@ -640,8 +640,7 @@ int launch_run(const struct launch *l, char *const argv[], char *err, size_t err
 			      l->what, h.exec[0] ? (int)strnlen(h.exec, sizeof h.exec) : (int)strlen(argv[0]),
 			      h.exec[0] ? h.exec : argv[0], ended, outabs);
 		else if (salvaged < 0)
-			errx_("%s: %s wrote no profile to %s: its keep could not be read: %s", l->what,
-			      argv[0], outabs, why);
+			keeper_say_unwritten(l->what, argv[0], outabs, why);
 		wrote = salvaged > 0;
 	}
 	keeper_close(&kp);

@@ -30,6 +30,7 @@
 #include "mkeep.h"
 #include "modules.h"
 #include "monitor.h"
+#include "newfile.h"
 #include "outfile.h"
 #include "peak.h"
 #include "python.h"
@@ -147,6 +148,7 @@ void mon_config(void)
 			mon.nosave = 1; /* no output name yet: write nothing */
 		return;
 	}
+	newfile_keep_umask();
 	s = getenv("MPROF_OUT");
 	resolve(mon.out, s && *s ? s : "mprof.data");
 	keep_out(mon.out); /* for mprof snapshot: the environment may not last */

@@ -39,6 +39,7 @@
 #include "keep.h"
 #include "outfile.h"
 #include "modules.h"
+#include "newfile.h"
 #include "perf.h"
 #include "pyframes.h"
 #include "langname.h"
@@ -448,6 +449,7 @@ __attribute__((constructor(101))) static void cp_start(void)
 	execs_init();
 	fds_init();
 	io_init();
+	newfile_keep_umask();
 	th_lookup();
 	sg_lookup();
 	as_lookup();

@@ -10,9 +10,44 @@
 # with mode 0666 less the umask (027: 0640), and a target that is no
 # regular file (a device) is refused rather than replaced.
 . "$(dirname "$0")/../lib.sh"
-plan 23
+plan 26
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
+
+# A program that clears its umask (a daemon: nginx's umask(0)) gets
+# files of the umask it started with, not world-writable ones; a forked
+# child's too.
+cat > "$T/um.c" <<'CEOF'
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(void)
+{
+	void *volatile p;
+	pid_t c;
+
+	umask(0);
+	p = malloc(100);
+	if ((c = fork()) == 0) {
+		p = malloc(200);
+		return 0;
+	}
+	waitpid(c, NULL, 0);
+	printf("%d\n", p != NULL);
+	return 0;
+}
+CEOF
+cc -O0 -o "$T/um" "$T/um.c" || exit 1
+(cd "$T" && umask 022 && "$MPROF" run -o um.data ./um > /dev/null && "$CPPROF" record -o umc.data ./um > /dev/null)
+mode() { stat -c %a "$1"; }
+is "$(mode "$T/um.data")/$(mode "$T"/um.data.[0-9]*)" "644/644" \
+	"mprof run, umask 022, a program that sets umask 0: its file and its child's are 0644"
+is "$(mode "$T/umc.data")" 644 "cpprof record: the same"
+(cd "$T" && umask 022 && MPROF_OUT=ump.data LD_PRELOAD="$LIBMPROF/libmprof.so" ./um > /dev/null)
+is "$(mode "$T/ump.data")" 644 "preloaded without the launcher: the same"
+
 if [ "$(id -u)" != 0 ] || ! command -v setpriv > /dev/null || ! id nobody > /dev/null 2>&1; then
 	for i in $(seq 23); do pass "# SKIP needs root, setpriv and the user nobody"; done
 	done_testing
@@ -96,8 +131,8 @@ ln -s "$T/null" "$D/null"
 is "$?/$(cat "$T/err")" "2/mprof: merge: $D/null: it exists and is not a regular file" \
 	"merge -o a link to a device: refused"
 out=$("$MPROF" run -o "$T/null" "$T/fg" 2>&1 > /dev/null)
-like "$out" "^mprof: cannot write $T/null: EEXIST; profiling stopped\$" \
-	"mprof run -o a device: the monitor says it cannot write there"
+is "$out" "mprof: run: $T/fg wrote no profile: cannot write $T/null: it exists and is not a regular file" \
+	"mprof run -o a device: the launcher, whose file it is to write then, says it cannot write there (one line)"
 is "$(stat -c %F "$T/null" "$D/null" | tr '\n' ' ')" "character special file symbolic link " \
 	"and the device and the link to it are still there"
 mkdir "$D/dir"

@@ -249,6 +249,38 @@ static void frame_types(const struct model *m, const struct profile *p, int full
 	bt->n = n;
 }
 
+/*
+ * name, if longer than max columns, cut after a template argument that
+ * ends by then, and its open brackets closed: "llvm::detail::
+ * AnalysisResultModel<llvm::Function, llvm::DominatorTreeAnalysis, ...>"
+ * (clang's 80-byte bin made rows of 266 columns).  A new string.
+ */
+static char *type_cut(const char *name, size_t max)
+{
+	size_t n = strlen(name), cut = 0, depth = 0, at_depth = 0;
+	char *r;
+
+	if (n <= max)
+		return xstrdup(name);
+	for (size_t i = 0; i < n && i < max; i++) {
+		if (name[i] == '<')
+			depth++;
+		else if (name[i] == '>' && depth)
+			depth--;
+		/* after "<" or ", ": the next argument starts here */
+		if (depth && (name[i] == '<' || (name[i] == ' ' && i && name[i - 1] == ',')))
+			cut = i + 1, at_depth = depth;
+	}
+	if (!cut) /* no template argument to cut at: the name as it is */
+		return xstrdup(name);
+	r = xcalloc(cut + 4 + at_depth + 1, 1);
+	memcpy(r, name, cut);
+	memcpy(r + cut, "...", 3);
+	for (size_t k = 0; k < at_depth; k++)
+		r[cut + 3 + k] = '>';
+	return r;
+}
+
 /* The types column of bin `size`: the types allocating frames name
  * (from ft, count of them), then the program's types of that size
  * (symbols.h), each once, as much as fits in about 60 columns. */
@@ -266,7 +298,7 @@ static void print_types(FILE *out, struct symbols *s, uint32_t size, const struc
 	list = xcalloc(nft + n + 1, sizeof(*list));
 	total = 0;
 	for (size_t i = 0; i < nft; i++)
-		list[total++] = xstrdup(ft[i].label);
+		list[total++] = full ? xstrdup(ft[i].label) : type_cut(ft[i].label, 60);
 	for (size_t i = 0; i < n; i++) {
 		/* DWARF's C++ names read like the demangler's */
 		char *name = !full && (strchr(names[i], '<') || strstr(names[i], "::")) ? cxxname_type(names[i])
@@ -274,6 +306,12 @@ static void print_types(FILE *out, struct symbols *s, uint32_t size, const struc
 		size_t k;
 		if (!name)
 			name = xstrdup(names[i]);
+		if (!full) {
+			char *cut = type_cut(name, 60);
+
+			free(name);
+			name = cut;
+		}
 		for (k = 0; k < total && strcmp(list[k], name); k++)
 			;
 		if (k < total)

@@ -10,7 +10,7 @@
 # instantiations of make_n as one function, and the full names with
 # --full-names.
 . "$(dirname "$0")/../lib.sh"
-plan 56
+plan 59
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 PPROF=$B/tools/pprof
@@ -46,6 +46,8 @@ for cxx in g++ clang++; do
 	bin "$out" 112 1 'std::shared_ptr<Widget>\[7\]' "$cxx: the vector of 7 shared_ptrs"
 	bin "$out" $g 4 'Gadget' "$cxx: 4 make_unique<Gadget> in a lambda: Gadget ($g bytes)"
 	bin "$out" 101 1 'char\[101\]' "$cxx: a string of 100 characters: char[101]"
+	bin "$out" 120 3 'a_rather_long_namespace_name::HolderOfThreeThings<Widget, \.\.\.>( \.\.\. \([0-9]+ more\))?' \
+		"$cxx: a type whose name is longer than the column: cut after a template argument, its bracket closed"
 	is "$(printf '%s\n' "$out" | grep -E '^ +(100 +3|200 +2|777 +1) ' | grep -cE '\)  $')" 3 \
 		"$cxx: new int[25], new double[25] and malloc name no type"
 done
@@ -67,6 +69,8 @@ like "$out" '^ +72 +100 .*  std::_Rb_tree_node<std::pair<int const, std::string>
 
 # --full-names (mprof takes -full-names too): as demangled.
 out=$("$MPROF" -verbose --full-names ./names_g++ g++.data)
+like "$out" '^ +120 +3 +360 .*  a_rather_long_namespace_name::HolderOfThreeThings<Widget, Gadget, std::unique_ptr<Widget, std::default_delete<Widget> > >' \
+	"--full-names: a long type in full"
 like "$out" '^ +72 +100 .*  std::_Rb_tree_node<std::pair<int const, std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > > >$' \
 	"--full-names: bin 72's type in full"
 like "$out" '^ +300 \(..\) +3 +300 \(..\) +main > int\* make_n<int>\(int\) > operator new\(unsigned long\)$' \
@@ -106,7 +110,7 @@ fi
 
 # Exports.
 f=$("$MPROF" export --format folded --counter alloc_objects ./names_g++ g++.data)
-like "$f" '^main;std::make_unique;operator new 5$' "folded: short names"
+like "$f" '^main;std::make_unique;operator new 8$' "folded: short names (5 Widgets and 3 Holders from one make_unique)"
 f=$("$MPROF" export --format folded --counter alloc_objects --full-names ./names_g++ g++.data)
 like "$f" '^main;std::__detail::_MakeUniq<Widget>::__single_object std::make_unique<Widget>\(\);operator new\(unsigned long\) 5$' \
 	"folded --full-names: full names"

@@ -23,6 +23,16 @@ struct Gadget {
 	explicit Gadget(long n) { a[0] = n; }
 };
 
+// A type whose name does not fit the types column (clang's
+// llvm::detail::AnalysisResultModel<...> made rows of 266 columns).
+namespace a_rather_long_namespace_name {
+template <class A, class B, class C> struct HolderOfThreeThings {
+	long v[15];
+};
+} // namespace a_rather_long_namespace_name
+using Holder = a_rather_long_namespace_name::HolderOfThreeThings<Widget, Gadget, std::unique_ptr<Widget>>;
+static Holder *holders[3];
+
 // Two instantiations of one template: one short name, two full ones.
 template <class T> __attribute__((noinline)) T *make_n(int n)
 {
@@ -72,9 +82,11 @@ int main()
 		ints[i] = make_n<int>(25);
 	for (int i = 0; i < 2; i++)
 		doubles[i] = make_n<double>(25);
+	for (int i = 0; i < 3; i++)
+		holders[i] = std::make_unique<Holder>().release();
 	char *buf = scratch(777);
 	printf("sizeof Widget %zu Gadget %zu buckets %zu\n", sizeof(Widget), sizeof(Gadget), um.bucket_count());
-	printf("kept %d\n", ints[0] && doubles[0] && buf && s.size() == 100);
+	printf("kept %d\n", ints[0] && doubles[0] && buf && s.size() == 100 && holders[2]);
 	// exit, not return: the containers are never destroyed, all is kept.
 	exit(0);
 }

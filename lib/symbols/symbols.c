@@ -405,6 +405,21 @@ static size_t plt_syms(struct sym_img *m, struct elf_sym *syms, size_t k, size_t
 	return k;
 }
 
+/*
+ * Whether a sizeless untyped symbol in section shndx of e is a label in
+ * code: an assembly entry point with no .type or .size, as the loader's
+ * _dl_start_user, which calls the constructors of every library (it was
+ * ld-linux-x86-64.so.2+0x1aba0 under each).  Data sections' markers
+ * (__start_SECTION, _end) are not.
+ */
+static int code_label(Elf *e, GElf_Word shndx)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = e ? elf_getscn(e, shndx) : NULL;
+
+	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
+}
+
 static void load_syms(struct sym_img *m)
 {
 	int n = dwfl_module_getsymtab(m->dwmod);
@@ -431,12 +446,14 @@ static void load_syms(struct sym_img *m)
 		GElf_Sym sym;
 		GElf_Addr addr;
 		GElf_Word shndx;
-		const char *name = dwfl_module_getsym_info(m->dwmod, i, &sym, &addr, &shndx, NULL, NULL);
+		Elf *se = NULL;
+		const char *name = dwfl_module_getsym_info(m->dwmod, i, &sym, &addr, &shndx, &se, NULL);
 		int type = GELF_ST_TYPE(sym.st_info), bind = GELF_ST_BIND(sym.st_info);
 
 		if (!name || !name[0] || shndx == SHN_UNDEF || sym.st_shndx == SHN_ABS)
 			continue;
-		if (type != STT_FUNC && type != STT_GNU_IFUNC && !(type == STT_NOTYPE && sym.st_size))
+		if (type != STT_FUNC && type != STT_GNU_IFUNC && !(type == STT_NOTYPE && sym.st_size) &&
+		    !(type == STT_NOTYPE && code_label(se, shndx)))
 			continue;
 		m->syms[k].addr = addr;
 		m->syms[k].size = sym.st_size;

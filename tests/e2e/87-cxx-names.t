@@ -10,7 +10,7 @@
 # instantiations of make_n as one function, and the full names with
 # --full-names.
 . "$(dirname "$0")/../lib.sh"
-plan 59
+plan 60
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 PPROF=$B/tools/pprof
@@ -111,6 +111,9 @@ fi
 # Exports.
 f=$("$MPROF" export --format folded --counter alloc_objects ./names_g++ g++.data)
 like "$f" '^main;std::make_unique;operator new 8$' "folded: short names (5 Widgets and 3 Holders from one make_unique)"
+# libstdc++'s constructor's allocation, under the loader's entry label
+# _dl_start_user (untyped, sizeless: libc6-dbg's symbols), not an address.
+like "$f" '^_dl_start_user;_dl_init;call_init;' "folded: the loader's _dl_start_user named (a label in code)"
 f=$("$MPROF" export --format folded --counter alloc_objects --full-names ./names_g++ g++.data)
 like "$f" '^main;std::__detail::_MakeUniq<Widget>::__single_object std::make_unique<Widget>\(\);operator new\(unsigned long\) 5$' \
 	"folded --full-names: full names"

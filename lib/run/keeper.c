@@ -220,12 +220,36 @@ static size_t lang_info(const struct keeper_img *k, uint64_t addr, const char *(
 	return n;
 }
 
+/* Process pid's command line now, its arguments space-separated (as the
+ * runtimes write it); 0, or -1. */
+static int live_cmdline(int32_t pid, char *buf, size_t len)
+{
+	char path[48];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	while (n > 0 && buf[n - 1] == 0)
+		n--;
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	for (ssize_t i = 0; i < n; i++)
+		if (!buf[i])
+			buf[i] = ' ';
+	return 0;
+}
+
 void keeper_put_info(struct salvage *s, const char *const (*kv)[2], size_t n, uint64_t lang)
 {
 	const struct keep_head *h = s->k->h;
 	uint32_t ninfo = h->ninfo < KEEP_MAX_INFO ? h->ninfo : KEEP_MAX_INFO, good = 0;
 	const char *ki[KEEP_MAX_INFO], *vi[KEEP_MAX_INFO];
-	char pid[24], end[24];
+	char pid[24], end[24], cmd[1 << 15];
 	const char *salvaged[][2] = {
 		{ "pid", pid },
 		{ "end_ns", end },
@@ -250,6 +274,13 @@ void keeper_put_info(struct salvage *s, const char *const (*kv)[2], size_t n, ui
 	for (uint32_t i = 0; i < ninfo; i++) {
 		ki[good] = keeper_str(s->k, h->info[i].key, FORMAT_MAX_STRING);
 		vi[good] = keeper_str(s->k, h->info[i].val, FORMAT_MAX_STRING);
+		/* A running program's command line as it is now, as its own
+		 * save at the end will say it: a server retitles itself
+		 * (postgres: "postgres: postgres postgres [local] idle"),
+		 * and the keep has it as it started. */
+		if (ki[good] && vi[good] && !s->ended && !strcmp(ki[good], "cmdline") &&
+		    live_cmdline(h->pid, cmd, sizeof cmd) == 0)
+			vi[good] = cmd;
 		if (ki[good] && vi[good])
 			good++;
 	}

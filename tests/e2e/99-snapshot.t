@@ -5,7 +5,7 @@
 # Go's heap profile endpoint does.  Files numbered FILE.snapshot.N, each
 # read by the tables and every export; sampled or exact.
 . "$(dirname "$0")/../lib.sh"
-plan 18
+plan 19
 cd "$T" || exit 1
 cc -g -O0 -o server "$TOP/tests/progs/rt_server.c" || exit 1
 
@@ -100,6 +100,20 @@ touch go stop
 wait $srv
 is "$p/$(calls "$p" grow_a)" "$T/p.data.snapshot.1/1000" "preloaded with MPROF_SNAPSHOT=1: a snapshot"
 ok "$([ "${fdn:-0}" -ge 900 ]; echo $?)" "... its keep's descriptor is high ($fdn)"
+
+# A server that retitles itself: a snapshot's command line is the one it
+# has then, as its own file's at the end (the keep holds the one it
+# started with: postgres's snapshots said "postgres -D ...", its file
+# "postgres: postgres postgres [local] idle").
+cmdline() { "$MPROF" dump "$1" | sed -n 's/^info cmdline //p'; }
+rm -f go stop out
+"$MPROF" run -o r.data ./server retitle > out 2> err &
+launcher=$!
+until_line out "phase 1"
+p=$("$MPROF" snapshot "$(child_of $launcher)")
+touch go stop
+wait $launcher
+is "$(cmdline "$p")/$(cmdline r.data)" "srv: up/srv: up" "a retitled server: its snapshot's command line is its file's"
 
 # A process with no keep: one line, exit 2.
 rm -f go stop out

@@ -13,6 +13,7 @@
 
 #include "format.h"
 #include "hooks.h"
+#include "keep.h"
 #include "save.h"
 #include "sink.h"
 #include "state.h"
@@ -101,8 +102,14 @@ static int save(const char *aside)
 	 * nothing to write: make's shells and compilers wrote a file of no
 	 * calls each, 302 for a make of 300 jobs.  The program's own process
 	 * writes its file whatever it holds. */
-	if (getpid() != cp.root_pid && !__atomic_load_n(&cf_threads, __ATOMIC_ACQUIRE))
+	if (getpid() != cp.root_pid && !__atomic_load_n(&cf_threads, __ATOMIC_ACQUIRE)) {
+		/* Nor the launcher, from the keep: the sh a forked child
+		 * exec'd for gawk's pipe left a file of no calls, which
+		 * `cfprof merge FILE FILE.*` refused (another program). */
+		if (!aside)
+			keep_saved(1);
 		return 0;
+	}
 	/* Hooks go on counting in destructors that run later, in a tree
 	 * that is no longer written; nothing stops them. */
 	return cfsave_save(aside);

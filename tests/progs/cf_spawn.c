@@ -3,10 +3,14 @@
  * -finstrument-functions (the shells and tools a make runs) write no
  * profile: main calls work 100 times, then runs `/bin/true` and
  * `/bin/echo x` through system() three times each (a shell, and the tool
- * it execs), and prints its count (tests/e2e/72-cf-robust.t).
+ * it execs), then forks and execs `sh -c 'exit 0'` itself, as gawk's
+ * `"cmd" | getline` does (a forked child's own keep, which the shell
+ * takes over), and prints its count (tests/e2e/72-cf-robust.t).
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static volatile unsigned long sink;
 
@@ -24,6 +28,15 @@ int main(void)
 	for (int k = 0; k < 3; k++)
 		if (system("/bin/true") != 0 || system("/bin/echo x > /dev/null") != 0)
 			return 1;
+	pid_t c = fork();
+	int st;
+
+	if (c == 0) {
+		execl("/bin/sh", "sh", "-c", "exit 0", (char *)NULL);
+		_exit(127);
+	}
+	if (c < 0 || waitpid(c, &st, 0) != c || st != 0)
+		return 1;
 	printf("work %ld\n", n);
 	return 0;
 }

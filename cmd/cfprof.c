@@ -276,9 +276,39 @@ static void edge_line(const struct view *v, const struct cfg_edge *e, uint32_t o
 	       amount(v, e->incl - e->self), called, name_of(v, other), v->g.fn[other].index);
 }
 
+/* Edges g->edge[*x], *y: the larger share first (the time on the call's
+ * paths), then the more calls, then by the functions' ids, as mprof's
+ * call graph orders its rows (gprof's children too). */
+static int by_edge_time(const void *x, const void *y, void *arg)
+{
+	const struct cfg *g = arg;
+	const struct cfg_edge *a = &g->edge[*(const size_t *)x], *b = &g->edge[*(const size_t *)y];
+
+	if (a->incl != b->incl)
+		return a->incl > b->incl ? -1 : 1;
+	if (a->calls != b->calls)
+		return a->calls > b->calls ? -1 : 1;
+	if (a->from != b->from)
+		return a->from < b->from ? -1 : 1;
+	return a->to < b->to ? -1 : a->to > b->to;
+}
+
+/* The n edges g->edge[into[first + j]] (into NULL: [first + j]), by_edge_time's order, in
+ * *buf (grown as needed). */
+static size_t *edges_sorted(const struct cfg *g, size_t first, size_t n, const uint32_t *into,
+			    size_t **buf, size_t *cap)
+{
+	util_grow(buf, cap, n + 1, sizeof **buf);
+	for (size_t j = 0; j < n; j++)
+		(*buf)[j] = into ? into[first + j] : first + j;
+	qsort_r(*buf, n, sizeof **buf, by_edge_time, (void *)g);
+	return *buf;
+}
+
 static void graph(struct view *v)
 {
 	const struct cfg *g = &v->g;
+	size_t *es = NULL, ecap = 0;
 
 	printf("Call graph of %s: self and children from the samples of each call path, not\n"
 	       "apportioned by call counts\n\n",
@@ -296,8 +326,9 @@ static void graph(struct view *v)
 		if (f->spont)
 			printf("%6s %6s %8s %9s %13" PRIu64 "        <spontaneous>\n", "", "", "", "",
 			       f->spont);
+		edges_sorted(g, first, n, g->into, &es, &ecap);
 		for (size_t j = 0; j < n; j++) {
-			const struct cfg_edge *e = &g->edge[g->into[first + j]];
+			const struct cfg_edge *e = &g->edge[es[j]];
 			if (e->from != id)
 				edge_line(v, e, e->from, f->calls - f->rcalls);
 		}
@@ -311,13 +342,15 @@ static void graph(struct view *v)
 		       g->total ? 100.0 * (double)f->incl / (double)g->total : 0, amount(v, f->self),
 		       amount(v, f->incl - f->self), called, name_of(v, id), f->index);
 		n = cfg_callees(g, id, &first);
+		edges_sorted(g, first, n, NULL, &es, &ecap);
 		for (size_t j = 0; j < n; j++) {
-			const struct cfg_edge *e = &g->edge[first + j];
+			const struct cfg_edge *e = &g->edge[es[j]];
 			if (e->to != id)
 				edge_line(v, e, e->to, g->fn[e->to].calls - g->fn[e->to].rcalls);
 		}
 		printf("-----------------------------------------------\n");
 	}
+	free(es);
 }
 
 static void usage(FILE *f)

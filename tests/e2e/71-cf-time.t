@@ -7,7 +7,7 @@
 # lines carry isPrime's time by real per-path samples, not apportioned by
 # call counts as gprof does; four threads with known work (within 0.05).
 . "$(dirname "$0")/../lib.sh"
-plan 41
+plan 42
 CFPROF=$B/bin/cfprof
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
@@ -109,5 +109,13 @@ for f in spin nap; do
 done
 got=$(share "$cpu" nap)
 ok $(near "$got" 0 0.02; echo $?) "nap: cpu: nap, asleep, has no CPU time ($got)"
+
+# --- the call graph's rows by time (gprof's order, mprof's): main's
+# callees big (3 calls, its time) before small (200,000 calls, next to
+# none), which came first by the order they were met in.
+cf_build cf_order cf_order.c || exit 1
+"$CFPROF" record -o order.data ./cf_order > /dev/null || exit 1
+is "$(graph "$("$CFPROF" -q ./cf_order order.data)" main callees | tr '\n' ' ')" "3/3 big 200000/200000 small " \
+	"graph: a function's callees by their time, the larger first"
 
 done_testing

@@ -38,7 +38,8 @@
 	"       cfprof export --format folded|pprof|html [--counter NAME] [--full-names] [-o OUT]\n" \
 	"                     [a.out] [cfprof.data]\n"                                          \
 	"       cfprof merge FILES... -o OUT\n"                                                  \
-	"       cfprof diff [--counter NAME] [--root F] [--full-names] [a.out] BASE NEW\n"
+	"       cfprof diff [--counter NAME] [--root F] [--threshold X] [--full-names] [a.out]\n" \
+	"                   BASE NEW\n"
 #define RECORD_USAGE                                                                           \
 	"usage: cfprof record [-e RESOURCE[:INTERVAL]]... [--unprofiled FUNC[,FUNC]...] "     \
 	"[--no-random] [-o FILE] [--] PROG [ARGS...]"

@@ -273,7 +273,7 @@ static void edge_line(const struct view *v, const struct cfg_edge *e, uint32_t o
 	char called[64];
 
 	snprintf(called, sizeof called, "%" PRIu64 "/%" PRIu64, e->calls, of);
-	printf("%6s %6s %8.2f %9.2f %13s        %s [%u]\n", "", "", amount(v, e->self),
+	printf("%6s %6s %8.2f %9.2f %17s    %s [%u]\n", "", "", amount(v, e->self),
 	       amount(v, e->incl - e->self), called, name_of(v, other), v->g.fn[other].index);
 }
 
@@ -314,7 +314,7 @@ static void graph(struct view *v)
 	printf("Call graph of %s: self and children from the samples of each call path, not\n"
 	       "apportioned by call counts\n\n",
 	       v->res);
-	printf("%-6s %6s %8s %9s %13s        %s\n", "index", "%time", "self", "children", "called",
+	printf("%-6s %6s %8s %9s %17s    %s\n", "index", "%time", "self", "children", "called",
 	       "name");
 	printf("-----------------------------------------------\n");
 	for (size_t k = 0; k < g->norder; k++) {
@@ -325,7 +325,7 @@ static void graph(struct view *v)
 
 		n = cfg_callers(g, id, &first);
 		if (f->spont)
-			printf("%6s %6s %8s %9s %13" PRIu64 "        <spontaneous>\n", "", "", "", "",
+			printf("%6s %6s %8s %9s %17" PRIu64 "    <spontaneous>\n", "", "", "", "",
 			       f->spont);
 		edges_sorted(g, first, n, g->into, &es, &ecap);
 		for (size_t j = 0; j < n; j++) {
@@ -339,7 +339,7 @@ static void graph(struct view *v)
 		else
 			snprintf(called, sizeof called, "%" PRIu64, f->calls);
 		snprintf(idx, sizeof idx, "[%u]", f->index);
-		printf("%-6s %6.1f %8.2f %9.2f %13s        %s [%u]\n", idx,
+		printf("%-6s %6.1f %8.2f %9.2f %17s    %s [%u]\n", idx,
 		       g->total ? 100.0 * (double)f->incl / (double)g->total : 0, amount(v, f->self),
 		       amount(v, f->incl - f->self), called, name_of(v, id), f->index);
 		n = cfg_callees(g, id, &first);

@@ -5,6 +5,7 @@
 #include "export/export.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,9 +177,26 @@ static int html(const struct export_data *d, size_t k, const char *data, FILE *f
 	title = xasprintf("%s: %s (%s)", tool, exe ? exe : "a program", data);
 	if (tables) /* the tables' header: allocations, bytes, frees, kept */
 		facts = xasprintf("%.*s", (int)strcspn(tables, "\n"), tables);
-	else
-		facts = xasprintf("%s%s%zu distinct stacks", cmd ? cmd : "", cmd ? " \u2014 " : "",
-				  d->m->nstacks);
+	else { /* and each counter's total, as the tool's own header has it */
+		size_t flen = 0;
+		FILE *fm = open_memstream(&facts, &flen);
+
+		if (!fm)
+			return -1;
+		fprintf(fm, "%s%s%zu distinct stacks", cmd ? cmd : "", cmd ? " \u2014 " : "",
+			d->m->nstacks);
+		for (size_t j = 0; j < d->n; j++) {
+			uint64_t sum = 0, c[FORMAT_MAX_COUNTERS];
+
+			for (size_t i = 0; i < d->m->nstacks; i++)
+				sum += export_value(d, export_counts(d, i, c), j);
+			fprintf(fm, "%s %s %" PRIu64 "%s%s", j ? "," : ";", d->c[j].name, sum,
+				strcmp(d->c[j].unit, "count") ? " " : "",
+				strcmp(d->c[j].unit, "count") ? d->c[j].unit : "");
+		}
+		if (fclose(fm) != 0)
+			return -1;
+	}
 	info.title = title;
 	info.facts = facts;
 	info.tables = tables;

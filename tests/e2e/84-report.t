@@ -6,7 +6,7 @@
 # box highlights; hovering shows the exact figure; the function view and
 # the callees/callers of a root; mprof's four tables.
 . "$(dirname "$0")/../lib.sh"
-plan 26
+plan 27
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 PY=/usr/bin/python3 # Debian's: python3-websocket is installed for it
@@ -114,6 +114,11 @@ errors
 EOF
 )
 t=$(awk '$1 == "test" { print $2 }' primes.out)
+# The page's facts: each counter's total, as cfprof's flat profile says
+# them (before: only "N distinct stacks", the totals on hover only).
+calls=$("$CFPROF" -p ./primes f.data | sed -n 's/.*; \([0-9]*\) calls$/\1/p')
+like "$(grep -o 'distinct stacks; calls [0-9]*, cpu [0-9]* nanoseconds' f.html)" "^distinct stacks; calls $calls, cpu [0-9]+ nanoseconds\$" \
+	"cfprof: the page's facts give each counter's total ($calls calls)"
 is "$(line 1)" "[]" "cfprof: no console error on load"
 is "$(line 4)" "\"isPrime:1000 test:$t\"" "cfprof: calls: the function view's self is each function's exact count ($t tests)"
 is "$(line 7)" "\"isPrime=$((t + 1000)) f=$((t + 1000)) subset=$((t + 1000)) main=$((t + 1000))\"" \

@@ -268,19 +268,33 @@ static uint64_t tsc_ns(uint64_t c, uint64_t tsc, uint64_t ns)
 	return (uint64_t)((unsigned __int128)(c - tl->tsc0) * ns / (tsc - tl->tsc0));
 }
 
-/* Bytes allocated at time ns, between the points around it. */
-static uint64_t allocated_at(const struct tl_point *q, uint32_t n, uint64_t ns)
+/* Bytes allocated at time ns, between the points around it (the n stored
+ * ones, then end), and never fewer than live then: the heap cannot hold
+ * more than was allocated (the peak after the last stored point took the
+ * one before it, 100000 allocated beside 150000 live). */
+static uint64_t allocated_at(const struct tl_point *q, uint32_t n, const struct tl_point *end,
+			     uint64_t ns, uint64_t live)
 {
+	const struct tl_point *a = NULL, *b = end;
+	uint64_t r;
 	uint32_t i;
 
 	for (i = 0; i < n && q[i].ns <= ns; i++)
-		;
-	if (i == 0)
-		return n ? q[0].allocated : 0;
-	if (i == n || q[i].ns == q[i - 1].ns)
-		return q[i - 1].allocated;
-	return q[i - 1].allocated + (uint64_t)((unsigned __int128)(q[i].allocated - q[i - 1].allocated) *
-					       (ns - q[i - 1].ns) / (q[i].ns - q[i - 1].ns));
+		a = &q[i];
+	if (i < n)
+		b = &q[i];
+	if (!a)
+		r = b->allocated < live ? b->allocated : live;
+	else if (b->ns <= a->ns || b->allocated < a->allocated)
+		r = a->allocated;
+	else
+		r = a->allocated + (uint64_t)((unsigned __int128)(b->allocated - a->allocated) *
+					      (ns - a->ns) / (b->ns - a->ns));
+	if (r < live)
+		r = live;
+	if (r > b->allocated && b->allocated >= live)
+		r = b->allocated;
+	return r;
 }
 
 void timeline_put(struct format_writer *w, uint64_t peak, int64_t peak_objects, uint32_t base)
@@ -319,7 +333,7 @@ void timeline_put(struct format_writer *w, uint64_t peak, int64_t peak_objects, 
 
 		if (with_peak && q->ns > pns) {
 			format_put_tl_point(w, pns, (int64_t)peak, peak_objects,
-					    allocated_at(tl->p, n, pns), FORMAT_TL_PEAK, 0, NULL);
+					    allocated_at(tl->p, n, &end, pns, peak), FORMAT_TL_PEAK, 0, NULL);
 			with_peak = 0;
 		}
 		format_put_tl_point(w, q->ns, q->live, q->objects, q->allocated, q->flags, q->ntop,

@@ -15,11 +15,20 @@
 # two curves.  A program killed by SIGKILL has its timeline salvaged.  The section's bad cases are the reader's unit test's
 # (tests/unit/test_reader.c).
 . "$(dirname "$0")/../lib.sh"
-plan 38
+plan 40
 cc_prog "$T/phases" phases.c || exit 1
 cc_prog "$T/temps" temps.c || exit 1
+cc_prog "$T/latepeak" tl_late_peak.c || exit 1
 cd "$T" || exit 1
 MiB=1048576
+
+# A peak after the last stored point (100000 then 50000 bytes, then a
+# free): its allocated bytes are the end's, never fewer than live (it
+# took the point before it's, 100000 beside 150000 live).
+"$MPROF" run -o lp.data ./latepeak
+ok $? "tl_late_peak runs under mprof"
+is "$("$MPROF" timeline --csv lp.data | awk -F, '$5 == "peak" { print $2, $4 }')" "150000 150000" \
+	"the peak's point: 150000 live of 150000 allocated"
 
 "$MPROF" run -o ph.data ./phases
 ok $? "phases runs under mprof"

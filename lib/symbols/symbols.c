@@ -427,15 +427,18 @@ static void load_syms(struct sym_img *m)
 	GElf_Addr bias;
 	Elf *e = dwfl_module_getelf(m->dwmod, &bias);
 	Elf_Scn *scn = NULL;
-	size_t shstrndx;
+	size_t shstrndx, fsize = 0;
 
 	m->syms_loaded = 1;
-	/* Room for the PLT's stubs: one a relocation of .rela.plt. */
-	if (e && elf_getshdrstrndx(e, &shstrndx) == 0)
+	/* Room for the PLT's stubs: one a relocation of .rela.plt, as many
+	 * as the file can hold (a corrupt sh_size asked malloc for 2^52
+	 * entries). */
+	if (e && elf_getshdrstrndx(e, &shstrndx) == 0 && elf_rawfile(e, &fsize))
 		while ((scn = elf_nextscn(e, scn))) {
 			GElf_Shdr sh;
 
-			if (!strcmp(scn_name(e, shstrndx, scn, &sh), ".rela.plt") && sh.sh_entsize)
+			if (!strcmp(scn_name(e, shstrndx, scn, &sh), ".rela.plt") &&
+			    sh.sh_entsize >= 8 && sh.sh_size <= fsize)
 				nplt = sh.sh_size / sh.sh_entsize;
 		}
 	if (n < 1)

@@ -5,7 +5,7 @@
 # Counters that add up past 2^64 and INFO numbers that are none (issue
 # 22, item 6): refused in one line, never printed wrapped or as they are.
 . "$(dirname "$0")/../lib.sh"
-plan 38
+plan 40
 CPPROF=$B/bin/cpprof
 H=$B/tests/hostile
 cd "$T" || exit 1
@@ -131,4 +131,27 @@ run "$CPPROF" export --format folded iv.data
 is "$st/$(cat "$T/err")/$(wc -c < "$T/out")" \
 	"2/cpprof: iv.data: counter cpu: 2 hits of 4611686018427387904 each add up to 2^63 or more/0" \
 	"export: hits times the interval past 2^63: refused in one line"
+# A program whose .rela.plt says it holds 2^52 entries: the symbolizer
+# takes as many PLT stubs as the file can hold (it asked malloc for them
+# all, and, refused, named no function at all; ASan aborted).
+# (No DWARF: the names come from the symbol table alone.)
+strip --strip-debug -o "$T/fgnd" "$T/fg" && "$MPROF" run -o plt.data "$T/fgnd" > /dev/null || exit 1
+/usr/bin/python3 - "$T/fgnd" "$T/fgplt" <<'PY' || exit 1
+import struct, sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+shoff, = struct.unpack_from('<Q', d, 0x28)
+shnum, shstrndx = struct.unpack_from('<HH', d, 0x3c)
+stroff, = struct.unpack_from('<Q', d, shoff + shstrndx * 64 + 24)
+for i in range(shnum):
+    h = shoff + i * 64
+    name, = struct.unpack_from('<I', d, h)
+    if d[stroff + name:stroff + name + 10] == b'.rela.plt\0':
+        struct.pack_into('<Q', d, h + 32, 0xffffffffff000)
+        open(sys.argv[2], 'wb').write(d)
+        sys.exit(0)
+sys.exit('no .rela.plt in ' + sys.argv[1])
+PY
+run "$MPROF" -verbose "$T/fgplt" plt.data
+is "$st" 0 "a .rela.plt of 2^52 entries: read"
+like "$(cat "$T/out")" "^ *10 \\(50\\) .*main > H$" "and its functions named"
 done_testing

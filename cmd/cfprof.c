@@ -380,6 +380,7 @@ int main(int argc, char **argv)
 		return merge_main(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "diff") == 0)
 		return export_diff_main(argc - 1, argv + 1, 0);
+	util_no_command(argc, argv, "record, export, merge, diff");
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-p") || !strcmp(argv[i], "--flat")) {
 			show_graph = 0;
@@ -406,6 +407,8 @@ int main(int argc, char **argv)
 		die("-p (the flat profile only) and -q (the call graph only) exclude each other: "
 		    "give neither for both");
 	launch_operands(args, nargs, &exe, &data);
+	if (!data && access("cfprof.data", F_OK) != 0 && errno == ENOENT)
+		die("no cfprof.data here: give the profile's file (cfprof record PROG writes cfprof.data)");
 	if (!data)
 		data = "cfprof.data";
 	if (reader_load(data, &v.p, err, sizeof(err)) < 0)

@@ -1004,6 +1004,7 @@ int main(int argc, char **argv)
 		return merge_main(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "diff") == 0)
 		return export_diff_main(argc - 1, argv + 1, 0);
+	util_no_command(argc, argv, "record, list, export, merge, diff");
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-c")) {
 			if (i + 1 >= argc)

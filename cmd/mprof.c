@@ -318,6 +318,17 @@ static int out_of(pid_t pid, char *buf, size_t len)
 	return -1;
 }
 
+
+/* The data file by default, mprof.data, missing: say where one comes
+ * from (it was "mprof.data: No such file or directory"). */
+static void no_default_data(const char *data, const char *const *args, int nargs)
+{
+	for (int i = 0; i < nargs; i++)
+		if (args[i] == data)
+			return;
+	if (access(data, F_OK) != 0 && errno == ENOENT)
+		die("no %s here: give the profile's file (mprof run PROG writes %s)", data, data);
+}
 /*
  * mprof snapshot PID: the profile of a running process, from its keep
  * (keeper.h), as the monitor would write it now; the process goes on.
@@ -443,6 +454,7 @@ static int cmd_show(int argc, char **argv)
 	}
 	/* a.out is optional: the data file records its modules. */
 	launch_operands(args, nargs, &exe, &data);
+	no_default_data(data, args, nargs);
 	load(data, &p);
 	if (exe) {
 		/* A bare name (mprof guile g.data) is the recorded executable
@@ -503,6 +515,7 @@ static int cmd_timeline(int argc, char **argv)
 		}
 	}
 	launch_operands(args, nargs, &exe, &data);
+	no_default_data(data, args, nargs);
 	load(data, &p);
 	if (p.kind != FORMAT_KIND_MPROF)
 		not_mprof(data, &p);
@@ -555,5 +568,6 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	util_no_command(argc, argv, "run, snapshot, dump, timeline, export, merge, diff");
 	return cmd_show(argc, argv);
 }

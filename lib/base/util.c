@@ -133,6 +133,23 @@ void die(const char *fmt, ...)
 	exit(2);
 }
 
+void util_no_command(int argc, char **argv, const char *cmds)
+{
+	/* The sibling tools' commands and perf's: a bare word that is a
+	 * program's name is an a.out (mprof guile g.data), so not any word. */
+	static const char *const verbs[] = { "run",    "record", "report", "list",	"snapshot",
+					     "dump",   "timeline", "export", "merge", "diff",
+					     "stat",   "annotate", "script", "show",  "view" };
+	const char *w = argc > 1 ? argv[1] : "";
+	struct stat st;
+
+	if (stat(w, &st) == 0)
+		return;
+	for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++)
+		if (!strcmp(w, verbs[i]))
+			die("%s: no such file, nor a command of %s's (%s)", w, util_progname, cmds);
+}
+
 /*
  * stat first, so that a device or FIFO is never opened at all (opening some
  * devices has effects); then open with O_NONBLOCK in case the path was

@@ -37,6 +37,12 @@ void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
  */
 int util_open_file(const char *path, const char **why);
 
+/* The tools' first argument, when it is another tool's command naming
+ * no file ("mprof record ./x", "cfprof list"): one line, exit 2, rather
+ * than "record: No such file or directory" or a second argument read as
+ * the data file.  cmds lists the tool's commands for the message. */
+void util_no_command(int argc, char **argv, const char *cmds);
+
 uint64_t util_hash(const void *p, size_t n, uint64_t seed);
 
 /* s as a fraction from 0 to 1 (a number and nothing after it: not "abc",

@@ -1,8 +1,10 @@
 # Display options on real programs: -offsets, -lines, -depth, -terse,
 # -noleaktable; libc callbacks (qsort) and shared libraries.  And --help
 # after a verb: its usage on standard output, exit 0 (issue 22, item 8).
+# Another tool's command (`mprof record ./x`, `cfprof list`) is said to
+# be none, and a missing default data file says where one comes from.
 . "$(dirname "$0")/../lib.sh"
-plan 15
+plan 19
 cc_prog "$T/qsortcb" qsortcb.c
 "$MPROF" run -o "$T/q.data" "$T/qsortcb"; ok $? "qsort program runs"
 out=$("$MPROF" "$T/q.data")
@@ -33,4 +35,19 @@ for v in run dump; do
 	is "$?/$(head -1 "$T/out" | awk '{ print $1, $2, $3 }')/$(wc -c < "$T/err")" "0/usage: mprof $v/0" \
 		"mprof $v --help: the usage on standard output, exit 0"
 done
+CFPROF=$B/bin/cfprof CPPROF=$B/bin/cpprof
+mkdir "$T/empty" && cd "$T/empty" || exit 1
+"$MPROF" record "$T/qsortcb" > "$T/out" 2> "$T/err"
+is "$?/$(cat "$T/err")/$(wc -c < "$T/out")" \
+	"2/mprof: record: no such file, nor a command of mprof's (run, snapshot, dump, timeline, export, merge, diff)/0" \
+	"mprof record PROG: not a command (it read record as the a.out)"
+"$CFPROF" list > "$T/out" 2> "$T/err"
+is "$?/$(cat "$T/err")" "2/cfprof: list: no such file, nor a command of cfprof's (record, export, merge, diff)" \
+	"cfprof list: cpprof's command, not cfprof's"
+"$MPROF" "$T/qsortcb" > "$T/out" 2> "$T/err"
+is "$?/$(cat "$T/err")" "2/mprof: no mprof.data here: give the profile's file (mprof run PROG writes mprof.data)" \
+	"no mprof.data: where one comes from"
+"$CFPROF" > "$T/out" 2> "$T/err"
+is "$?/$(cat "$T/err")" "2/cfprof: no cfprof.data here: give the profile's file (cfprof record PROG writes cfprof.data)" \
+	"no cfprof.data: the same"
 done_testing

@@ -21,6 +21,6 @@ like "$out" "main > [FGH]" "and its symbols"
 "$MPROF" nosuchcmd "$T/fg.data" > /dev/null 2> "$T/err"
 is "$?/$(cat "$T/err")" "2/mprof: nosuchcmd: No such file or directory" "a name found nowhere: said"
 out=$(PATH="$T/elsewhere:$PATH" "$MPROF" fgcmd 2> "$T/err")
-is "$?/$(cat "$T/err")" "2/mprof: mprof.data: No such file or directory" \
+is "$?/$(cat "$T/err")" "2/mprof: no mprof.data here: give the profile's file (mprof run PROG writes mprof.data)" \
 	"a lone name found in PATH is the a.out (the data file defaults)"
 done_testing

@@ -821,9 +821,47 @@ int keeper_wait(struct keeper *k, pid_t pid, int *status, const char *path, cons
 	return rc;
 }
 
+/* The parent of process pid, from /proc/PID/stat; -1 if none is read. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512], *rp;
+	int fd, ppid;
+	ssize_t n;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	/* pid (comm) state ppid: comm may hold ") " itself. */
+	if (!(rp = strrchr(buf, ')')) || sscanf(rp + 1, " %*c %d", &ppid) != 1)
+		return -1;
+	return ppid;
+}
+
+static int snapshot_keep_of(pid_t pid, struct keep_head *h, char *why, size_t whylen);
+
 /* Process pid's keep, its header in *h, if it holds its own tables now:
- * the descriptor, or -1 with a reason in why. */
+ * the descriptor, or -1 with a reason in why.  The launcher's pid (mprof
+ * run's, which holds its program's keep) is its program's: the pid ps
+ * shows first, "mprof run ./server". */
 static int snapshot_keep(pid_t pid, struct keep_head *h, char *why, size_t whylen)
+{
+	int fd;
+
+	memset(h, 0, sizeof *h);
+	fd = snapshot_keep_of(pid, h, why, whylen);
+
+	if (fd >= 0 || h->magic != KEEP_MAGIC || h->pid == (int32_t)pid || h->pid <= 0 ||
+	    parent_of((pid_t)h->pid) != pid)
+		return fd;
+	return snapshot_keep_of((pid_t)h->pid, h, why, whylen);
+}
+
+static int snapshot_keep_of(pid_t pid, struct keep_head *h, char *why, size_t whylen)
 {
 	char dir[64], link[PATH_MAX], name[400];
 	struct dirent *d;
@@ -835,7 +873,10 @@ static int snapshot_keep(pid_t pid, struct keep_head *h, char *why, size_t whyle
 	 * one, or its runtime made its own: MPROF_SNAPSHOT=1). */
 	snprintf(dir, sizeof dir, "/proc/%d/fd", (int)pid);
 	if (!(fds = opendir(dir))) {
-		snprintf(why, whylen, "%s: %s", dir, strerror(errno));
+		if (errno == ENOENT)
+			snprintf(why, whylen, "no process %d", (int)pid);
+		else
+			snprintf(why, whylen, "%s: %s", dir, strerror(errno));
 		return -1;
 	}
 	while (fd < 0 && (d = readdir(fds))) {

@@ -5,7 +5,7 @@
 # Go's heap profile endpoint does.  Files numbered FILE.snapshot.N, each
 # read by the tables and every export; sampled or exact.
 . "$(dirname "$0")/../lib.sh"
-plan 19
+plan 22
 cd "$T" || exit 1
 cc -g -O0 -o server "$TOP/tests/progs/rt_server.c" || exit 1
 
@@ -35,6 +35,9 @@ touch go
 until_line out "phase 2"
 second=$("$MPROF" snapshot "$pid")
 third=$("$MPROF" snapshot -o mine.data "$pid")
+# The launcher's pid (the one ps shows first): its program's snapshot.
+"$MPROF" snapshot -o launcher.data "$launcher" > /dev/null 2> lerr
+lst=$?
 touch stop
 wait $launcher
 st=$?
@@ -48,6 +51,8 @@ is "$(calls s.data.snapshot.2 grow_a)/$(calls s.data.snapshot.2 grow_b)" "1000/2
 is "$(info s.data.snapshot.2 reason)/$(info s.data.snapshot.2 pid)/$(info s.data reason)" "snapshot/$pid/exit" \
 	"INFO reason snapshot; the process's own file at its exit"
 is "$(calls s.data grow_b)" 2000 "the file at exit is whole"
+is "$lst/$(cat lerr)/$(info launcher.data pid)/$(calls launcher.data grow_b)" "0//$pid/2000" \
+	"mprof run's pid: its program's snapshot (it was: the keep is another process's)"
 tab=$("$MPROF" ./server s.data.snapshot.2 2>&1)
 like "$tab" "^mprof: .*; a snapshot: the program was still running\)" \
 	"the tables' first line says it is a snapshot"
@@ -124,6 +129,10 @@ until_line out "phase 1"
 is "$?/$(wc -l < err)" "2/1" "no keep: one line, exit 2"
 touch go stop
 wait $srv
+"$MPROF" snapshot "$srv" > /dev/null 2> err
+is "$?/$(cat err)" "2/mprof: snapshot: no process $srv" "a process gone: said so (it was /proc/PID/fd: No such file)"
+"$MPROF" snapshot 1 > /dev/null 2> err
+like "$?/$(cat err)" "^2/mprof: snapshot: process 1 has no keep" "a process with no keep: said so"
 "$MPROF" snapshot 2> err
 is "$?/$(wc -l < err)" "2/1" "no pid: usage in one line, exit 2"
 done_testing

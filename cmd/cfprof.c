@@ -36,7 +36,7 @@
 	"       cfprof record [-e RESOURCE[:INTERVAL]]... [--unprofiled FUNC[,FUNC]...]\n"  \
 	"                     [--no-random] [-o FILE] [--] PROG [ARGS...]\n"                    \
 	"       cfprof export --format folded|pprof|html [--counter NAME] [--full-names] [-o OUT]\n" \
-	"                     [a.out] [cfprof.data]\n"                                          \
+	"                     [--diff-base BASE] [a.out] [cfprof.data]\n"                       \
 	"       cfprof merge FILES... -o OUT\n"                                                  \
 	"       cfprof diff [--counter NAME] [--root F] [--threshold X] [--full-names] [a.out]\n" \
 	"                   BASE NEW\n"

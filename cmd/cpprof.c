@@ -875,7 +875,7 @@ static void usage(FILE *f)
 		   "       cpprof record [-e RESOURCE[:INTERVAL]]... [-o FILE] [--no-random] [--] PROG [ARGS...]\n"
 		   "       cpprof list\n"
 		   "       cpprof export --format folded|pprof|html [--counter NAME] [--full-names] [-o OUT]\n"
-		   "                     [a.out] [DATA]\n"
+		   "                     [--diff-base BASE] [a.out] [DATA]\n"
 		   "       cpprof merge FILES... -o OUT\n"
 		   "       cpprof diff [--counter NAME] [--root F] [--threshold X] [--full-names] [a.out]\n"
 		   "                   BASE NEW\n"

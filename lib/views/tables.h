@@ -20,7 +20,7 @@ struct tables_opts {
 	int leaktable; /* print table 2 */
 	int offsets;   /* +n call-site offsets in leak paths */
 	int lines;     /* file:line after each function in leak paths */
-	int depth;     /* callers in a partial chain (default 5) */
+	int depth;     /* frames in a partial chain, the allocating one too (5) */
 	int peaktable; /* print the heap peak's chains (files that have them) */
 	int full_names; /* table 1: C++ types as demangled, not simplified */
 };

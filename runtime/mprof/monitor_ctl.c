@@ -189,15 +189,28 @@ static void sample_config(void)
 	uint64_t r;
 
 	mon.on = MON_ON;
-	if (keep_env("MPROF_SAMPLE", v, sizeof v) < 0 || parse_u64_prefix(v, &r, &end) < 0)
+	if (keep_env("MPROF_SAMPLE", v, sizeof v) < 0 || !v[0])
 		return;
-	switch (*end) {
-	case 'k': case 'K': r <<= 10; end++; break;
-	case 'm': case 'M': r <<= 20; end++; break;
-	case 'g': case 'G': r <<= 30; end++; break;
+	if (parse_u64_prefix(v, &r, &end) < 0)
+		end = v; /* bad */
+	else
+		switch (*end) {
+		case 'k': case 'K': r <<= 10; end++; break;
+		case 'm': case 'M': r <<= 20; end++; break;
+		case 'g': case 'G': r <<= 30; end++; break;
+		}
+	if (end == v || *end || r == 0 || r > (1ull << 40)) {
+		/* Said, as mprof run --sample=bogus refuses it: a user who
+		 * asked for the sampled monitor got the exact one silently. */
+		static const char pre[] = "mprof: MPROF_SAMPLE=",
+				  post[] = ": not a number of bytes from 1 to 1t (512k); "
+					   "recording every allocation\n";
+
+		outfile_say(pre, sizeof pre - 1);
+		outfile_say(v, strnlen(v, sizeof v));
+		outfile_say(post, sizeof post - 1);
+		return;
 	}
-	if (*end || r == 0 || r > (1ull << 40))
-		return;
 	mon.sample = r;
 	mon.on = MON_SAMPLING;
 	if (keep_env("MPROF_SAMPLE_SEED", v, sizeof v) == 0 && parse_u64(v, &r) == 0)

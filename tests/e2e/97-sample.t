@@ -9,7 +9,7 @@
 # views and pprof say the figures are estimates; the keep holds a sampled
 # profile too.
 . "$(dirname "$0")/../lib.sh"
-plan 25
+plan 27
 cd "$T" || exit 1
 
 cc -g -O1 -pthread -o share "$TOP/tests/progs/sample_share.c" || exit 1
@@ -91,6 +91,16 @@ is "$st1/$?" "0/0" "every entry point: the program's checks hold, exact and samp
 is "$("$MPROF" -verbose ./ent e2.data | sed -n '/^--------- ALLOCATION BINS/,$p')" \
 	"$("$MPROF" -verbose ./ent e1.data | sed -n '/^--------- ALLOCATION BINS/,$p')" \
 	"MPROF_SAMPLE=1: malloc, calloc, realloc, reallocarray, the aligned ones and free: the exact profile"
+
+# A value that is no size: said in one line, and the exact profile (it
+# was the exact one, silently).
+MPROF_SAMPLE=bogus MPROF_OUT=e3.data LD_PRELOAD="$LIBMPROF/libmprof.so" ./ent 2> e3.err
+is "$?/$(cat e3.err)" \
+	"0/mprof: MPROF_SAMPLE=bogus: not a number of bytes from 1 to 1t (512k); recording every allocation" \
+	"MPROF_SAMPLE=bogus: one line"
+is "$("$MPROF" -verbose ./ent e3.data | sed -n '/^--------- ALLOCATION BINS/,$p')" \
+	"$("$MPROF" -verbose ./ent e1.data | sed -n '/^--------- ALLOCATION BINS/,$p')" \
+	"and the exact profile"
 
 # The keep holds a sampled profile: exact totals, estimates.
 "$MPROF" run --sample -o kill.data ./share kill > /dev/null 2>&1

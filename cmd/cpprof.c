@@ -16,6 +16,7 @@
 #include "model/lispview.h"
 #include "merge/merge.h"
 #include "model/model.h"
+#include "model/root.h"
 #include "read/reader.h"
 #include "run/record.h"
 #include "resources.h"
@@ -289,69 +290,6 @@ static void outermost(const struct session *s, char *buf, size_t len)
 	}
 }
 
-/* Whether main is on some stack (the model knows its name always). */
-static int main_sampled(const struct model *m)
-{
-	for (size_t k = 0; k < m->nnodes; k++)
-		if (m->sites[m->site[k]].fn == m->main_fn)
-			return 1;
-	return 0;
-}
-
-/* The module that holds addr, or NULL. */
-static const struct prof_module *module_of(const struct profile *p, uint64_t addr)
-{
-	for (size_t i = 0; i < p->nmodules; i++)
-		if (addr >= p->modules[i].start && addr < p->modules[i].end)
-			return &p->modules[i];
-	return NULL;
-}
-
-/* Whether entry addresses a and b lie in one object (by path: a library
- * maps several ranges). */
-static int one_module(const struct profile *p, uint64_t a, uint64_t b)
-{
-	const struct prof_module *x = module_of(p, a), *y = module_of(p, b);
-
-	return x && y && x->path && y->path && !strcmp(x->path, y->path);
-}
-
-/*
- * A stripped program's main has no name: it is the function glibc's
- * __libc_start_call_main (before 2.34, __libc_start_main) calls, whatever
- * it is called (zstd+0x4f60).  That function's name, or NULL.  It also
- * calls exit and _setjmp, in its own library: a callee there is not main
- * (a program whose only stacks through it are exit's, flushing stdio into
- * a full pipe, has no main on any stack).
- */
-static const char *main_by_caller(const struct profile *p, const struct model *m)
-{
-	int64_t a = strtab_find(m->fns, "__libc_start_call_main"),
-		b = strtab_find(m->fns, "__libc_start_main");
-
-	if (a < 0 && b < 0)
-		return NULL;
-	for (size_t r = 0; r < m->nruns; r++) {
-		size_t end = r + 1 < m->nruns ? m->runs[r + 1].first : m->nnodes;
-
-		for (size_t k = m->runs[r].first; k < end; k++) {
-			uint32_t caller = k == m->runs[r].first ? m->runs[r].parent : (uint32_t)(k - 1),
-				 fn;
-
-			if (caller == MODEL_NONE)
-				continue;
-			fn = m->sites[m->site[caller]].fn;
-			if ((a < 0 || fn != (uint32_t)a) && (b < 0 || fn != (uint32_t)b))
-				continue;
-			if (one_module(p, m->sites[m->site[caller]].func_addr,
-				       m->sites[m->site[k]].func_addr))
-				continue; /* exit, _setjmp */
-			return strtab_get(m->fns, m->sites[m->site[k]].fn);
-		}
-	}
-	return NULL;
-}
-
 static uint8_t *root_set(struct session *s, const char *name)
 {
 	size_t n = nids(s), hits = 0;
@@ -388,7 +326,7 @@ static uint8_t *root_set(struct session *s, const char *name)
 	free(fnset);
 	if (!hits) {
 		/* main asked for, in a stripped program: its main has an
-		 * address for a name, the default root (main_by_caller). */
+		 * address for a name, the default root (model_default_root). */
 		int named = !strcmp(name, "main") && s->root && strcmp(s->root, "main");
 
 		errx_("no function named '%s' in this profile%s%s%s", name,
@@ -1042,16 +980,8 @@ int main(int argc, char **argv)
 		die("out of memory opening symbols");
 	load_model(&s);
 	s.threshold = 0.01;
-	if (s.m.lisp) /* a Lisp program's outermost function is no main */
-		s.root = xstrdup(LISP_TOPLEVEL);
-	/* A Python program's main is a function of its own, if any (or
-	 * site.main): its outermost frames are its modules' code. */
-	else if (s.m.lang && strtab_find(s.m.fns, "<module>") >= 0)
-		s.root = xstrdup("<module>");
-	else if (!s.m.lang && s.m.main_fn != MODEL_NONE && main_sampled(&s.m))
-		s.root = xstrdup("main");
-	else if (!s.m.lang && main_by_caller(&s.p, &s.m))
-		s.root = xstrdup(main_by_caller(&s.p, &s.m));
+	if (model_default_root(&s.p, &s.m))
+		s.root = xstrdup(model_default_root(&s.p, &s.m));
 	S = &s;
 
 	if (cmds) {

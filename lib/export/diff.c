@@ -24,6 +24,7 @@
 #include "model/lispview.h"
 #include "merge/merge.h"
 #include "model/model.h"
+#include "model/root.h"
 #include "read/reader.h"
 #include "symbols/symbols.h"
 #include "views/tables.h"
@@ -193,7 +194,7 @@ static void help(int tables)
 		       "%*s[--full-names] [a.out] BASE NEW\n",
 		       util_progname, w, "");
 	printf("Call path fractions: each call path's share of BASE's total and of NEW's,\n"
-	       "downward from --root (main), of --counter (the one export writes by\n"
+	       "downward from --root (down's: main), of --counter (the one export writes by\n"
 	       "default), largest change first; paths below --threshold (0.01) in both and\n"
 	       "in their change are left out.  --full-names: C++ names in full.\n");
 }
@@ -324,8 +325,15 @@ int export_diff_main(int argc, char **argv, int tables)
 		return 0;
 	}
 	root_given = root != NULL;
-	if (!root) /* a Lisp program's outermost function is no main */
-		root = n.m.lisp ? LISP_TOPLEVEL : "main";
+	/* The root cpprof's down starts from: a stripped program's main is
+	 * the function glibc's start calls (xz+0x36a0); "main" gave an empty
+	 * table and exit 0. */
+	if (!root)
+		root = model_default_root(&n.p, &n.m);
+	if (!root)
+		root = model_default_root(&b.p, &b.m);
+	if (!root)
+		root = "main";
 	kb = counter ? export_find(&b.d, counter) : (int)b.d.dflt;
 	kn = counter ? export_find(&n.d, counter) : (int)n.d.dflt;
 	if (kb < 0 || kn < 0 || strcmp(b.d.c[kb].name, n.d.c[kn].name))

@@ -2,7 +2,7 @@
 # one line on stderr and exit status 2, before anything runs; --help is
 # the usage on standard output, exit 0 (issue 22, item 8).
 . "$(dirname "$0")/../lib.sh"
-plan 36
+plan 37
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
 
@@ -123,6 +123,12 @@ main=$(sed -n 's/.*its main is \([^,]*\),.*/\1/p' err)
 out=$("$CPPROF" -c "down $main" ./stripped s.data)
 like "$out" "^0\\.[0-9]+ \\($(printf %s "$main" | sed 's/+/\\+/')\\) \\[[1-9][0-9]*\\]\$" \
 	"... and down that function shows main's samples"
+# diff's root is down's: the stripped main, not "main" (an empty table,
+# exit 0).
+"$CPPROF" record -o e2.data ./epis > /dev/null
+"$CPPROF" diff ./epis e.data e2.data > out 2> err
+like "$?/$(cat err)/$(head -n 1 out)" "^0//Call path fractions of cpu, downward from epis\+0x[0-9a-f]+: " \
+	"stripped: diff starts from main, named by the module and its entry"
 out=$("$CPPROF" -c 'down start_thread' ./stripped s.data)
 like "$out" '^0\.[0-9]+ \(start_thread stripped\+0x[0-9a-f]+\) \[[0-9]+\]$' \
 	"stripped: down from a function it names: the threads' paths"

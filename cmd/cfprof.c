@@ -424,8 +424,16 @@ int main(int argc, char **argv)
 		if ((int)k != calls_col && (!want || !strcmp(v.p.counter_names[k], want)))
 			col = (int)k;
 	if (col < 0) {
-		if (want)
-			die("%s: no resource '%s' in this profile", data, want);
+		if (want) {
+			char names[1024] = "";
+
+			for (size_t k = 0; k < v.p.ncounters; k++)
+				if ((int)k != calls_col)
+					snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+						 names[0] ? ", " : "", v.p.counter_names[k]);
+			die("%s: no resource '%s' in this profile (it has %s)", data, want,
+			    names[0] ? names : "none sampled");
+		}
 		die("%s: no sampled resource in this profile", data);
 	}
 	if (exe) {

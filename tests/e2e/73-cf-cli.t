@@ -71,7 +71,8 @@ ok $(awk -v a="${got:-x}" -v b="$want" 'BEGIN { if (a !~ /^[0-9.]+$/) exit 1; d 
 	"-e real: isPrime's %time of real time ${got:-nothing}%, its CPU share $want (within 0.05)"
 is "$(flat "$pr" isPrime 3)" 8000 "-e real: the same exact call counts"
 "$CFPROF" -e page-faults -p ./cf_fg fg.data > /dev/null 2> bad.err
-is "$?/$(wc -l < bad.err)" "2/1" "-e of a resource not recorded: exit 2, one line"
+is "$?/$(cat bad.err)" "2/cfprof: fg.data: no resource 'page-faults' in this profile (it has cpu, real)" \
+	"-e of a resource not recorded: exit 2, one line naming those it has"
 
 # --- (unprofiled): with every function of the program unprofiled
 "$CFPROF" record --unprofiled main,f --unprofiled g,isPrime -o un.data ./cf_fg 500 > un.out

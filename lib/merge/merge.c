@@ -147,7 +147,25 @@ int merge_files(const char *const *paths, int n, const char *out, char *err, siz
 			goto out;
 		}
 		if (p[i].ncounters != p[0].ncounters) {
-			snprintf(err, errlen, "%s: other counters than %s: cannot be merged", paths[i], paths[0]);
+			/* Which: the first counter one file has and the other
+			 * lacks (mprof run --leaks adds lost_bytes and seven
+			 * more; cpprof's are the -e resources). */
+			const struct profile *more = p[i].ncounters > p[0].ncounters ? &p[i] : &p[0],
+					     *less = more == &p[0] ? &p[i] : &p[0];
+			const char *extra = "?";
+
+			for (size_t k = 0; k < more->ncounters && extra[0] == '?'; k++) {
+				size_t j = 0;
+
+				while (j < less->ncounters && strcmp(less->counter_names[j], more->counter_names[k]))
+					j++;
+				if (j == less->ncounters)
+					extra = more->counter_names[k];
+			}
+			snprintf(err, errlen, "%s: other counters than %s (%s has %s, %s not%s): cannot be merged",
+				 paths[i], paths[0], more == &p[0] ? paths[0] : paths[i], extra,
+				 more == &p[0] ? paths[i] : paths[0],
+				 !strcmp(extra, "lost_bytes") ? "; one was recorded with --leaks" : "");
 			goto out;
 		}
 		for (size_t k = 0; k < p[0].ncounters; k++)

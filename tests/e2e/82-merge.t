@@ -5,7 +5,7 @@
 # not written.  Peaks add up too: the merged "peak" is the runs' peaks'
 # sum (each run's is exact: widgets has one thread).
 . "$(dirname "$0")/../lib.sh"
-plan 11
+plan 12
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 cd "$T" || exit 1
@@ -42,6 +42,10 @@ is "$?/$(wc -l < e)/$(ls bad.data 2> /dev/null)" "2/1/" "different kinds: exit 2
 cc -O2 -g -o phases "$TOP/examples/phases.c" && "$MPROF" run -o p.data ./phases 10 > /dev/null 2>&1
 "$MPROF" merge w1.data p.data -o bad.data 2> e
 like "$?/$(cat e)" '^2/mprof: merge: p.data: another program .*: cannot be merged$' "different programs: exit 2, the file named"
+"$MPROF" run --leaks -o lk.data ./widgets > /dev/null 2>&1
+"$MPROF" merge w1.data lk.data -o bad.data 2> e
+is "$?/$(cat e)" "2/mprof: merge: lk.data: other counters than w1.data (lk.data has lost_bytes, w1.data not; one was recorded with --leaks): cannot be merged" \
+	"a run with --leaks and one without: which counter, and why"
 head -c 100 w2.data > cut.data
 "$MPROF" merge w1.data cut.data -o bad.data 2> e
 is "$?/$(wc -l < e)/$(ls bad.data 2> /dev/null)" "2/1/" "a truncated file: exit 2, one line, nothing written"

@@ -473,8 +473,10 @@ static int cmd_show(int argc, char **argv)
 		die("out of memory opening symbols");
 	symbols_full_names(sy, o.full_names);
 	model_init(&m);
-	if (model_from_profile(&m, &p, sy, mflags, err, sizeof(err)) < 0)
+	if (model_from_profile(&m, &p, sy, mflags, err, sizeof(err)) < 0) {
+		symbols_free(sy); /* (LeakSanitizer counted it at exit) */
 		die("%s: %s", data, err);
+	}
 	callgraph_build(&g, &m);
 	tables_print(stdout, &m, &g, &p, sy, &o);
 	callgraph_release(&g);
@@ -537,8 +539,10 @@ static int cmd_timeline(int argc, char **argv)
 		sy = symbols_open(&p, exe);
 		if (!sy)
 			die("out of memory opening symbols");
-		if (model_from_profile(&m, &p, sy, 0, err, sizeof(err)) < 0)
+		if (model_from_profile(&m, &p, sy, 0, err, sizeof(err)) < 0) {
+			symbols_free(sy);
 			die("%s: %s", data, err);
+		}
 	}
 	tables_timeline(stdout, &p, as_csv ? NULL : &m, as_csv);
 	model_release(&m);

@@ -160,6 +160,35 @@ static struct sym_img *new_image(struct symbols *s, const char *file, int fd, ui
 	return img;
 }
 
+/*
+ * A file cut short (a copy or download that stopped): its ELF header
+ * reads, its section headers lie past its end, and libdw, finding no
+ * section, gave no name and no word (wtr+0x1270 for every frame).  Said
+ * as a build-id that differs is, and not opened: 1 if so.
+ */
+static int short_file(struct sym_mod *m, const char *file, int fd, int overridden)
+{
+	Elf64_Ehdr eh;
+	struct stat st;
+	uint64_t need;
+
+	if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || fstat(fd, &st) < 0 || !eh.e_shoff)
+		return 0;
+	need = eh.e_shoff + (uint64_t)eh.e_shnum * eh.e_shentsize;
+	if (need <= (uint64_t)st.st_size && eh.e_shoff <= (uint64_t)st.st_size)
+		return 0;
+	if (overridden)
+		warnx_("%s is cut short (%lld bytes; its section headers end at %llu): its "
+		       "addresses print as module+offset",
+		       file, (long long)st.st_size, (unsigned long long)need);
+	else if (asprintf(&m->pending, "%s is cut short (%lld bytes; its section headers end at %llu): "
+				       "its addresses print as module+offset",
+			  file, (long long)st.st_size, (unsigned long long)need) < 0)
+		m->pending = NULL;
+	return 1;
+}
+
 static void open_module(struct symbols *s, struct sym_mod *m, const struct prof_module *pm,
 			const char *override)
 {
@@ -195,6 +224,10 @@ static void open_module(struct symbols *s, struct sym_mod *m, const struct prof_
 				check_build_id(m, pm, file, override != NULL);
 				return;
 			}
+	}
+	if (short_file(m, file, fd, override != NULL)) {
+		close(fd);
+		return;
 	}
 	m->img = new_image(s, file, fd, pm->bias, &st);
 	if (!m->img) {

@@ -5,7 +5,7 @@
 # Counters that add up past 2^64 and INFO numbers that are none (issue
 # 22, item 6): refused in one line, never printed wrapped or as they are.
 . "$(dirname "$0")/../lib.sh"
-plan 40
+plan 42
 CPPROF=$B/bin/cpprof
 H=$B/tests/hostile
 cd "$T" || exit 1
@@ -154,4 +154,13 @@ PY
 run "$MPROF" -verbose "$T/fgplt" plt.data
 is "$st" 0 "a .rela.plt of 2^52 entries: read"
 like "$(cat "$T/out")" "^ *10 \\(50\\) .*main > H$" "and its functions named"
+# A program cut short (its section headers past its end): said, as a
+# build-id that differs is (every frame printed as fgnd+0x... silently).
+size=$(wc -c < "$T/fgnd")
+head -c 1000 "$T/fgnd" > "$T/fgcut"
+run "$MPROF" "$T/fgcut" plt.data
+is "$st/$(cat "$T/err")" \
+	"0/mprof: warning: $T/fgcut is cut short (1000 bytes; its section headers end at $size): its addresses print as module+offset" \
+	"an a.out cut short: one line, the tables"
+like "$(cat "$T/out")" "fgnd\+0x" "... with module+offset names"
 done_testing

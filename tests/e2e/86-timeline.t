@@ -15,10 +15,11 @@
 # two curves.  A program killed by SIGKILL has its timeline salvaged.  The section's bad cases are the reader's unit test's
 # (tests/unit/test_reader.c).
 . "$(dirname "$0")/../lib.sh"
-plan 40
+plan 42
 cc_prog "$T/phases" phases.c || exit 1
 cc_prog "$T/temps" temps.c || exit 1
 cc_prog "$T/latepeak" tl_late_peak.c || exit 1
+cc_prog "$T/slow" tl_slow.c || exit 1
 cd "$T" || exit 1
 MiB=1048576
 
@@ -29,6 +30,13 @@ MiB=1048576
 ok $? "tl_late_peak runs under mprof"
 is "$("$MPROF" timeline --csv lp.data | awk -F, '$5 == "peak" { print $2, $4 }')" "150000 150000" \
 	"the peak's point: 150000 live of 150000 allocated"
+
+# A heap that stays small (200 KB over 300 ms): points on the way up,
+# by time (it had none: the chart held 2000 bytes to the peak).
+"$MPROF" run -o sl.data ./slow
+ok $? "tl_slow runs under mprof"
+n=$("$MPROF" timeline --csv sl.data | awk -F, 'NR > 1 && $5 == "" && $2 >= 20000 && $2 <= 180000' | wc -l)
+ok $([ "$n" -ge 3 ]; echo $?) "a small heap's timeline: $n points between 20000 and 180000 bytes (3 or more)"
 
 "$MPROF" run -o ph.data ./phases
 ok $? "phases runs under mprof"

@@ -882,13 +882,24 @@ void tables_print(FILE *out, const struct model *m, const struct callgraph *g,
 	 * an estimate of the count from a few large samples was far off
 	 * (ffmpeg: 76,771 for 9,999). */
 	if (reader_sampled(p) && reader_info(p, "allocs") && reader_info(p, "bytes")) {
+		/* The frees and the bytes freed as the samples' shares of the
+		 * exact totals (a ratio estimate): the samples' own sums
+		 * stood for 388,321 frees of 229,847 allocations (perl, one
+		 * run in six), each estimate off by as much as its count. */
+		uint64_t xa = strtoull(reader_info(p, "allocs"), NULL, 10),
+			 xb = strtoull(reader_info(p, "bytes"), NULL, 10), wa = model_allocs(m->tot),
+			 wf = model_frees(m->tot), ef, eb;
+
+		ef = wa ? (uint64_t)((double)xa * ((double)(wf < wa ? wf : wa) / (double)wa) + 0.5) : 0;
+		eb = bytes ? (uint64_t)((double)xb * ((double)(freed < bytes ? freed : bytes) / (double)bytes) + 0.5)
+			   : 0;
 		fputs(": ", out);
 		escape_put(out, reader_info(p, "allocs"));
 		fputs(" allocations of ", out);
 		escape_put(out, reader_info(p, "bytes"));
 		fprintf(out, " bytes (exact); estimated: %" PRIu64 " frees of %" PRIu64
 			" bytes, %" PRIu64 " bytes kept",
-			model_frees(m->tot), freed, bytes - freed);
+			ef, eb, bytes ? xb - eb : 0);
 	} else {
 		fprintf(out, ": %" PRIu64 " %s of %" PRIu64 " bytes, %" PRIu64
 			" %s of %" PRIu64 " bytes, %" PRIu64 " bytes kept",

@@ -104,7 +104,7 @@ run() {
 same_file() {
 	if cmp -s "$1" "$2"; then pass "$3"; else
 		fail "$3"; diag "bare ($(wc -c < "$1") bytes) against this run ($(wc -c < "$2") bytes):"
-		diff "$1" "$2" | head -10 | sed 's/^/#   /'; fi
+		diff "$1" "$2" | head -10 | sed 's/^/#   /' >&2; fi
 }
 
 # read_all MODE: read every data file of the run with its tool, given the
@@ -187,7 +187,7 @@ corpus() {
 	fi
 	if [ -z "$_why" ]; then pass "$C bare: exit 0, the expected output"; else
 		fail "$C bare: exit 0, the expected output"; diag "${_why#; }"
-		head -5 "$_b.out" "$_b.err" | sed 's/^/#   /'; fi
+		head -5 "$_b.out" "$_b.err" | sed 's/^/#   /' >&2; fi
 	_times="bare $dt s"
 	_bst=$st
 	for _tool in $TOOLS; do
@@ -206,6 +206,12 @@ corpus() {
 		fi
 		_times="$_times, $_tool $dt s"
 		is "$st" "$_bst" "$_pre: exit status $_bst as bare"
+		# A JVM that crashed in its own handler left its report.
+		if [ "$st" != "$_bst" ]; then
+			for _f in "$T/$C.d"/hs_err_pid*.log; do
+				[ -f "$_f" ] && head -40 "$_f" | sed 's/^/#   /' >&2
+			done
+		fi
 		same_file "$_b.out" "$T/$C.$_tool.out" "$_pre: stdout identical"
 		if [ -n "${SECURE:-}" ]; then
 			grep -v "^$_tool: " "$T/$C.$_tool.err" > "$T/$C.$_tool.err.own"
@@ -231,7 +237,7 @@ corpus() {
 			fail "$_pre: $_what ($_res)"
 			if [ -f "$T/$C.$_tool.view" ]; then
 				diag "/$_miss/ matches no line of the view of $EXE's profile:"
-				head -20 "$T/$C.$_tool.view" | sed 's/^/#   /'
+				head -20 "$T/$C.$_tool.view" | sed 's/^/#   /' >&2
 			else
 				diag "no data file names $EXE"
 			fi

@@ -40,7 +40,7 @@ sort oracle > want
 n=$(wc -l < want)
 ok $([ "$n" -ge 400 ]; echo $?) "lua: the counting hooks saw $n functions"
 is "$(diff got want | grep -c '^[<>]')" 0 "lua: every function's calls, as cfprof counts them, equal the counting hooks' ($n functions)"
-diff got want | head -10 | sed 's/^/# /'
+diff got want | head -10 | sed 's/^/# /' >&2
 
 deepest=$("$B/bin/mprof" dump lua.data | awk '$1 == "stack" && $2 > d { d = $2 } END { print d + 0 }')
 ok $([ "$deepest" -lt 100 ]; echo $?) "lua: 2000 errors (longjmp) leave no stale frames: the deepest path has $deepest functions"

@@ -201,6 +201,8 @@ void kc_open(struct cp_thread *t)
 	 * cp_kernel.c's kread 0.47 on average against 0.50. */
 	k->mean = cp.clock_interval;
 	k->period = cp_draw(t, k->mean);
+	if (k->period < CP_CLOCK_MIN_PERIOD)
+		k->period = CP_CLOCK_MIN_PERIOD;
 	if (cpu && room() &&
 	    pf_open_ring(&k->ring, t->tid, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, k->period,
 			 cp.py ? 0 : PF_KSTACK_COPY, 1) < 0) {

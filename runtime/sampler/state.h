@@ -44,6 +44,15 @@ struct cp_config {
 	int clock_res;             /* RES_CPU, or RES_REAL when only real needs the clock */
 	int clock_needed;          /* cpu or real asked */
 	uint64_t clock_interval;   /* period of the CPU clock */
+/* The least period the kernel is given for a task-clock (the CPU clock's,
+ * the kernel-mode clock's, kcpu.c), whatever the interval: each overflow
+ * is a timer interrupt, which the task-clock counts as the thread's time,
+ * and on a VM an interrupt, the signal it raises and the re-arming cost
+ * ~40 us together.  At periods near that (the kernel's own floor is
+ * 10 us) the interrupts took all the thread's time: a loop of 1.1 s ran
+ * 10.6 s under -e cpu:100us, and never ended under 50us.  A shorter
+ * interval still works: each sample then credits several hits. */
+#define CP_CLOCK_MIN_PERIOD 50000
 	int64_t syscall_tp;        /* tracepoint id of raw_syscalls:sys_exit */
 	uint64_t sys_min_period;   /* its kernel period is never below this */
 	uint64_t start_ns;

@@ -155,6 +155,8 @@ static int open_signal_event(struct cp_thread *t, int r, uint32_t type, uint64_t
 	(void)mean;
 	if (r == RES_SYSCALLS) /* see rearm() in sampler.c */
 		first = first + 1 < cp.sys_min_period ? cp.sys_min_period : first + 1;
+	if (r == RES_CPU && first < CP_CLOCK_MIN_PERIOD)
+		first = CP_CLOCK_MIN_PERIOD;
 	fd = pf_open_signal(type, config, first);
 	if (fd < 0)
 		return fd;

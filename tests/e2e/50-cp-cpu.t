@@ -5,7 +5,7 @@
 # perf-less fallback (CPPROF_NO_PERF=1: POSIX CPU-time timers).  "Reach main":
 # at least 99% of the hits (a few fall in start-up and exit, outside main).
 . "$(dirname "$0")/../lib.sh"
-plan 41
+plan 47
 CPPROF=$B/bin/cpprof
 cc -O2 -g -fomit-frame-pointer -o "$T/phases" "$TOP/examples/phases.c" || exit 1
 
@@ -222,6 +222,19 @@ JS
 	is "$?/$(cat "$T/err")" "0/" "a map that does not parse: passed over, no error"
 	rm -f "/tmp/perf-$jpid.map"
 fi
+# An interval near what a sample costs (each task-clock overflow is a
+# timer interrupt, ~15 us on a VM, counted as the thread's time; the
+# handler's own time was counted too): the kernel's period stays at least
+# 50 us, the handler's time is left out, and the program runs on.  It
+# never ended under -e cpu:20us (phases 300, 0.3 s bare), and took 10.7 s
+# under 50us, its own measures of its phases skewed (parse_input 0.34).
+out=$(timeout 120 "$CPPROF" record -e cpu:20us -o "$T/fast.data" "$T/phases" 300 2>&1; echo "rc=$?")
+like "$out" '^parse_input 0\.[0-9]+
+transform 0\.[0-9]+
+write_output 0\.[0-9]+
+rc=0$' "-e cpu:20us: the program ends, exit 0, its output its own"
+printf '%s\n' "$out" | grep -v '^rc=' > "$T/fast.truth"
+check_phases "$T/fast.data" "$T/fast.truth" "-e cpu:20us" 0.03
 # The JVM writes one at its exit (JDK 17: -XX:+DumpPerfMapAtExit).
 if ! command -v javac > /dev/null || ! command -v java > /dev/null; then
 	absent 1 "java and javac (Debian's openjdk-17-jdk-headless, scripts/install-deps.sh)"

@@ -15,7 +15,11 @@
  * the monitor's futex locks are not for).  A writer holds it for a copy
  * and a few stores, never waiting on anything; a thread that finds it
  * held yields and tries again, and after many tries leaves the frame
- * unnamed rather than wait on.
+ * unnamed rather than wait on.  The flag holds its holder's mark: a
+ * handler that interrupted its own thread's writer (cpprof's, in a read
+ * that names its Python frame) leaves its frame unnamed at once.  It
+ * waited its many tries, in every signal: a sampled python3 never got
+ * back to the writer (sphinx-build hung in one run of three).
  */
 #include <pthread.h>
 #include <string.h>
@@ -36,7 +40,8 @@ struct slot {
 	uint32_t sub, id;
 };
 
-static int lk; /* 1: held */
+static uintptr_t lk; /* 0: free; else the holder's mark (&lk_mark) */
+static __thread char lk_mark __attribute__((tls_model("initial-exec")));
 static struct slot *slot;
 static const char **names; /* names[id], id 1..nnames */
 static const char **kinds; /* kinds[id]: the kind of object made there, or NULL */
@@ -109,8 +114,13 @@ void langname_keep_at(uint64_t *where)
 
 static int take(void)
 {
-	for (int tries = 0; __atomic_exchange_n(&lk, 1, __ATOMIC_ACQUIRE); tries++) {
-		if (tries == 100000)
+	uintptr_t mine = (uintptr_t)&lk_mark, was = 0;
+
+	for (int tries = 0;
+	     !__atomic_compare_exchange_n(&lk, &was, mine, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+	     tries++, was = 0) {
+		/* This thread holds it: a signal came while it wrote. */
+		if (was == mine || tries == 100000)
 			return -1;
 		sched_yield();
 	}

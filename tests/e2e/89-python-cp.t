@@ -11,13 +11,13 @@
 # moves with the machine's load).  With two threads, the watcher reads the
 # waiting thread's frames, found by its kernel id.
 . "$(dirname "$0")/../lib.sh"
-plan 23
+plan 25
 cd "$T" || exit 1
 CPPROF=$B/bin/cpprof
 
 PY=/usr/bin/python3
 if [ ! -x "$PY" ]; then
-	absent 23 "$PY (Debian's python3, scripts/install-deps.sh)"
+	absent 25 "$PY (Debian's python3, scripts/install-deps.sh)"
 	done_testing
 fi
 cp "$TOP/tests/progs/py_cpu.py" .
@@ -132,6 +132,17 @@ fr=$("$CPPROF" -c 'resource read-bytes; threshold 0; function' rd.data | awk '$2
 ev=$("$CPPROF" -c 'resource read-bytes; threshold 0; function' rd.data | grep -c _PyEval_EvalFrameDefault)
 ok "$(awk -v f="${fr:-0}" -v e="$ev" 'BEGIN { exit !(f >= 0.95 && e == 0) }'; echo $?)" \
 	"read-bytes: reader() holds ${fr:-none} of the bytes read (>= 0.95), no eval frame ($ev)"
+
+# A sample that comes while its own thread names a read's Python frame
+# (the names' lock held): the handler leaves its frame unnamed.  It
+# waited for the lock, 100,000 yields in every signal, and python3 under
+# -e cpu:20us never ended (sphinx-build under the default, one run in 3).
+head -c 60000 /dev/zero | tr '\0' x > blob60k
+bare=$("$PY" "$TOP/tests/progs/py_readnames.py" blob60k 2>&1; echo "rc=$?")
+out=$(timeout 120 "$CPPROF" record -e cpu:20us -o rn.data "$PY" "$TOP/tests/progs/py_readnames.py" blob60k 2>&1; echo "rc=$?")
+is "$out" "$bare" "4,000 functions reading, sampled every 20 us: ends, as bare (240,800,000)"
+n=$("$CPPROF" -c 'threshold 0; function' rn.data | grep -Ec ' f[0-9]+ ')
+ok "$([ "$n" -ge 100 ]; echo $?)" "... and its functions are named ($n of the 4,000 sampled)"
 
 # System calls: the handler's reads of the Python frames are system calls
 # themselves (process_vm_readv), which the tracepoint counts; left in,

@@ -5,7 +5,7 @@
 # perf-less fallback (CPPROF_NO_PERF=1: POSIX CPU-time timers).  "Reach main":
 # at least 99% of the hits (a few fall in start-up and exit, outside main).
 . "$(dirname "$0")/../lib.sh"
-plan 47
+plan 49
 CPPROF=$B/bin/cpprof
 cc -O2 -g -fomit-frame-pointer -o "$T/phases" "$TOP/examples/phases.c" || exit 1
 
@@ -235,6 +235,16 @@ write_output 0\.[0-9]+
 rc=0$' "-e cpu:20us: the program ends, exit 0, its output its own"
 printf '%s\n' "$out" | grep -v '^rc=' > "$T/fast.truth"
 check_phases "$T/fast.data" "$T/fast.truth" "-e cpu:20us" 0.03
+# A program that runs with EFLAGS.AC (alignment check) set, as HotSpot's
+# CPU-feature probe does for a few instructions: the kernel hands the flag
+# to the handler, whose first unaligned store trapped (SIGBUS; java under
+# cpprof died one run in about 60, its crash report overflowing the
+# sampler's alternate stack).
+cc -O2 -g -o "$T/acflag" "$TOP/tests/progs/cp_acflag.c" || exit 1
+out=$(timeout 60 "$CPPROF" record -e cpu:100us -o "$T/ac.data" "$T/acflag" 2>&1; echo "rc=$?")
+is "$out" "$("$T/acflag"; echo "rc=$?")" "EFLAGS.AC set where samples land: the program ends as bare, its output its own"
+w=$("$CPPROF" -c 'threshold 0; function' "$T/acflag" "$T/ac.data" | awk '$2 == "aligned_work" { print $1 }')
+ok $(awk -v w="${w:-0}" 'BEGIN { exit !(w >= 0.9) }'; echo $?) "... and its samples are in aligned_work (${w:-none})"
 # The JVM writes one at its exit (JDK 17: -XX:+DumpPerfMapAtExit).
 if ! command -v javac > /dev/null || ! command -v java > /dev/null; then
 	absent 1 "java and javac (Debian's openjdk-17-jdk-headless, scripts/install-deps.sh)"

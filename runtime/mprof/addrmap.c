@@ -27,6 +27,10 @@
  * smallest) has the same slots, leaves and directory, with 16-byte
  * granules: two such objects never start in one.  It is looked up only for
  * such an address, and its leaves are mapped only where one starts.
+ *
+ * The fine shadow (addrmap.h) is the same again for the language paths'
+ * small objects in a 32-byte granule's second half (pymalloc's 16-byte
+ * blocks, 16 apart); one slot an object, H unused.
  */
 #include <string.h>
 #include <sys/mman.h>
@@ -39,6 +43,7 @@
 static struct lock addrmap_leaf_lock = LOCK_INIT; /* adding a directory page or a leaf */
 uint32_t **addrmap_top[1u << ADDRMAP_TOP_BITS];
 uint32_t **addrmap_odd[1u << ADDRMAP_TOP_BITS];
+uint32_t **addrmap_fine[1u << ADDRMAP_TOP_BITS];
 unsigned addrmap_shift = 4;
 uint64_t addrmap_mask = (1ull << (ADDRMAP_LEAF_SHIFT - 4)) - 1;
 uint32_t addrmap_halfbit;
@@ -91,6 +96,44 @@ uint32_t *addrmap_odd_slot(uintptr_t p, int create)
 	if (!leaf && (!create || !(leaf = leaf_add(addrmap_odd, k, ODD_SLOTS))))
 		return NULL;
 	return leaf + (((uint64_t)p >> ADDRMAP_ODD_SHIFT) & (ODD_SLOTS - 1));
+}
+
+/* p's slot in the fine shadow (16-byte granules, one slot an object). */
+static uint32_t *fine_slot(uintptr_t p, int create)
+{
+	uint64_t k = (uint64_t)p >> ADDRMAP_LEAF_SHIFT;
+	uint32_t **mid = __atomic_load_n(&addrmap_fine[k >> ADDRMAP_MID_BITS], __ATOMIC_ACQUIRE);
+	uint32_t *leaf = NULL;
+
+	if (mid)
+		leaf = __atomic_load_n(&mid[k & ((1u << ADDRMAP_MID_BITS) - 1)], __ATOMIC_ACQUIRE);
+	if (!leaf && (!create || !(leaf = leaf_add(addrmap_fine, k, ODD_SLOTS))))
+		return NULL;
+	return leaf + (((uint64_t)p >> ADDRMAP_ODD_SHIFT) & (ODD_SLOTS - 1));
+}
+
+int addrmap_put_fine(uintptr_t p, uint32_t idx, uint64_t size)
+{
+	MON_KEEP_ERRNO;
+	uint32_t *s = fine_slot(p, 1);
+
+	if (!s)
+		return -1;
+	s[0] = (idx + 1) << 8 | (uint32_t)size;
+	return 0;
+}
+
+int addrmap_take_fine(uintptr_t p, uint32_t *idx, uint64_t *size)
+{
+	MON_KEEP_ERRNO;
+	uint32_t *s, v;
+
+	if (!addrmap_fine_for(p, 0) || !(s = fine_slot(p, 0)) || !(v = s[0]))
+		return 0;
+	s[0] = 0;
+	*idx = (v >> 8) - 1;
+	*size = v & 0xff;
+	return 1;
 }
 
 int addrmap_lock_all(void)
@@ -153,26 +196,31 @@ static int next_obj(struct cursor *c)
 	return 0;
 }
 
-/* The objects of leaf k (its slots s, and o of the odd shadow; either may
- * be NULL) in address order, as addrmap.h says. */
-static int leaf_each(uint64_t k, const uint32_t *s, const uint32_t *o,
+/* The objects of leaf k (its slots s, o of the odd shadow, f of the fine
+ * one; any may be NULL) in address order, as addrmap.h says. */
+static int leaf_each(uint64_t k, const uint32_t *s, const uint32_t *o, const uint32_t *f,
 		     int (*fn)(void *ctx, uintptr_t p, uint32_t idx, uint64_t size), void *ctx)
 {
 	uintptr_t base = (uintptr_t)(k << ADDRMAP_LEAF_SHIFT);
-	struct cursor e = { s, 0, addrmap_leaf_slots(), addrmap_shift, base, 0, 0, 0, 0 };
-	struct cursor d = { o, 0, ODD_SLOTS, ADDRMAP_ODD_SHIFT, base + 8, 1, 0, 0, 0 };
-	int he = next_obj(&e), hd = next_obj(&d);
+	struct cursor c[3] = { { s, 0, addrmap_leaf_slots(), addrmap_shift, base, 0, 0, 0, 0 },
+			       { o, 0, ODD_SLOTS, ADDRMAP_ODD_SHIFT, base + 8, 1, 0, 0, 0 },
+			       { f, 0, ODD_SLOTS, ADDRMAP_ODD_SHIFT, base, 1, 0, 0, 0 } };
+	int has[3];
 
-	while (he || hd) {
-		struct cursor *c = he && (!hd || e.p < d.p) ? &e : &d;
-		if (fn(ctx, c->p, c->idx, c->size))
+	for (int i = 0; i < 3; i++)
+		has[i] = next_obj(&c[i]);
+	for (;;) {
+		int m = -1;
+
+		for (int i = 0; i < 3; i++)
+			if (has[i] && (m < 0 || c[i].p < c[m].p))
+				m = i;
+		if (m < 0)
+			return 0;
+		if (fn(ctx, c[m].p, c[m].idx, c[m].size))
 			return -1;
-		if (c == &e)
-			he = next_obj(&e);
-		else
-			hd = next_obj(&d);
+		has[m] = next_obj(&c[m]);
 	}
-	return 0;
 }
 
 int addrmap_each(int (*fn)(void *ctx, uintptr_t p, uint32_t idx, uint64_t size), void *ctx)
@@ -180,15 +228,17 @@ int addrmap_each(int (*fn)(void *ctx, uintptr_t p, uint32_t idx, uint64_t size),
 	for (uint64_t t = 0; t < (1u << ADDRMAP_TOP_BITS); t++) {
 		uint32_t **mid = __atomic_load_n(&addrmap_top[t], __ATOMIC_ACQUIRE);
 		uint32_t **omid = __atomic_load_n(&addrmap_odd[t], __ATOMIC_ACQUIRE);
+		uint32_t **fmid = __atomic_load_n(&addrmap_fine[t], __ATOMIC_ACQUIRE);
 
-		if (!mid && !omid)
+		if (!mid && !omid && !fmid)
 			continue;
 		for (uint64_t m = 0; m < (1u << ADDRMAP_MID_BITS); m++) {
 			uint32_t *leaf = mid ? __atomic_load_n(&mid[m], __ATOMIC_ACQUIRE) : NULL;
 			uint32_t *oleaf = omid ? __atomic_load_n(&omid[m], __ATOMIC_ACQUIRE) : NULL;
+			uint32_t *fleaf = fmid ? __atomic_load_n(&fmid[m], __ATOMIC_ACQUIRE) : NULL;
 
-			if ((leaf || oleaf) &&
-			    leaf_each(t << ADDRMAP_MID_BITS | m, leaf, oleaf, fn, ctx) < 0)
+			if ((leaf || oleaf || fleaf) &&
+			    leaf_each(t << ADDRMAP_MID_BITS | m, leaf, oleaf, fleaf, fn, ctx) < 0)
 				return -1;
 		}
 	}

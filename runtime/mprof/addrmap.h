@@ -102,6 +102,27 @@ __attribute__((noinline)) uint32_t *addrmap_leaf_add(uint64_t k);
 /* p's slot in the odd shadow (p 8 past a multiple of 16), as addrmap_slot. */
 __attribute__((noinline)) uint32_t *addrmap_odd_slot(uintptr_t p, int create);
 
+/*
+ * The fine shadow (addrmap.c): with 32-byte granules, an object of 16
+ * bytes or less that the monitor's language paths record (an interpreter's
+ * process: pymalloc's 16-byte blocks are 16 apart, and two live ones
+ * start in one granule) goes there when it starts in a granule's second
+ * half; its take is tried when the main shadow has no such object.  The
+ * C path never looks at it.
+ */
+extern uint32_t **addrmap_fine[1u << ADDRMAP_TOP_BITS] __attribute__((visibility("hidden")));
+static inline int addrmap_fine_for(uintptr_t p, uint64_t size)
+{
+	return addrmap_halfbit && ((uint64_t)p & 24) == 16 && size <= 16 &&
+	       !((uint64_t)p >> ADDRMAP_ADDR_BITS);
+}
+/* Record p (addrmap_fine_for(p, size)) in the fine shadow: 0, or -1 when
+ * memory for it cannot be mapped. */
+int addrmap_put_fine(uintptr_t p, uint32_t idx, uint64_t size);
+/* Remove p from the fine shadow: 1 and its index and size if it was
+ * there, else 0. */
+int addrmap_take_fine(uintptr_t p, uint32_t *idx, uint64_t *size);
+
 static inline uint64_t addrmap_leaf_slots(void)
 {
 	return 1ull << (ADDRMAP_LEAF_SHIFT - addrmap_shift);

@@ -444,7 +444,7 @@ void mon_alloc_lang(void *p, size_t n, const struct unwind_frame0 *f0, const str
 				left = TIMELINE_DOWN(t, n);
 		}
 		idx = lang_count(t, e, frames, depth, flags, n);
-		mon_alloc_settle(p, n, e, idx);
+		mon_alloc_settle_in(p, n, e, idx, 1);
 		if (t && !mon.sample)
 			TIMELINE_DUE(t, left, p);
 		return;
@@ -470,7 +470,7 @@ void mon_alloc_lang(void *p, size_t n, const struct unwind_frame0 *f0, const str
 	t->last_p = (uintptr_t)p; /* the thread's last allocation (temporaries) */
 	if (idx1) {
 		if ((idx = mon_count_known(t, idx1, n, 1, !mon.sample, &left)) >= 0) {
-			mon_alloc_settle(p, n, e, idx);
+			mon_alloc_settle_in(p, n, e, idx, 1);
 			if (!mon.sample)
 				TIMELINE_DUE(t, left, p);
 		}
@@ -500,7 +500,7 @@ void mon_alloc_lang(void *p, size_t n, const struct unwind_frame0 *f0, const str
 	idx = lang_count(t, e, frames, depth, flags, n);
 	if (idx >= 0 && c >= 0)
 		langrec_put(lr, (uint64_t)c, k, (uint64_t)idx + 1);
-	mon_alloc_settle(p, n, e, idx);
+	mon_alloc_settle_in(p, n, e, idx, 1);
 	if (!mon.sample)
 		TIMELINE_DUE(t, left, p);
 }
@@ -520,12 +520,17 @@ void mon_alloc(void *p, size_t n, const struct unwind_frame0 *f0)
 	mon_alloc_inline(p, n, f0);
 }
 
-static inline __attribute__((always_inline)) void free_body(void *p)
+/* lang: a free of the language paths, whose small objects may be the fine
+ * shadow's (addrmap.h): looked for there when the main shadow has none. */
+static inline __attribute__((always_inline)) void free_body(void *p, const int lang)
 {
 	uint64_t e, size = 0;
 	struct blocks_thread *t = mon_self(&e);
 	uint32_t idx = 0;
 	int found = addrmap_take((uintptr_t)p, &idx, &size);
+
+	if (lang && !found)
+		found = addrmap_take_fine((uintptr_t)p, &idx, &size);
 
 	settle_free(t, e, found, idx, size, 1, TEMP_CHECK, (uintptr_t)p);
 	/* Any free ends the run: a temporary is freed by the thread's very
@@ -541,19 +546,19 @@ static inline __attribute__((always_inline)) void free_body(void *p)
  * folding) they would have two callers and no inlining (loop +9). */
 __attribute__((no_icf)) void mon_free(void *p)
 {
-	free_body(p);
+	free_body(p, 0);
 }
 
 /* malloc.c's free_lang: a copy of its own, so that each of these keeps
  * its one caller (python.c's hook_free inlines mon_free_lang). */
 __attribute__((no_icf)) void mon_free_lang_malloc(void *p)
 {
-	free_body(p);
+	free_body(p, 1);
 }
 
 __attribute__((no_icf)) void mon_free_lang(void *p)
 {
-	free_body(p);
+	free_body(p, 1);
 }
 
 /*
@@ -666,11 +671,14 @@ void mon_realloc_take(void *p, struct mon_old *o)
 	o->size = 0;
 	o->idx = 0;
 	o->found = addrmap_take((uintptr_t)p, &o->idx, &o->size);
+	o->fine = !o->found && addrmap_take_fine((uintptr_t)p, &o->idx, &o->size);
+	o->found |= o->fine;
 }
 
 void mon_realloc_failed(void *p, const struct mon_old *o)
 {
-	if (o->found && addrmap_put((uintptr_t)p, o->idx, o->size) < 0)
+	if (o->found && (o->fine ? addrmap_put_fine((uintptr_t)p, o->idx, o->size)
+				 : addrmap_put((uintptr_t)p, o->idx, o->size)) < 0)
 		mon_trouble("cannot map memory for the address map", NULL);
 }
 

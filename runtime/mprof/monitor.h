@@ -158,6 +158,7 @@ struct mon_old {
 	uint64_t size;
 	uint32_t idx;
 	int found;
+	int fine; /* found in the fine shadow (addrmap.h) */
 };
 void mon_realloc_take(void *p, struct mon_old *o);
 void mon_realloc_failed(void *p, const struct mon_old *o); /* p still live */

@@ -81,9 +81,11 @@ static inline __attribute__((always_inline)) int64_t mon_count(struct blocks_thr
 	return left;
 }
 
-/* The rest of an allocation counted on stack idx in profile epoch e. */
-static inline __attribute__((always_inline)) void mon_alloc_settle(void *p, size_t n, uint64_t e,
-							       int64_t idx)
+/* The rest of an allocation counted on stack idx in profile epoch e; lang:
+ * from mon_alloc_lang, whose small objects may be the fine shadow's
+ * (addrmap.h). */
+static inline __attribute__((always_inline)) void mon_alloc_settle_in(void *p, size_t n, uint64_t e,
+								   int64_t idx, const int lang)
 {
 	int as;
 
@@ -101,13 +103,21 @@ static inline __attribute__((always_inline)) void mon_alloc_settle(void *p, size
 	 */
 	if (__builtin_expect(__atomic_load_n(&mon.epoch, __ATOMIC_ACQUIRE) != e, 0))
 		return;
-	if (addrmap_put((uintptr_t)p, (uint32_t)idx, n) < 0) {
+	if ((lang && addrmap_fine_for((uintptr_t)p, n)
+		     ? addrmap_put_fine((uintptr_t)p, (uint32_t)idx, n)
+		     : addrmap_put((uintptr_t)p, (uint32_t)idx, n)) < 0) {
 		mon_trouble("cannot map memory for the address map", NULL);
 		return;
 	}
 	as = __atomic_load_n(&mon.autosave, __ATOMIC_RELAXED);
 	if (__builtin_expect(as > 0, 0) && (MON_ADD(mon.nallocs, 1) + 1) % (uint64_t)as == 0)
 		mon_autosave();
+}
+
+static inline __attribute__((always_inline)) void mon_alloc_settle(void *p, size_t n, uint64_t e,
+							       int64_t idx)
+{
+	mon_alloc_settle_in(p, n, e, idx, 0);
 }
 
 /* A stack counted by its index (known - 1) in t. */

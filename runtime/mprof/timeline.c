@@ -243,6 +243,9 @@ __attribute__((noinline)) void timeline_tick(struct blocks_thread *t, const void
 		if (addrmap_take((uintptr_t)p, &idx, &size)) {
 			k = lifetime_sample(idx, timeline_ns(), timeline_allocated(t));
 			addrmap_put((uintptr_t)p, k, size);
+		} else if (addrmap_take_fine((uintptr_t)p, &idx, &size)) {
+			k = lifetime_sample(idx, timeline_ns(), timeline_allocated(t));
+			addrmap_put_fine((uintptr_t)p, k, size);
 		}
 	}
 }

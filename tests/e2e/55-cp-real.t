@@ -16,14 +16,21 @@ CPPROF=$B/bin/cpprof
 cc -O2 -g -o "$T/real2" "$TOP/tests/progs/cp_real.c" || exit 1
 cc -O0 -g -o "$T/real0" "$TOP/tests/progs/cp_real.c" || exit 1
 
-# check PROG DATA TRUTH LABEL
+# check PROG DATA TRUTH LABEL [WAITED]: each phase within 0.05, and
+# WAITED: with timers only, within 0.05 more compute's share spent waiting
+# for a CPU (the program's own measure).  A thread preempted as it ends a
+# phase has no registers there without perf (no switch record): that wait
+# is pending until its next CPU-clock signal, in a later phase (in CI,
+# under load, compute 0.294 of 0.387 true, wait_child 0.394 of 0.305).
 check() {
 	prof=$("$CPPROF" -c 'resource real; threshold 0; function' "$T/$1" "$2")
+	tol=0.05
+	[ -n "${5:-}" ] && tol=$(awk -v w="$(awk '$1 == "compute_waited" { print $2 }' "$3")" 'BEGIN { print 0.05 + (w > 0 ? w : 0) }')
 	for f in compute doze wait_child; do
 		want=$(awk -v f=$f '$1 == f { print $2 }' "$3")
 		got=$(printf '%s\n' "$prof" | awk -v f=$f '{ n = $2; sub(/\..*/, "", n) } n == f { print $1 }')
-		ok $(awk -v a="${got:-9}" -v b="$want" 'BEGIN { d = a - b; exit !(d < 0.05 && d > -0.05) }'; echo $?) \
-			"$4: $f got ${got:-nothing}, true wall share $want"
+		ok $(awk -v a="${got:-9}" -v b="$want" -v t="$tol" 'BEGIN { d = a - b; exit !(d < t && d > -t) }'; echo $?) \
+			"$4: $f got ${got:-nothing}, true wall share $want (within $tol)"
 	done
 	main=$(printf '%s\n' "$prof" | awk '$2 == "main" { print $1 }')
 	ok $(awk -v m="${main:-0}" 'BEGIN { exit !(m >= 0.99) }'; echo $?) "$4: stacks reach main ($main)"
@@ -101,7 +108,7 @@ ok $(awk -v a="$1" -v b="${want:-0}" 'BEGIN { d = a - b; exit !(d < 0.1 && d > -
 
 CPPROF_NO_PERF=1 "$CPPROF" record -e real -o "$T/t.data" "$T/real2" > "$T/trutht" 2> /dev/null
 is "$?/$(awk '$1 == "eintr" { print $2 }' "$T/trutht")" "0/0" "timers: no call saw EINTR"
-check real2 "$T/t.data" "$T/trutht" "timers"
+check real2 "$T/t.data" "$T/trutht" "timers" waited
 
 # Threads: each has real time, running, waiting for a CPU or blocked; the
 # main thread's is mostly its pthread_join (a futex wait).

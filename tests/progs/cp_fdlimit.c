@@ -4,7 +4,8 @@
  *
  * cp_fdlimit threads N [ITERS]: N threads, each opens /dev/null and holds
  * it until all have tried (a barrier), burning CPU first: ITERS turns of
- * a loop (1,000,000 by default, ~3 ms).  With CP_FDLIMIT_PERF set, it
+ * a loop (1,000,000 by default, 3 ms on one machine, 0.4 on another), or
+ * with ITERS "Kms", K ms of the thread's CPU time.  With CP_FDLIMIT_PERF set, it
  * also prints how many perf event descriptors the process held then.
  * cp_fdlimit files N: a thread naps 0.3 s in nap() while the main thread
  * opens N files and holds them until it wakes.
@@ -33,6 +34,7 @@ static int emfile, other;
 static long burned; /* short: the threads' CPU time in holder, ns */
 static volatile unsigned long sink;
 static unsigned long iters = 1000000;
+static long burn_ms; /* threads N Kms: K ms of CPU each, by its clock */
 
 /* The perf event descriptors the process holds now. */
 static int perf_events(void)
@@ -98,9 +100,16 @@ static void *holder(void *a)
 		pthread_mutex_lock(&mu);
 		burned += t - t0;
 		pthread_mutex_unlock(&mu);
-	} else
+	} else if (burn_ms) {
+		long t0 = thread_ns();
+
+		while (thread_ns() - t0 < burn_ms * 1000000)
+			for (int i = 0; i < 10000; i++)
+				sink += (unsigned long)i;
+	} else {
 		for (unsigned long i = 0; i < iters; i++)
 			sink += i;
+	}
 	pthread_barrier_wait(&bar);
 	pthread_barrier_wait(&bar2);
 	if (fd >= 0)
@@ -144,8 +153,13 @@ int main(int argc, char **argv)
 	if (argc > 2 && !strcmp(argv[1], "threads")) {
 		pthread_t *t = calloc((size_t)n, sizeof *t);
 
-		if (argc > 3)
-			iters = strtoul(argv[3], NULL, 10);
+		if (argc > 3) {
+			char *end;
+
+			iters = strtoul(argv[3], &end, 10);
+			if (!strcmp(end, "ms"))
+				burn_ms = (long)iters;
+		}
 		pthread_barrier_init(&bar, NULL, (unsigned)n + 1);
 		pthread_barrier_init(&bar2, NULL, (unsigned)n + 1);
 		for (int i = 0; i < n; i++)

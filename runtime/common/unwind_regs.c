@@ -6,6 +6,7 @@
  */
 #include <link.h>
 #include <sched.h>
+#include <sys/auxv.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <ucontext.h>
@@ -52,12 +53,16 @@ void uw_stack_bounds(uintptr_t sp)
  * unwind_dlclose_end refreshes the snapshot and flushes the cache (another
  * library may now sit where the closed one was).  Both sides use
  * sequentially consistent atomics, so a handler either sees uw_closing or is
- * counted before the waiter reads the count.
+ * counted before the waiter reads the count.  A module that no dlclose can
+ * unload (the program, the loader, libc, the vDSO, this library: where a
+ * dlclose's own frames are) is read all the same: a sample in the real
+ * dlclose (its unmaps, under -e syscalls) had only its innermost frame.
  */
 
 struct uw_mod {
 	uintptr_t lo, hi;     /* PT_LOAD range */
 	const uint8_t *hdr;   /* PT_GNU_EH_FRAME, or NULL */
+	int keep;             /* never unloaded: read while a dlclose runs */
 };
 struct uw_snap {
 	size_t size; /* of this mapping */
@@ -69,8 +74,19 @@ static int uw_readers, uw_closing;
 
 struct snap_fill {
 	struct uw_snap *s;
-	int cap;
+	int cap, seen;
 };
+
+/* Whether the module at base, holding [lo, hi), is one no dlclose unloads:
+ * the program (the loader's first), the loader, the vDSO, libc (whose
+ * dl_iterate_phdr this is), this library. */
+static int snap_keep(const struct snap_fill *f, uintptr_t base, uintptr_t lo, uintptr_t hi)
+{
+	uintptr_t libc = (uintptr_t)dl_iterate_phdr, self = (uintptr_t)snap_keep;
+
+	return f->seen == 0 || base == getauxval(AT_BASE) || base == getauxval(AT_SYSINFO_EHDR) ||
+	       (libc >= lo && libc < hi) || (self >= lo && self < hi);
+}
 
 static int snap_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -91,8 +107,12 @@ static int snap_cb(struct dl_phdr_info *info, size_t size, void *arg)
 			m.hdr = (const uint8_t *)a;
 		}
 	}
-	if (m.lo >= m.hi || f->s->n == f->cap)
+	if (m.lo >= m.hi || f->s->n == f->cap) {
+		f->seen++;
 		return 0;
+	}
+	m.keep = snap_keep(f, info->dlpi_addr, m.lo, m.hi);
+	f->seen++;
 	/* Insertion sort: the list is short. */
 	int k = f->s->n++;
 	while (k > 0 && f->s->m[k - 1].lo > m.lo) {
@@ -130,6 +150,7 @@ int unwind_modules_refresh(void)
 		return -1;
 	f.s->size = size;
 	f.cap = (int)((size - sizeof(*f.s)) / sizeof(struct uw_mod));
+	f.seen = 0;
 	dl_iterate_phdr(snap_cb, &f);
 	/* The keep's module list follows the snapshot (keep.h): the handler
 	 * never calls the loader, so this is where a new library is seen. */
@@ -181,17 +202,14 @@ static uint32_t rule_safe(uint64_t *c, uint64_t ra)
 	uint32_t r = c_get(c, ra);
 	const struct uw_snap *s;
 	uintptr_t pc = ra - 1;
-	int lo, hi;
+	int lo, hi, closing;
 
 	if (r != R_EMPTY)
 		return r;
 	if (ra < 2 || ra >> 47)
 		return R_FALLBACK;
 	__atomic_add_fetch(&uw_readers, 1, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&uw_closing, __ATOMIC_SEQ_CST)) {
-		__atomic_sub_fetch(&uw_readers, 1, __ATOMIC_SEQ_CST);
-		return R_FALLBACK;
-	}
+	closing = __atomic_load_n(&uw_closing, __ATOMIC_SEQ_CST);
 	s = __atomic_load_n(&uw_snap, __ATOMIC_SEQ_CST);
 	r = R_FALLBACK;
 	if (s) {
@@ -204,7 +222,8 @@ static uint32_t rule_safe(uint64_t *c, uint64_t ra)
 			else
 				hi = mid;
 		}
-		if (lo > 0 && pc < s->m[lo - 1].hi && s->m[lo - 1].hdr) {
+		if (lo > 0 && pc < s->m[lo - 1].hi && s->m[lo - 1].hdr &&
+		    (!closing || s->m[lo - 1].keep)) {
 			r = uw_rule_from_hdr(s->m[lo - 1].hdr, pc);
 			/* A module missing from the snapshot (loaded since) is
 			 * not cached: it will be found after the refresh. */

@@ -15,7 +15,9 @@
  * taken in them stop at its first frame (flagged truncated).  Before the
  * unload, the thread's kernel-mode records are drained (walked while the
  * library is there); another thread's are drained at its next signal, and
- * those in the library stop at its frame.
+ * those in the library stop at its frame.  The wrappers' own work is not
+ * the program's (cp_own_begin): under -e syscalls:1 its unmaps had samples
+ * of their own, main;dlclose;modules_remember;__munmap.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -38,8 +40,13 @@ CP_VIS void *dlopen(const char *file, int mode)
 	if (!real)
 		return NULL;
 	h = real(file, mode);
-	if (h && __atomic_load_n(&cp.on, __ATOMIC_ACQUIRE))
+	if (h && __atomic_load_n(&cp.on, __ATOMIC_ACQUIRE)) {
+		struct cp_own o;
+
+		cp_own_begin(&o);
 		unwind_modules_refresh();
+		cp_own_end(&o);
+	}
 	return h;
 }
 
@@ -55,26 +62,23 @@ CP_VIS int dlclose(void *handle)
 	if (!__atomic_load_n(&cp.on, __ATOMIC_ACQUIRE))
 		return real(handle);
 	int hold;
-	struct cp_thread *t = &cp_self;
+	struct cp_own o;
 
 	/* This thread's kernel-mode records (kcpu.h) walked now, while what
-	 * they name is mapped: drained at its next signal, after the unload,
-	 * one in the library stopped at its frame (the plugin's last
-	 * clock_gettime: 50-cp-cpu.t's plugin_burn had a sample that
-	 * call_plugin had not, one run in four under load). */
-	if (t->ready && !t->busy && !cp.py) {
-		int e = errno;
-
-		t->busy = 1;
-		kc_call_drain(t);
-		t->busy = 0;
-		errno = e;
-	}
+	 * they name is mapped (cp_own_begin drains them): drained at its
+	 * next signal, after the unload, one in the library stopped at its
+	 * frame (the plugin's last clock_gettime: 50-cp-cpu.t's plugin_burn
+	 * had a sample that call_plugin had not, one run in four under
+	 * load). */
+	cp_own_begin(&o);
 	modules_remember(); /* its frames are symbolized after it is gone */
 	hold = modules_hold_begin();
 	unwind_dlclose_begin();
-	rc = real(handle);
+	cp_own_end(&o);
+	rc = real(handle); /* the program's: the library's destructors, the unmaps */
+	cp_own_begin(&o);
 	modules_hold_end(hold); /* before the snapshot's mmap can land there */
 	unwind_dlclose_end();
+	cp_own_end(&o);
 	return rc;
 }

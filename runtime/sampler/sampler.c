@@ -280,6 +280,58 @@ static uint64_t cpu_raw(struct cp_thread *t)
 	return pf_read(s->fd);
 }
 
+void cp_own_begin(struct cp_own *o)
+{
+	struct cp_thread *t = &cp_self;
+	struct cp_rstate *c = &t->r[RES_CPU], *y = &t->r[RES_SYSCALLS];
+	int e = errno;
+
+	o->on = __atomic_load_n(&t->ready, __ATOMIC_ACQUIRE) && !t->own;
+	if (!o->on)
+		return;
+	o->busy = t->busy;
+	t->busy = 1; /* its reads are not the program's (io.c) */
+	if (!cp.py)
+		kc_call_drain(t); /* the program's, before ours begin */
+	__atomic_store_n(&t->own, 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	o->clocked = c->fd >= 0 || c->has_timer;
+	o->cpu = o->clocked ? (c->fd >= 0 ? pf_read(c->fd) : cp_now(CLOCK_THREAD_CPUTIME_ID)) : 0;
+	o->sys = y->fd >= 0 ? pf_read(y->fd) : 0;
+	o->nsys = __atomic_load_n(&t->nsys, __ATOMIC_RELAXED);
+	errno = e;
+}
+
+void cp_own_end(struct cp_own *o)
+{
+	struct cp_thread *t = &cp_self;
+	struct cp_rstate *c = &t->r[RES_CPU], *y = &t->r[RES_SYSCALLS];
+	int e = errno;
+
+	if (!o->on)
+		return;
+	if (o->clocked) {
+		uint64_t now = c->fd >= 0 ? pf_read(c->fd) : cp_now(CLOCK_THREAD_CPUTIME_ID);
+		if (now > o->cpu)
+			c->base += now - o->cpu;
+	}
+	if (y->fd >= 0) {
+		/* raw_syscalls:sys_exit counts a call as it returns: the two
+		 * reads and what came between, less what nsys has of it
+		 * already (the rt_sigreturns of signals that did nothing). */
+		uint64_t now = pf_read(y->fd), mine = now - o->sys + 1,
+			 known = __atomic_load_n(&t->nsys, __ATOMIC_RELAXED) - o->nsys;
+		if (now >= o->sys && mine > known)
+			__atomic_fetch_add(&t->nsys, mine - known, __ATOMIC_RELAXED);
+	}
+	if (!cp.py)
+		kc_mark(t);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&t->own, 0, __ATOMIC_RELAXED);
+	t->busy = o->busy;
+	errno = e;
+}
+
 /*
  * EFLAGS.AC (alignment check) off for the rest of the handler.  A program
  * may set it for a few instructions (HotSpot's CPU-feature probe flips it
@@ -328,7 +380,7 @@ static __attribute__((noinline)) void handle(int sig, siginfo_t *si, void *uc)
 		goto out;
 	if (!__atomic_load_n(&t->ready, __ATOMIC_ACQUIRE) || !__atomic_load_n(&cp.on, __ATOMIC_RELAXED))
 		goto out;
-	if (kc_busy(t))
+	if (kc_busy(t) || __atomic_load_n(&t->own, __ATOMIC_RELAXED))
 		goto out; /* its counts are read at the next */
 	/* Its reads are libc's read, the sampler's own (io.c): not sampled. */
 	t->busy = 1;

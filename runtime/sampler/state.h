@@ -79,6 +79,8 @@ struct cp_thread {
 	int ready;           /* set up: signals and calls may sample */
 	int tid;
 	int busy;            /* inside an interposed call's sampling */
+	int own;             /* in the sampler's own work outside the handler
+			      * (cp_own_begin): a signal waits for the next */
 	uint64_t nsys;       /* syscalls the sampler made in this thread and
 			      * that have returned (the syscalls resource
 			      * leaves them out) */
@@ -122,6 +124,23 @@ uint64_t cp_draw_first(struct cp_thread *t, uint64_t mean);
  * many hits") and move the next boundary past them.
  */
 uint64_t cp_credit(struct cp_thread *t, int r, uint64_t consumed);
+
+/*
+ * The sampler's own work outside its handler, in the program's thread (the
+ * loader wrappers' module snapshot, loader.c): like the handler's, its CPU
+ * time is left out of the CPU clock (the base moves past it) and its
+ * system calls out of the syscalls resource (nsys), and a signal that
+ * comes meanwhile does nothing: the next reads the counts.  The thread's
+ * kernel-mode records before it are drained first, and those it makes are
+ * passed over (kcpu.h).  Not nested; nothing is done before the thread
+ * is set up.
+ */
+struct cp_own {
+	int on, busy, clocked;
+	uint64_t cpu, sys, nsys;
+};
+void cp_own_begin(struct cp_own *o);
+void cp_own_end(struct cp_own *o);
 
 /* A stack f of n frames in the sampler's own work folded into the call
  * the program made (sampler.c); the frames left.  busy: the thread was

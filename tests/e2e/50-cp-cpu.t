@@ -5,7 +5,7 @@
 # perf-less fallback (CPPROF_NO_PERF=1: POSIX CPU-time timers).  "Reach main":
 # at least 99% of the hits (a few fall in start-up and exit, outside main).
 . "$(dirname "$0")/../lib.sh"
-plan 49
+plan 51
 CPPROF=$B/bin/cpprof
 cc -O2 -g -fomit-frame-pointer -o "$T/phases" "$TOP/examples/phases.c" || exit 1
 
@@ -79,6 +79,23 @@ is "$?/$out" "0/ok" "squeeze: the program runs as it would"
 prof=$("$CPPROF" -c 'threshold 0; function' "$T/cp_dl" "$T/q.data")
 pb=$(hits plugin_burn)
 ok $([ "${pb:-0}" -ge 300 ]; echo $?) "squeeze: both loads of the plugin are named (${pb:-0} samples for 0.4 s)"
+# The sampler's own work in dlopen and dlclose (its module snapshot, the
+# libraries remembered) is not the program's: under -e syscalls:1 its
+# unmaps had samples (main;dlclose;modules_remember;__munmap, 10 to 43 a
+# run, and a caller-less __mmap), in every run.  Nor is a sample in the
+# real dlclose cut short: its frames are in the loader and libc, which no
+# dlclose unloads, and are unwound while it runs (its unmap had only its
+# own frame, __GI___munmap, in about one run of four).  Three runs: every
+# stack begins at main or at the spin thread's start.
+own= cut=
+for i in 1 2 3; do
+	"$CPPROF" record -e syscalls:1 -o "$T/y.data" "$T/cp_dl" "$T/libcpplug.so" > /dev/null
+	f=$("$CPPROF" export --format folded "$T/cp_dl" "$T/y.data")
+	own="$own$(printf '%s\n' "$f" | grep -E 'modules_|unwind_|snap' | cut -c1-200)"
+	cut="$cut$(printf '%s\n' "$f" | grep -v -E '^(main|__GI___clone3;start_thread);' | cut -c1-200)"
+done
+is "$own" "" "-e syscalls:1: no sample in the sampler's own work in dlopen and dlclose"
+is "$cut" "" "-e syscalls:1: every stack reaches main (the real dlclose's unmaps too)"
 # The vDSO has no file: the runtime records it as "[vdso]" with its build-id
 # and cpprof uses its own (same kernel) to name the function there.  Where
 # the clock is kvm-clock, clock_gettime's time is spent in a local helper

@@ -25,6 +25,29 @@ void record_init(struct record_opts *r, const char *out)
 	r->out = out;
 }
 
+/* One RESOURCE[:INTERVAL] of -e's list. */
+static void want(struct record_opts *r, char *spec)
+{
+	char *colon = strchr(spec, ':');
+	int k;
+
+	if (colon)
+		*colon = 0;
+	k = res_find(spec);
+	if (k < 0)
+		die("record: unknown resource '%s' (cpprof list shows them)", spec);
+	r->interval[k] = res_table[k].interval;
+	if (colon && res_parse_interval(k, colon + 1, &r->interval[k]) < 0)
+		die("record: bad interval '%s' for %s (a positive count of %s%s)", colon + 1, spec,
+		    res_table[k].unit,
+		    !strcmp(res_table[k].unit, "ns")      ? "; or with ns, us, ms, s"
+		    : !strcmp(res_table[k].unit, "bytes") ? "; or with k, m"
+							  : "");
+	if (!r->want[k])
+		r->nwant++;
+	r->want[k] = 1;
+}
+
 int record_option(struct record_opts *r, int argc, char **argv, int *i, const char *usage)
 {
 	const char *a = argv[*i];
@@ -34,29 +57,18 @@ int record_option(struct record_opts *r, int argc, char **argv, int *i, const ch
 			die("record: -o needs a file name");
 		r->out = argv[++*i];
 	} else if (!strcmp(a, "-e") || !strcmp(a, "--event")) {
-		char spec[256], *colon;
-		int k;
+		char spec[256], *tok, *save = NULL;
 
 		if (*i + 1 >= argc)
 			die("record: -e needs a resource (cpprof list shows them)");
 		if (snprintf(spec, sizeof spec, "%s", argv[++*i]) >= (int)sizeof spec)
 			die("record: -e '%s': too long", argv[*i]);
-		colon = strchr(spec, ':');
-		if (colon)
-			*colon = 0;
-		k = res_find(spec);
-		if (k < 0)
-			die("record: unknown resource '%s' (cpprof list shows them)", spec);
-		r->interval[k] = res_table[k].interval;
-		if (colon && res_parse_interval(k, colon + 1, &r->interval[k]) < 0)
-			die("record: bad interval '%s' for %s (a positive count of %s%s)", colon + 1,
-			    spec, res_table[k].unit,
-			    !strcmp(res_table[k].unit, "ns")      ? "; or with ns, us, ms, s"
-			    : !strcmp(res_table[k].unit, "bytes") ? "; or with k, m"
-								  : "");
-		if (!r->want[k])
-			r->nwant++;
-		r->want[k] = 1;
+		/* A list, as perf's -e takes: cpu,syscalls:10. */
+		if (!spec[0] || spec[0] == ',' || spec[strlen(spec) - 1] == ',' || strstr(spec, ",,"))
+			die("record: -e '%s': a resource missing from the list (cpprof list shows them)",
+			    argv[*i]);
+		for (tok = strtok_r(spec, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+			want(r, tok);
 	} else if (!strcmp(a, "--no-random")) {
 		r->random = 0;
 	} else {
@@ -71,7 +83,8 @@ void record_help(const char *usage, const char *extra)
 	printf("%s\n"
 	       "  -e RESOURCE[:INTERVAL]  sample RESOURCE (cpprof list shows them; cpu if no -e),\n"
 	       "                          once every INTERVAL gticks on average (ns, us, ms, s\n"
-	       "                          for time, k, m for bytes); -e again for another\n"
+	       "                          for time, k, m for bytes); -e again, or a list\n"
+	       "                          (-e cpu,syscalls:10), for more\n"
 	       "  -o FILE                 the data file\n"
 	       "  --no-random             fixed intervals, not drawn around the mean\n"
 	       "%s",

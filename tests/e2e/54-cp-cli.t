@@ -2,7 +2,7 @@
 # one line on stderr and exit status 2, before anything runs; --help is
 # the usage on standard output, exit 0 (issue 22, item 8).
 . "$(dirname "$0")/../lib.sh"
-plan 37
+plan 41
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
 
@@ -26,6 +26,13 @@ like "$(cat "$T/err")" "^cpprof: record: unknown resource 'nosuch' \(cpprof list
 bad -e cpu:0
 bad -e cpu:1xs
 bad -e read-bytes:-5
+bad -e cpu,nosuch
+like "$(cat "$T/err")" "^cpprof: record: unknown resource 'nosuch' \(cpprof list shows them\)$" "-e cpu,nosuch: the unknown one named"
+bad -e cpu,
+# -e takes a list, as perf's does: each resource with its own interval.
+"$CPPROF" record -e cpu:2ms,syscalls:10 -o "$T/list.data" sh -c 'i=0; while [ $i -lt 300 ]; do i=$((i+1)); /bin/true; done' 2> "$T/err"
+res=$("$CPPROF" -c resources "$T/list.data" 2>&1 | awk '{ sub(/^\* /, ""); print $1, $(NF - 1) }' | tr '\n' ' ')
+is "$?/$res" "0/cpu 2000000 syscalls 10 " "-e cpu:2ms,syscalls:10: both resources, each at its interval"
 bad --frobnicate
 "$CPPROF" record > /dev/null 2> "$T/err"
 is "$?/$(cat "$T/err")" "2/cpprof: record: no program given (usage: cpprof record [-e RESOURCE[:INTERVAL]]... [-o FILE] [--no-random] [--] PROG [ARGS...])" \

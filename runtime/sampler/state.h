@@ -70,6 +70,9 @@ struct cp_rstate {
 	uint64_t consumed; /* gticks so far (raw - base - own) */
 	uint64_t next;     /* the next sample boundary, in consumed gticks */
 	uint64_t samples;  /* overflows taken (the period is redrawn every 8th) */
+	/* The CPU clock's perf event: its raw count when its period was last
+	 * set (about), and that period; 0 before (sampler.c, clock_late). */
+	uint64_t armed, armed_period;
 };
 
 struct cp_slot;

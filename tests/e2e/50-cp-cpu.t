@@ -5,7 +5,7 @@
 # perf-less fallback (CPPROF_NO_PERF=1: POSIX CPU-time timers).  "Reach main":
 # at least 99% of the hits (a few fall in start-up and exit, outside main).
 . "$(dirname "$0")/../lib.sh"
-plan 51
+plan 52
 CPPROF=$B/bin/cpprof
 cc -O2 -g -fomit-frame-pointer -o "$T/phases" "$TOP/examples/phases.c" || exit 1
 
@@ -252,6 +252,21 @@ write_output 0\.[0-9]+
 rc=0$' "-e cpu:20us: the program ends, exit 0, its output its own"
 printf '%s\n' "$out" | grep -v '^rc=' > "$T/fast.truth"
 check_phases "$T/fast.data" "$T/fast.truth" "-e cpu:20us" 0.03
+# Each signal's own delay (the timer interrupt, the irq_work raising the
+# signal, its frame; ~20-60 us on a VM) is counted by the task-clock as
+# the thread's time, but is not the program's: the profile's total of a
+# fixed amount of work (tests/progs/cp_spin.c) under -e cpu:100us is held
+# to its CPU time bare, best of three, within 0.9 to 1.45.  Before, the
+# total was 1.51 to 1.93 times that (3x on a noisy host); now 1.07 to
+# 1.33 (what is left: the kernel-mode clock's own interrupts, kcpu.c, and
+# delays longer than a period).
+cc -O2 -g -o "$T/cp_spin" "$TOP/tests/progs/cp_spin.c" || exit 1
+bare=$(for i in 1 2 3; do "$T/cp_spin" | awk '{ print $1 }'; done | sort -n | head -1)
+"$CPPROF" record -e cpu:100us -o "$T/spin.data" "$T/cp_spin" > /dev/null
+n=$("$CPPROF" -c threads "$T/spin.data" | awk '/ samples, sampled every / { print $1 }')
+r=$(awk -v n="${n:-0}" -v b="$bare" 'BEGIN { printf "%.3f", n * 0.0001 / b }')
+ok $(awk -v r="$r" 'BEGIN { exit !(r >= 0.9 && r <= 1.45) }'; echo $?) \
+	"-e cpu:100us: the profile's total is the program's CPU time, not the signals' ($r x its $bare s bare; at most 1.45)"
 # A program that runs with EFLAGS.AC (alignment check) set, as HotSpot's
 # CPU-feature probe does for a few instructions: the kernel hands the flag
 # to the handler, whose first unaligned store trapped (SIGBUS; java under

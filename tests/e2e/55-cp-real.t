@@ -94,17 +94,21 @@ ok $(awk -v a="${got:-9}" -v b="${want:-0}" 'BEGIN { d = a - b; exit !(d < 0.08 
 # tests/progs/cp_kernel.c two (256 and 128 MiB reads, alternating, each
 # filling the ring): kbig had no sample; its share of their wall time
 # (0.67 idle, as of their CPU time: they run) within 0.01 idle, 0.05
-# beside other work, 0.084 off once in CI beside another test (a wait
-# for the CPU between two calls goes to the next call whose drain finds
-# the ring full): within 0.1.
+# beside other work: within 0.1, and the share of their wall time that
+# was waits for a CPU (two_waited): a wait between two calls goes to the
+# next call whose drain finds the ring full, a limit of the sampler's
+# (0.25 off in make check, 0.58 true and 0.83 got; under two busy loops
+# the waits are 26-38% of the wall time, and the old code too was up to
+# 0.12 off).  Idle, the waits are 0.001.
 cc -O2 -g -pthread -o "$T/kern" "$TOP/tests/progs/cp_kernel.c" || exit 1
 "$CPPROF" record -e real -o "$T/kr.data" "$T/kern" two > "$T/kr.truth" || exit 1
 want=$(awk '$1 == "kbig_wall" { print $2 }' "$T/kr.truth")
+waited=$(awk '$1 == "two_waited" { print $2 }' "$T/kr.truth")
 set -- $("$CPPROF" -c 'resource real; threshold 0; function' "$T/kern" "$T/kr.data" |
 	awk '{ n = $2; sub(/\..*/, "", n); gsub(/[][]/, "", $3) } n == "kbig" { b = $3 } n == "ksmall" { s = $3 }
 		END { printf "%.3f %d %d", b + s ? b / (b + s) : 9, b, s }')
-ok $(awk -v a="$1" -v b="${want:-0}" 'BEGIN { d = a - b; exit !(d < 0.1 && d > -0.1) }'; echo $?) \
-	"-e real, system calls: kbig has $1 of kbig and ksmall ($2 and $3 samples), its share of their wall time $want"
+ok $(awk -v a="$1" -v b="${want:-0}" -v w="${waited:-9}" 'BEGIN { d = a - b; t = 0.1 + w; exit !(d < t && d > -t) }'; echo $?) \
+	"-e real, system calls: kbig has $1 of kbig and ksmall ($2 and $3 samples), its share of their wall time $want (within 0.1 + their waits for a CPU, $waited)"
 
 CPPROF_NO_PERF=1 "$CPPROF" record -e real -o "$T/t.data" "$T/real2" > "$T/trutht" 2> /dev/null
 is "$?/$(awk '$1 == "eintr" { print $2 }' "$T/trutht")" "0/0" "timers: no call saw EINTR"

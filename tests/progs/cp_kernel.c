@@ -11,7 +11,8 @@
  * into a buffer touched before (256 and 128 MiB: tens of ms in the
  * kernel, each call filling the kernel-mode ring); prints kbig's share of
  * the two's CPU time, and of their wall time (kbig_wall: on a loaded
- * machine a call's waits for a CPU are its real time too).
+ * machine a call's waits for a CPU are its real time too), and the share
+ * of their wall time that was such waits (two_waited: wall less CPU).
  *
  * "threads": 100 threads, 10 at a time, each reading /dev/zero for 3 ms
  * of CPU, then exiting; prints the process's CPU time in ms (getrusage). */
@@ -125,8 +126,9 @@ int main(int argc, char **argv)
 			s += cpu_ns() - t0;
 			sw += wall_ns() - w0;
 		}
-		printf("kbig %.4f\nkbig_wall %.4f\n", (double)k / (double)(k + s),
-		       (double)kw / (double)(kw + sw));
+		printf("kbig %.4f\nkbig_wall %.4f\ntwo_waited %.4f\n", (double)k / (double)(k + s),
+		       (double)kw / (double)(kw + sw),
+		       kw + sw > k + s ? (double)(kw + sw - k - s) / (double)(kw + sw) : 0.0);
 		return 0;
 	}
 	int rounds = 40;

@@ -79,12 +79,15 @@ struct snap_fill {
 
 /* Whether the module at base, holding [lo, hi), is one no dlclose unloads:
  * the program (the loader's first), the loader, the vDSO, libc (whose
- * dl_iterate_phdr this is), this library. */
+ * dl_iterate_phdr this is), this library.  AT_BASE is 0 when the loader
+ * was run as a program (ld.so ./prog), and so is the base of a library
+ * linked at a fixed address: it matches nothing then. */
 static int snap_keep(const struct snap_fill *f, uintptr_t base, uintptr_t lo, uintptr_t hi)
 {
 	uintptr_t libc = (uintptr_t)dl_iterate_phdr, self = (uintptr_t)snap_keep;
+	uintptr_t ld = getauxval(AT_BASE), vdso = getauxval(AT_SYSINFO_EHDR);
 
-	return f->seen == 0 || base == getauxval(AT_BASE) || base == getauxval(AT_SYSINFO_EHDR) ||
+	return f->seen == 0 || (ld && base == ld) || (vdso && base == vdso) ||
 	       (libc >= lo && libc < hi) || (self >= lo && self < hi);
 }
 

@@ -43,7 +43,7 @@ CP_VIS void *dlopen(const char *file, int mode)
 	if (h && __atomic_load_n(&cp.on, __ATOMIC_ACQUIRE)) {
 		struct cp_own o;
 
-		cp_own_begin(&o);
+		cp_own_begin(&o, 1);
 		unwind_modules_refresh();
 		cp_own_end(&o);
 	}
@@ -70,13 +70,16 @@ CP_VIS int dlclose(void *handle)
 	 * frame (the plugin's last clock_gettime: 50-cp-cpu.t's plugin_burn
 	 * had a sample that call_plugin had not, one run in four under
 	 * load). */
-	cp_own_begin(&o);
+	cp_own_begin(&o, 1);
 	modules_remember(); /* its frames are symbolized after it is gone */
 	hold = modules_hold_begin();
 	unwind_dlclose_begin();
 	cp_own_end(&o);
 	rc = real(handle); /* the program's: the library's destructors, the unmaps */
-	cp_own_begin(&o);
+	/* Its kernel-mode records (a destructor's) are drained at the next
+	 * signal, with the snapshot refreshed: walked now, while the close
+	 * is going on, a library it unloaded could be read. */
+	cp_own_begin(&o, 0);
 	modules_hold_end(hold); /* before the snapshot's mmap can land there */
 	unwind_dlclose_end();
 	cp_own_end(&o);

@@ -276,23 +276,27 @@ static void take(struct cp_thread *t, int r, struct caught *c)
  * the kernel (the timer interrupt, the irq_work that raises the signal,
  * the signal's frame) and, before it, the last handler's re-arming and
  * rt_sigreturn.  None of it is the program's, but the task-clock counts
- * it: ~21 us a signal on this VM (16 to 35), a fifth of the samples at
- * -e cpu:100us (a loop of 0.66 s of CPU had 10,965 samples, 1.1 s) and 2%
- * at 1 ms.  The kernel's periods end at whole periods from the count at
- * which it was last set (the hrtimer moves on by whole periods, and it
- * skips those that end in kernel mode), so what is past the last end is
- * that delay; 0 if it looks like more than half a period, or there is no
- * period to go by (the signal was another event's, or came first).
+ * it: 16-35 us a signal on this VM (60 and more on a busy host), a third
+ * of the samples at -e cpu:100us (a loop of 0.66 s of CPU had 10,965
+ * samples, 1.1 s) and 2-10% at 1 ms.  The kernel's period ends where it
+ * was set plus the period, so what is past that end is the delay.  But a
+ * signal held (a handler of the program's that blocks it, a wait in
+ * the kernel before its delivery) comes later by program time: so only
+ * up to half the period, and CP_LATE_MAX, and nothing when a whole
+ * period more went by (a period that ended in kernel mode, unsignalled,
+ * or a signal held that long), or there is no period to go by (the
+ * signal was another event's, or the thread's first).
  */
+#define CP_LATE_MAX 100000
 static uint64_t clock_late(const struct cp_rstate *s, uint64_t in)
 {
-	uint64_t since, late;
+	uint64_t p = s->armed_period, late, cap;
 
-	if (!s->armed_period || in < s->armed + s->armed_period)
+	if (!p || in < s->armed + p || in - s->armed >= 2 * p)
 		return 0;
-	since = in - s->armed;
-	late = since % s->armed_period;
-	return late;
+	late = in - s->armed - p;
+	cap = p / 2 < CP_LATE_MAX ? p / 2 : CP_LATE_MAX;
+	return late < cap ? late : cap;
 }
 
 /* The calling thread's CPU clock, raw: its task-clock's count or its
@@ -307,7 +311,7 @@ static uint64_t cpu_raw(struct cp_thread *t)
 	return pf_read(s->fd);
 }
 
-void cp_own_begin(struct cp_own *o)
+void cp_own_begin(struct cp_own *o, int kc)
 {
 	struct cp_thread *t = &cp_self;
 	struct cp_rstate *c = &t->r[RES_CPU], *y = &t->r[RES_SYSCALLS];
@@ -317,15 +321,17 @@ void cp_own_begin(struct cp_own *o)
 	if (!o->on)
 		return;
 	o->busy = t->busy;
+	o->kc = kc && !cp.py;
 	t->busy = 1; /* its reads are not the program's (io.c) */
-	if (!cp.py)
+	if (o->kc)
 		kc_call_drain(t); /* the program's, before ours begin */
 	__atomic_store_n(&t->own, 1, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	o->clocked = c->fd >= 0 || c->has_timer;
-	o->cpu = o->clocked ? (c->fd >= 0 ? pf_read(c->fd) : cp_now(CLOCK_THREAD_CPUTIME_ID)) : 0;
+	/* The syscalls first: the CPU clock's read is then among ours. */
 	o->sys = y->fd >= 0 ? pf_read(y->fd) : 0;
 	o->nsys = __atomic_load_n(&t->nsys, __ATOMIC_RELAXED);
+	o->clocked = c->fd >= 0 || c->has_timer;
+	o->cpu = o->clocked ? (c->fd >= 0 ? pf_read(c->fd) : cp_now(CLOCK_THREAD_CPUTIME_ID)) : 0;
 	errno = e;
 }
 
@@ -351,7 +357,7 @@ void cp_own_end(struct cp_own *o)
 		if (now >= o->sys && mine > known)
 			__atomic_fetch_add(&t->nsys, mine - known, __ATOMIC_RELAXED);
 	}
-	if (!cp.py)
+	if (o->kc)
 		kc_mark(t);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__atomic_store_n(&t->own, 0, __ATOMIC_RELAXED);

@@ -133,16 +133,18 @@ uint64_t cp_credit(struct cp_thread *t, int r, uint64_t consumed);
  * loader wrappers' module snapshot, loader.c): like the handler's, its CPU
  * time is left out of the CPU clock (the base moves past it) and its
  * system calls out of the syscalls resource (nsys), and a signal that
- * comes meanwhile does nothing: the next reads the counts.  The thread's
- * kernel-mode records before it are drained first, and those it makes are
- * passed over (kcpu.h).  Not nested; nothing is done before the thread
- * is set up.
+ * comes meanwhile does nothing: the next reads the counts.  With kc, the
+ * thread's kernel-mode records before it are drained first, and those it
+ * makes are passed over (kcpu.h); without (after a dlclose, which the
+ * records before may name: walked while it is going on, a library it
+ * unloaded was read), the rings are left to the next signal.  Not nested;
+ * nothing is done before the thread is set up.
  */
 struct cp_own {
-	int on, busy, clocked;
+	int on, busy, clocked, kc;
 	uint64_t cpu, sys, nsys;
 };
-void cp_own_begin(struct cp_own *o);
+void cp_own_begin(struct cp_own *o, int kc);
 void cp_own_end(struct cp_own *o);
 
 /* A stack f of n frames in the sampler's own work folded into the call

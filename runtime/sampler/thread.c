@@ -194,6 +194,7 @@ static void setup_events(struct cp_thread *t)
 		t->r[r].fd = -1;
 		t->r[r].has_timer = 0;
 		t->r[r].consumed = t->r[r].samples = 0;
+		t->r[r].armed = t->r[r].armed_period = 0; /* a fork child's new clock */
 		t->r[r].next = cp.col[r] >= 0 || (r == RES_CPU && cp.clock_needed)
 				       ? cp_draw_first(t, cp.interval[r])
 				       : UINT64_MAX;

@@ -5,7 +5,7 @@
 # perf-less fallback (CPPROF_NO_PERF=1: POSIX CPU-time timers).  "Reach main":
 # at least 99% of the hits (a few fall in start-up and exit, outside main).
 . "$(dirname "$0")/../lib.sh"
-plan 52
+plan 53
 CPPROF=$B/bin/cpprof
 cc -O2 -g -fomit-frame-pointer -o "$T/phases" "$TOP/examples/phases.c" || exit 1
 
@@ -79,6 +79,17 @@ is "$?/$out" "0/ok" "squeeze: the program runs as it would"
 prof=$("$CPPROF" -c 'threshold 0; function' "$T/cp_dl" "$T/q.data")
 pb=$(hits plugin_burn)
 ok $([ "${pb:-0}" -ge 300 ]; echo $?) "squeeze: both loads of the plugin are named (${pb:-0} samples for 0.4 s)"
+# A program run as the loader's (ld.so ./prog): AT_BASE is 0, and so is
+# the base of a plugin linked at a fixed address into a program without
+# PIE, which was taken for the loader, a module no dlclose unloads, and
+# its tables read after the unload: the kernel-mode records of its
+# destructor (raw reads of /dev/zero) walked there (SIGSEGV, 3 runs of 3).
+LDSO=$(ls /lib64/ld-linux-x86-64.so.2 2> /dev/null)
+cc -O2 -g -no-pie -o "$T/cp_ldso" "$TOP/tests/progs/cp_ldso.c" -ldl || exit 1
+cc -O2 -g -shared -fPIC -Wl,-Ttext-segment=0x20000000 -o "$T/libldso.so" "$TOP/tests/progs/cp_ldso_plug.c" || exit 1
+out=$("$CPPROF" record -o "$T/ldso.data" "$LDSO" "$T/cp_ldso" "$T/libldso.so" 2>&1; echo "rc=$?")
+is "$out" "done
+rc=0" "ld.so ./prog, a plugin at a fixed address whose destructor is in the kernel: runs as bare"
 # The sampler's own work in dlopen and dlclose (its module snapshot, the
 # libraries remembered) is not the program's: under -e syscalls:1 its
 # unmaps had samples (main;dlclose;modules_remember;__munmap, 10 to 43 a

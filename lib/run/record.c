@@ -29,6 +29,7 @@ void record_init(struct record_opts *r, const char *out)
 static void want(struct record_opts *r, char *spec)
 {
 	char *colon = strchr(spec, ':');
+	uint64_t iv;
 	int k;
 
 	if (colon)
@@ -36,16 +37,21 @@ static void want(struct record_opts *r, char *spec)
 	k = res_find(spec);
 	if (k < 0)
 		die("record: unknown resource '%s' (cpprof list shows them)", spec);
-	r->interval[k] = res_table[k].interval;
-	if (colon && res_parse_interval(k, colon + 1, &r->interval[k]) < 0)
+	iv = res_table[k].interval;
+	if (colon && res_parse_interval(k, colon + 1, &iv) < 0)
 		die("record: bad interval '%s' for %s (a positive count of %s%s)", colon + 1, spec,
 		    res_table[k].unit,
 		    !strcmp(res_table[k].unit, "ns")      ? "; or with ns, us, ms, s"
 		    : !strcmp(res_table[k].unit, "bytes") ? "; or with k, m"
 							  : "");
+	/* One interval a resource: a second, different one is refused, not
+	 * silently taken in place of the first. */
+	if (r->want[k] && r->interval[k] != iv)
+		die("record: -e names %s twice, with different intervals (one a resource)", spec);
 	if (!r->want[k])
 		r->nwant++;
 	r->want[k] = 1;
+	r->interval[k] = iv;
 }
 
 int record_option(struct record_opts *r, int argc, char **argv, int *i, const char *usage)

@@ -2,7 +2,7 @@
 # one line on stderr and exit status 2, before anything runs; --help is
 # the usage on standard output, exit 0 (issue 22, item 8).
 . "$(dirname "$0")/../lib.sh"
-plan 41
+plan 44
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
 
@@ -29,6 +29,11 @@ bad -e read-bytes:-5
 bad -e cpu,nosuch
 like "$(cat "$T/err")" "^cpprof: record: unknown resource 'nosuch' \(cpprof list shows them\)$" "-e cpu,nosuch: the unknown one named"
 bad -e cpu,
+# One interval a resource: a second, different one is refused, where it
+# used to replace the first without a word.
+bad -e cpu:1ms,cpu:2ms
+like "$(cat "$T/err")" "^cpprof: record: -e names cpu twice, with different intervals" "-e cpu:1ms,cpu:2ms: refused, named"
+bad -e syscalls:5 -e syscalls:6
 # -e takes a list, as perf's does: each resource with its own interval.
 "$CPPROF" record -e cpu:2ms,syscalls:10 -o "$T/list.data" sh -c 'i=0; while [ $i -lt 300 ]; do i=$((i+1)); /bin/true; done' 2> "$T/err"
 res=$("$CPPROF" -c resources "$T/list.data" 2>&1 | awk '{ sub(/^\* /, ""); print $1, $(NF - 1) }' | tr '\n' ' ')

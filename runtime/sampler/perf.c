@@ -63,7 +63,18 @@ int pf_open_signal(uint32_t type, uint64_t config, uint64_t period)
 	 * thread returned to.  Not for the syscall tracepoint, which fires in
 	 * the kernel by nature, at sys_exit, when the call is over. */
 	a.exclude_kernel = type != PERF_TYPE_TRACEPOINT;
+	/* Gone at a successful exec, before its last system call ends: the
+	 * descriptor's close-on-exec releases the event only after that, and
+	 * the syscall tracepoint's overflow at execve's own sys_exit signalled
+	 * the new image, whose CP_SIG is the default again: one child in a
+	 * hundred died by SIGPROF under -e syscalls (find -exec, xargs,
+	 * bash).  A kernel older than 5.13 refuses the flag: without it there. */
+	a.remove_on_exec = 1;
 	fd = perf_open(&a, 0);
+	if (fd == -EINVAL) {
+		a.remove_on_exec = 0;
+		fd = perf_open(&a, 0);
+	}
 	if (fd < 0)
 		return (int)fd;
 	o.type = F_OWNER_TID;

@@ -24,6 +24,15 @@
  * epoll_pwait set for their wait is left as it is: the signals then are
  * the program's.  A thread that blocks CP_SIG by a system call of its own
  * (Go's runtime) is not sampled.
+ *
+ * glibc's own profil sets SIGPROF's action by its internal sigaction, not
+ * the symbol: a program built with gcc -pg (its __monstartup, before
+ * main) took the overflow signals into its histogram, and the sampler's
+ * handler never ran again (gmon.out 90 times the run's time, and every
+ * sample cpprof had on one stack).  profil's callers are interposed:
+ * after each, the action it set becomes the program's, run for its
+ * ITIMER_PROF ticks as any handler of its own, and the sampler's goes
+ * back (sg_reclaim).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -31,6 +40,9 @@
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/gmon.h>
+#include <sys/profil.h>
+#include <unistd.h>
 
 #include "signals.h"
 #include "state.h"
@@ -39,6 +51,7 @@ typedef int sigaction_fn(int, const struct sigaction *, struct sigaction *);
 static sigaction_fn *real_sigaction;
 static sighandler_t (*real_signal)(int, sighandler_t);
 static struct sigaction sg_user; /* the program's action for CP_SIG */
+static void (*sg_handler)(int, siginfo_t *, void *); /* the sampler's */
 static int sg_held;              /* the sampler's handler is installed */
 typedef int mask_fn(int, const sigset_t *, sigset_t *);
 static mask_fn *real_pthread_sigmask, *real_sigprocmask;
@@ -102,8 +115,24 @@ int sg_install(void (*handler)(int, siginfo_t *, void *))
 	sigaddset(&sa.sa_mask, CP_SIG);
 	if (real_sigaction(CP_SIG, &sa, &sg_user) < 0)
 		return -1;
+	sg_handler = handler;
 	__atomic_store_n(&sg_held, 1, __ATOMIC_RELEASE);
 	return 0;
+}
+
+/* After a call that may have set CP_SIG's action past sigaction's symbol
+ * (glibc's profil): an action not the sampler's becomes the program's,
+ * and the sampler's handler is installed again. */
+static void sg_reclaim(void)
+{
+	struct sigaction cur;
+
+	if (!__atomic_load_n(&sg_held, __ATOMIC_ACQUIRE) || !resolve() ||
+	    real_sigaction(CP_SIG, NULL, &cur) < 0)
+		return;
+	if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == sg_handler)
+		return;
+	sg_install(sg_handler); /* the action it replaces: the program's */
 }
 
 void sg_release(void)
@@ -278,4 +307,82 @@ CP_VIS int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
 	return masked(&real_sigprocmask, "sigprocmask", how, set, old,
 		      (uintptr_t)__builtin_return_address(0));
+}
+
+/*
+ * profil and its callers in glibc's gmon (gcc -pg's start-up, and a
+ * program's own moncontrol): the real one, then the sampler's handler
+ * back (sg_reclaim).  Looked up at the call: none is a signal handler's.
+ */
+extern void moncontrol(int mode);
+typedef void range_fn(unsigned long, unsigned long);
+typedef void mode_fn(int);
+typedef int profil_fn(unsigned short *, size_t, size_t, unsigned int);
+typedef int sprofil_fn(struct prof *, int, struct timeval *, unsigned int);
+
+static void *sg_next(void **real, const char *name)
+{
+	if (!*real)
+		*real = dlsym(RTLD_NEXT, name);
+	return *real;
+}
+
+CP_VIS void __monstartup(unsigned long lo, unsigned long hi)
+{
+	static void *real;
+	range_fn *f = (range_fn *)sg_next(&real, "__monstartup");
+
+	if (f)
+		f(lo, hi);
+	sg_reclaim();
+}
+
+CP_VIS void monstartup(unsigned long lo, unsigned long hi)
+{
+	static void *real;
+	range_fn *f = (range_fn *)sg_next(&real, "monstartup");
+
+	if (f)
+		f(lo, hi);
+	sg_reclaim();
+}
+
+CP_VIS void moncontrol(int mode)
+{
+	static void *real;
+	mode_fn *f = (mode_fn *)sg_next(&real, "moncontrol");
+
+	if (f)
+		f(mode);
+	sg_reclaim();
+}
+
+CP_VIS int profil(unsigned short *buf, size_t size, size_t offset, unsigned int scale)
+{
+	static void *real;
+	profil_fn *f = (profil_fn *)sg_next(&real, "profil");
+	int rc = -1, e = ENOSYS;
+
+	if (f) {
+		rc = f(buf, size, offset, scale);
+		e = errno;
+	}
+	sg_reclaim();
+	errno = e;
+	return rc;
+}
+
+CP_VIS int sprofil(struct prof *p, int n, struct timeval *tv, unsigned int flags)
+{
+	static void *real;
+	sprofil_fn *f = (sprofil_fn *)sg_next(&real, "sprofil");
+	int rc = -1, e = ENOSYS;
+
+	if (f) {
+		rc = f(p, n, tv, flags);
+		e = errno;
+	}
+	sg_reclaim();
+	errno = e;
+	return rc;
 }

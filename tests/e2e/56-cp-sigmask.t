@@ -6,7 +6,7 @@
 # SIGPROF as it set it, and a SIGPROF of its own (ITIMER_PROF) waits
 # while it believes it blocked, as bare (runtime/sampler/signals.c).
 . "$(dirname "$0")/../lib.sh"
-plan 9
+plan 12
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
 cc -O1 -g -pthread -o sm "$TOP/tests/progs/cp_sigmask.c" || exit 1
@@ -64,4 +64,25 @@ ok $(awk -v n="${n:-0}" -v b="${spin:-0}" 'BEGIN { exit !(n >= 200 && b >= 0.8) 
 m=$(printf '%s\n' "$prof" | awk '$2 == "<module>" { print $1 }')
 ok $(awk -v m="${m:-0}" -v s="${spin:-1}" 'BEGIN { exit !(m >= s && s > 0) }'; echo $?) \
 	"python3, every signal blocked: spin()'s samples under <module> (<module> $m >= spin() $spin)"
+
+# A program built with gcc -pg: glibc's profil (from __monstartup, before
+# main) set SIGPROF's action by its internal sigaction, past the
+# interposed one: the overflow signals went into gprof's histogram (its
+# gmon.out 90 times the run's time) and cpprof had every sample on one
+# stack (a, 1.0).  The action profil sets is the program's now, run for
+# its ITIMER_PROF ticks; the sampler's handler is back.
+command -v gprof > /dev/null || { echo "gprof (binutils) is missing: make deps" >&2; exit 1; }
+cc -O1 -g -pg -o pg "$TOP/tests/progs/cp_gprof.c" || exit 1
+./pg > pg.bare && mv gmon.out bare.gmon
+# gprof's flat profile: the self seconds of a and b.
+secs() { gprof -b -p ./pg "$1" | awk '$NF == "a" || $NF == "b" { s += $3 } END { printf "%.2f", s }'; }
+"$CPPROF" record -o pg.data ./pg > pg.out
+is "$?/$(cat pg.out)" "0/$(cat pg.bare)" "gcc -pg: exit 0, output as bare"
+bare=$(secs bare.gmon) prof=$(secs gmon.out)
+ok $(awk -v a="$prof" -v b="$bare" 'BEGIN { exit !(b > 0 && a / b > 0.6 && a / b < 1.6) }'; echo $?) \
+	"gcc -pg: gprof's histogram counts its own ticks only ($prof s of a and b under cpprof, $bare bare)"
+prof=$("$CPPROF" -c 'threshold 0; function' ./pg pg.data)
+fa=$(printf '%s\n' "$prof" | awk '$2 == "a" { print $1 }') fb=$(printf '%s\n' "$prof" | awk '$2 == "b" { print $1 }')
+ok $(awk -v a="${fa:-0}" -v b="${fb:-0}" 'BEGIN { exit !(a > 0.4 && a < 0.6 && b > 0.4 && b < 0.6) }'; echo $?) \
+	"gcc -pg: cpprof's samples half in a, half in b ($fa, $fb)"
 done_testing

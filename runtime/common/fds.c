@@ -10,9 +10,11 @@
  * child or a signal handler must not).  Ranges are closed around the
  * marked numbers, one call a stretch.
  *
- * Not covered: dup2 and dup3 onto a marked number (a program names a
- * number that high only on purpose), the close system call made
- * directly, and descriptors at FDS_MAX and above.
+ * The same through syscall() (sandbox.c: a daemon's
+ * syscall(SYS_close_range, 3, ~0U, 0)).  Not covered: dup2 and dup3 onto
+ * a marked number (a program names a number that high only on purpose),
+ * the close system call made by the instruction itself, and descriptors
+ * at FDS_MAX and above.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -23,6 +25,7 @@
 #include <unistd.h>
 
 #include "fds.h"
+#include "sandbox.h"
 
 #define VIS __attribute__((visibility("default")))
 
@@ -74,7 +77,7 @@ void fds_close(int fd)
 		__atomic_fetch_and(&fds_bits[fd / 64], ~(1ull << (fd % 64)), __ATOMIC_RELAXED);
 		__atomic_fetch_sub(&fds_n, 1, __ATOMIC_RELEASE);
 	}
-	syscall(SYS_close, fd);
+	sandbox_syscall(SYS_close, fd, 0, 0);
 }
 
 int fds_budget(long *limit)
@@ -106,7 +109,7 @@ int fds_keep(int fd)
 	int hi = fds_half(), up;
 
 	if (fd < hi && (up = fcntl(fd, F_DUPFD_CLOEXEC, hi)) >= 0) {
-		syscall(SYS_close, fd);
+		sandbox_syscall(SYS_close, fd, 0, 0);
 		fd = up;
 	}
 	fds_own(fd);
@@ -117,7 +120,7 @@ int fds_up(int fd, int from)
 {
 	int up = fcntl(fd, F_DUPFD_CLOEXEC, from);
 
-	syscall(SYS_close, fd);
+	sandbox_syscall(SYS_close, fd, 0, 0);
 	if (up >= 0)
 		fds_own(up);
 	return up;
@@ -125,7 +128,7 @@ int fds_up(int fd, int from)
 
 /* ---- the program's ---- */
 
-VIS int close(int fd)
+int fds_prog_close(int fd)
 {
 	if (__atomic_load_n(&fds_n, __ATOMIC_ACQUIRE) && fd >= 0 && marked((unsigned)fd)) {
 		errno = EBADF;
@@ -133,14 +136,19 @@ VIS int close(int fd)
 	}
 	if (next_close)
 		return next_close(fd);
-	return (int)syscall(SYS_close, fd);
+	return (int)sandbox_syscall(SYS_close, fd, 0, 0);
+}
+
+VIS int close(int fd)
+{
+	return fds_prog_close(fd);
 }
 
 static int range(unsigned int first, unsigned int last, int flags)
 {
 	if (next_close_range)
 		return next_close_range(first, last, flags);
-	return (int)syscall(SYS_close_range, first, last, flags);
+	return (int)sandbox_syscall(SYS_close_range, first, last, flags);
 }
 
 /* [first, last] but the marked: one call a stretch between them. */
@@ -174,6 +182,11 @@ static int around(unsigned int first, unsigned int last, int flags)
 
 VIS int close_range(unsigned int first, unsigned int last, int flags)
 {
+	return fds_prog_close_range(first, last, flags);
+}
+
+int fds_prog_close_range(unsigned int first, unsigned int last, int flags)
+{
 	int e = errno, rc;
 
 	/* Flags the kernel does not know are refused as they would be. */
@@ -202,7 +215,7 @@ VIS void closefrom(int lowfd)
 
 		for (long fd = lowfd; fd < max || fd < (long)top; fd++)
 			if (!marked((unsigned int)fd))
-				syscall(SYS_close, fd);
+				sandbox_syscall(SYS_close, fd, 0, 0);
 	}
 	errno = e;
 }

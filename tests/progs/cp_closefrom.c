@@ -2,7 +2,8 @@
  * cp_closefrom: a daemon's start.  A thread is made first (it gets its
  * events), then every descriptor from 3 up is closed, as a daemon does:
  * argv[1] says how (closefrom, close_range, or close one by one, and how
- * many of those closes succeeded is printed).  Then 700 descriptors are
+ * many of those closes succeeded is printed; sys_close_range and sys_close
+ * the same through syscall(), as code older than glibc's wrappers does).  Then 700 descriptors are
  * opened (they take the numbers freed), burn() spends about 0.3 s of CPU,
  * the thread ends, and each of the 700 is written to: the profiler must
  * have closed none of them, nor let its events go.
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -60,6 +62,13 @@ int main(int argc, char **argv)
 	} else if (!strcmp(how, "close_range")) {
 		if (close_range(3, ~0u, 0) != 0)
 			perror("close_range");
+	} else if (!strcmp(how, "sys_close_range")) {
+		if (syscall(SYS_close_range, 3, ~0u, 0) != 0)
+			perror("close_range");
+	} else if (!strcmp(how, "sys_close")) {
+		for (int fd = 3; fd < 1024; fd++)
+			closed += syscall(SYS_close, fd) == 0;
+		printf("%d closed\n", closed);
 	} else {
 		for (int fd = 3; fd < 1024; fd++)
 			closed += close(fd) == 0;

@@ -868,7 +868,8 @@ static void table_direct(FILE *out, const struct model *m, const struct callgrap
 void tables_print(FILE *out, const struct model *m, const struct callgraph *g,
 		  const struct profile *p, struct symbols *s, const struct tables_opts *o)
 {
-	uint64_t bytes = model_bytes(m->tot), freed = model_freed(m->tot);
+	uint64_t bytes = model_bytes(m->tot), freed = model_freed(m->tot),
+		 peak = m->has_peak ? model_peak(m, m->tot) : 0;
 	char cls[16];
 
 	if (tables_lisp_print(out, m, g, p, o, cls) == 0) {
@@ -900,6 +901,11 @@ void tables_print(FILE *out, const struct model *m, const struct callgraph *g,
 		fprintf(out, " bytes (exact); estimated: %" PRIu64 " frees of %" PRIu64
 			" bytes, %" PRIu64 " bytes kept",
 			ef, eb, bytes ? xb - eb : 0);
+		/* The peak the same way: the samples' own sum was the weight of
+		 * one 4096-byte object, a peak of 65536 bytes live in a program
+		 * that allocated 4096 in all (a helper's sweep). */
+		peak = bytes ? (uint64_t)((double)xb * ((double)(peak < bytes ? peak : bytes) / (double)bytes) + 0.5)
+			     : 0;
 	} else {
 		fprintf(out, ": %" PRIu64 " %s of %" PRIu64 " bytes, %" PRIu64
 			" %s of %" PRIu64 " bytes, %" PRIu64 " bytes kept",
@@ -909,7 +915,7 @@ void tables_print(FILE *out, const struct model *m, const struct callgraph *g,
 	}
 	/* The sum of the stacks' shares: the peak itself (peak.h). */
 	if (m->has_peak)
-		fprintf(out, ", peak %" PRIu64 " bytes live", model_peak(m, m->tot));
+		fprintf(out, ", peak %" PRIu64 " bytes live", peak);
 	fputc('\n', out);
 	/* A sampled profile's figures are estimates (pprof's unsampling of
 	 * each sample); its INFO totals of allocations are exact. */

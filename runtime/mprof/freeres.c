@@ -60,9 +60,20 @@ static int in_executable(const void *self)
 	return 1;
 }
 
+const char *freeres_why_not(const void *self)
+{
+	if (!__libc_freeres)
+		return "skipped: libc has no __libc_freeres";
+	if (in_executable(self))
+		return "skipped: the monitor is linked into the executable";
+	if (!only_thread())
+		return "skipped: another thread was alive";
+	return NULL;
+}
+
 int freeres_safe(const void *self)
 {
-	return __libc_freeres && !in_executable(self) && only_thread();
+	return !freeres_why_not(self);
 }
 
 void freeres_run(void)

@@ -11,6 +11,9 @@
  * executable, its destructor runs before other libraries', which may
  * still use libc's buffers and locale). */
 int freeres_safe(const void *self);
+/* NULL where it is, else why not, for the file's INFO freeres
+ * ("skipped: another thread was alive", ...). */
+const char *freeres_why_not(const void *self);
 /* Call it (the caller lets the monitor record its frees). */
 void freeres_run(void);
 

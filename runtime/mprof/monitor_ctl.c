@@ -351,6 +351,10 @@ static void mon_read_counters(uint32_t idx, uint32_t n, uint64_t (*out)[MPROF_NC
 			leakscan_counters(idx + k, out[k] + MPROF_NCOUNTERS_ALL);
 }
 
+/* How the release of libc's buffers went at exit (INFO freeres): NULL
+ * before, or where the profile is in trouble. */
+static const char *mon_freeres;
+
 /* INFO's extra entries: how the leak scan went, the category names. */
 static size_t mon_extra_info(const char *kv[][2], size_t max)
 {
@@ -368,6 +372,10 @@ static size_t mon_extra_info(const char *kv[][2], size_t max)
 	if (mon.sample && max > n) {
 		kv[n][0] = "sample_bytes";
 		kv[n++][1] = outfile_u64(sb, mon.sample);
+	}
+	if (mon_freeres && max > n) {
+		kv[n][0] = "freeres";
+		kv[n++][1] = mon_freeres;
 	}
 	return n + custom_info(kv + n, max - n);
 }
@@ -732,12 +740,20 @@ static void mon_fini_last(void)
 
 	keep_exit_handlers();
 	/* libc's own buffers, released as valgrind does (freeres.c), their
-	 * frees recorded: they are not the program's leaks. */
-	if (mon_on(__atomic_load_n(&mon.state, __ATOMIC_ACQUIRE)) && !mon.no_freeres &&
-	    !mon.tainted && freeres_safe((const void *)mon_fini)) {
-		mon_guard = 0;
-		freeres_run();
-		mon_guard = 1;
+	 * frees recorded: they are not the program's leaks.  Where they are
+	 * not, the file says why (INFO freeres): what they hold is kept. */
+	if (mon_on(__atomic_load_n(&mon.state, __ATOMIC_ACQUIRE)) && !mon.tainted) {
+		const char *why = mon.no_freeres ? "skipped: MPROF_FREERES=0"
+						 : freeres_why_not((const void *)mon_fini);
+
+		if (!why) {
+			mon_guard = 0;
+			freeres_run();
+			mon_guard = 1;
+			mon_freeres = "done";
+		} else {
+			mon_freeres = why;
+		}
 	}
 	if (writer_lock() < 0) { /* the watchdog stopped profiling */
 		mon_guard = g;

@@ -128,20 +128,22 @@ int fds_up(int fd, int from)
 
 /* ---- the program's ---- */
 
-int fds_prog_close(int fd)
+int fds_refused(int fd)
 {
 	if (__atomic_load_n(&fds_n, __ATOMIC_ACQUIRE) && fd >= 0 && marked((unsigned)fd)) {
 		errno = EBADF;
-		return -1;
+		return 1;
 	}
-	if (next_close)
-		return next_close(fd);
-	return (int)sandbox_syscall(SYS_close, fd, 0, 0);
+	return 0;
 }
 
 VIS int close(int fd)
 {
-	return fds_prog_close(fd);
+	if (fds_refused(fd))
+		return -1;
+	if (next_close)
+		return next_close(fd);
+	return (int)sandbox_syscall(SYS_close, fd, 0, 0);
 }
 
 static int range(unsigned int first, unsigned int last, int flags)

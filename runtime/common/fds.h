@@ -42,10 +42,12 @@ int fds_spare(int n, int brief);
 #define FDS_BRIEF 2
 /* The budget fds_spare keeps to, and the limit it is an eighth of. */
 int fds_budget(long *limit);
-/* The program's close and close_range (the interposed ones, and the
- * system calls through syscall(): sandbox.c): a marked descriptor is
- * refused (EBADF) or left open. */
-int fds_prog_close(int fd);
+/* The program's close of fd (the interposed close, and the system call
+ * through syscall(): sandbox.c): 1 and errno EBADF when fd is marked, the
+ * close refused; else 0, and the caller closes it. */
+int fds_refused(int fd);
+/* The program's close_range (the interposed one, and the system call
+ * through syscall()): the marked descriptors left open. */
 int fds_prog_close_range(unsigned int first, unsigned int last, int flags);
 /* Find the real close functions (a constructor does; see execs_init). */
 void fds_init(void);

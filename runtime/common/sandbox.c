@@ -123,8 +123,11 @@ VIS long syscall(long n, ...)
 	    (n == SYS_prctl && a[0] == PR_SET_SECCOMP &&
 	     (a[1] == SECCOMP_MODE_FILTER || a[1] == SECCOMP_MODE_STRICT)))
 		enter();
-	if (n == SYS_close)
-		return fds_prog_close((int)a[0]);
+	/* Passed on as the system call it is (not libc's close, which is
+	 * a cancellation point): the collectors' own close their temporary
+	 * descriptors this way. */
+	if (n == SYS_close && fds_refused((int)a[0]))
+		return -1;
 	if (n == SYS_close_range)
 		return fds_prog_close_range((unsigned int)a[0], (unsigned int)a[1], (int)a[2]);
 	if (next_syscall)

@@ -90,7 +90,7 @@ void record_help(const char *usage, const char *extra)
 	       "  -e RESOURCE[:INTERVAL]  sample RESOURCE (cpprof list shows them; cpu if no -e),\n"
 	       "                          once every INTERVAL gticks on average (ns, us, ms, s\n"
 	       "                          for time, k, m for bytes); -e again, or a list\n"
-	       "                          (-e cpu,syscalls:10), for more\n"
+	       "                          (-e cpu,syscalls:10), for more: one interval each\n"
 	       "  -o FILE                 the data file\n"
 	       "  --no-random             fixed intervals, not drawn around the mean\n"
 	       "%s",

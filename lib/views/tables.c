@@ -940,8 +940,13 @@ void tables_print(FILE *out, const struct model *m, const struct callgraph *g,
 
 		fprintf(out, "  (one allocation sampled, with its stack, in every %" PRIu64
 			     " bytes allocated on average: the tables are estimates, %" PRIu64
-			     " allocations of %" PRIu64 " bytes; exact totals: %s allocations of %s bytes)\n",
-			reader_sampled(p), model_allocs(m->tot), bytes, a ? a : "?", b ? b : "?");
+			     " allocations of %" PRIu64 " bytes",
+			reader_sampled(p), model_allocs(m->tot), bytes);
+		/* The peak table's own total, the samples' sum (the first
+		 * line's is a share of the exact bytes). */
+		if (m->has_peak)
+			fprintf(out, ", peak %" PRIu64, model_peak(m, m->tot));
+		fprintf(out, "; exact totals: %s allocations of %s bytes)\n", a ? a : "?", b ? b : "?");
 		if (model_allocs(m->tot) == 0)
 			fprintf(out, "  (no allocation was sampled: run without --sample, or with "
 				     "fewer BYTES, for tables of this program)\n");

@@ -146,21 +146,25 @@ VIS int close(int fd)
 	return (int)sandbox_syscall(SYS_close, fd, 0, 0);
 }
 
-static int range(unsigned int first, unsigned int last, int flags)
+/* One call: the next close_range, or (sys, the program's system call
+ * through syscall(); or none found) the system call itself.  Not the next
+ * close_range for a syscall(): a library's close_range that makes it by
+ * syscall() came back here, and around again, until the stack ran out. */
+static int range(unsigned int first, unsigned int last, int flags, int sys)
 {
-	if (next_close_range)
+	if (next_close_range && !sys)
 		return next_close_range(first, last, flags);
 	return (int)sandbox_syscall(SYS_close_range, first, last, flags);
 }
 
 /* [first, last] but the marked: one call a stretch between them. */
-static int around(unsigned int first, unsigned int last, int flags)
+static int around(unsigned int first, unsigned int last, int flags, int sys)
 {
 	unsigned int top, fd = first, end;
 	int rc = 0;
 
 	if (first > last || !__atomic_load_n(&fds_n, __ATOMIC_ACQUIRE))
-		return range(first, last, flags);
+		return range(first, last, flags, sys);
 	top = (unsigned int)__atomic_load_n(&fds_top, __ATOMIC_ACQUIRE);
 	for (;;) {
 		if (fd < top && marked(fd)) {
@@ -174,7 +178,7 @@ static int around(unsigned int first, unsigned int last, int flags)
 			end++;
 		if (end + 1 >= top)
 			end = last; /* nothing is marked from top on */
-		if (range(fd, end, flags) < 0)
+		if (range(fd, end, flags, sys) < 0)
 			rc = -1;
 		if (end == last)
 			return rc;
@@ -184,17 +188,17 @@ static int around(unsigned int first, unsigned int last, int flags)
 
 VIS int close_range(unsigned int first, unsigned int last, int flags)
 {
-	return fds_prog_close_range(first, last, flags);
+	return fds_prog_close_range(first, last, flags, 0);
 }
 
-int fds_prog_close_range(unsigned int first, unsigned int last, int flags)
+int fds_prog_close_range(unsigned int first, unsigned int last, int flags, int sys)
 {
 	int e = errno, rc;
 
 	/* Flags the kernel does not know are refused as they would be. */
 	if (flags & ~(int)(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC))
-		return range(first, last, flags);
-	rc = around(first, last, flags);
+		return range(first, last, flags, sys);
+	rc = around(first, last, flags, sys);
 	if (rc == 0)
 		errno = e;
 	return rc;
@@ -210,7 +214,7 @@ VIS void closefrom(int lowfd)
 		next_closefrom(lowfd);
 		return;
 	}
-	if (around((unsigned int)lowfd, ~0u, 0) < 0) {
+	if (around((unsigned int)lowfd, ~0u, 0, 0) < 0) {
 		/* As glibc's: close one by one where the call is missing. */
 		unsigned int top = (unsigned int)__atomic_load_n(&fds_top, __ATOMIC_ACQUIRE);
 		long max = sysconf(_SC_OPEN_MAX);

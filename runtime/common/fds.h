@@ -46,9 +46,10 @@ int fds_budget(long *limit);
  * through syscall(): sandbox.c): 1 and errno EBADF when fd is marked, the
  * close refused; else 0, and the caller closes it. */
 int fds_refused(int fd);
-/* The program's close_range (the interposed one, and the system call
- * through syscall()): the marked descriptors left open. */
-int fds_prog_close_range(unsigned int first, unsigned int last, int flags);
+/* The program's close_range (the interposed one; sys 1: the system call
+ * through syscall(), made as the system call): the marked descriptors
+ * left open. */
+int fds_prog_close_range(unsigned int first, unsigned int last, int flags, int sys);
 /* Find the real close functions (a constructor does; see execs_init). */
 void fds_init(void);
 

@@ -129,7 +129,7 @@ VIS long syscall(long n, ...)
 	if (n == SYS_close && fds_refused((int)a[0]))
 		return -1;
 	if (n == SYS_close_range)
-		return fds_prog_close_range((unsigned int)a[0], (unsigned int)a[1], (int)a[2]);
+		return fds_prog_close_range((unsigned int)a[0], (unsigned int)a[1], (int)a[2], 1);
 	if (next_syscall)
 		return next_syscall(n, a[0], a[1], a[2], a[3], a[4], a[5]);
 	return raw(n, a[0], a[1], a[2], a[3], a[4], a[5]);

@@ -99,12 +99,12 @@ void sg_lookup(void)
 		dl_iterate_phdr(self_range, di.dli_fbase);
 }
 
-int sg_install(void (*handler)(int, siginfo_t *, void *))
+/* The sampler's handler installed for CP_SIG; the action it replaces in
+ * *old (NULL: not wanted). */
+static int set_ours(void (*handler)(int, siginfo_t *, void *), struct sigaction *old)
 {
 	struct sigaction sa;
 
-	if (!resolve())
-		return -1;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = handler;
 	/* On an alternate stack (altstack.h): never below a stack the
@@ -113,16 +113,32 @@ int sg_install(void (*handler)(int, siginfo_t *, void *))
 	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
 	sigaddset(&sa.sa_mask, CP_SIG);
-	if (real_sigaction(CP_SIG, &sa, &sg_user) < 0)
+	return real_sigaction(CP_SIG, &sa, old);
+}
+
+int sg_install(void (*handler)(int, siginfo_t *, void *))
+{
+	if (!resolve() || set_ours(handler, &sg_user) < 0)
 		return -1;
 	sg_handler = handler;
 	__atomic_store_n(&sg_held, 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
-/* After a call that may have set CP_SIG's action past sigaction's symbol
+/* profil's handler, taken for the program's (sg_reclaim), or NULL; and
+ * the program's action from before it. */
+static void *sg_adopted;
+static struct sigaction sg_before;
+
+/*
+ * After a call that may have set CP_SIG's action past sigaction's symbol
  * (glibc's profil): an action not the sampler's becomes the program's,
- * and the sampler's handler is installed again. */
+ * and the sampler's handler is installed again.  profil turned off puts
+ * back the action it found, the sampler's: then the program's is again
+ * the one it had before (unless it set another since): glibc's counter
+ * left as the program's, a SIGPROF after moncontrol(0) wrote through its
+ * histogram's NULL (SIGSEGV where bare SIGPROF's default ended it).
+ */
 static void sg_reclaim(void)
 {
 	struct sigaction cur;
@@ -130,9 +146,19 @@ static void sg_reclaim(void)
 	if (!__atomic_load_n(&sg_held, __ATOMIC_ACQUIRE) || !resolve() ||
 	    real_sigaction(CP_SIG, NULL, &cur) < 0)
 		return;
-	if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == sg_handler)
+	if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == sg_handler) {
+		if (sg_adopted && (void *)sg_user.sa_sigaction == sg_adopted)
+			sg_user = sg_before;
+		sg_adopted = NULL;
 		return;
-	sg_install(sg_handler); /* the action it replaces: the program's */
+	}
+	if (!sg_adopted) /* not profil turned on again, on top of its own */
+		sg_before = sg_user;
+	sg_adopted = (void *)cur.sa_sigaction;
+	/* The program's before the sampler's is back: a tick between the two
+	 * gets profil's action either way. */
+	sg_user = cur;
+	set_ours(sg_handler, NULL);
 }
 
 void sg_release(void)

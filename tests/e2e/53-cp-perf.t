@@ -92,11 +92,17 @@ if "$CPPROF" list | sed '/^not available/q' | grep -q '^  syscalls '; then
 	# outlived the image until the descriptor's close-on-exec was done),
 	# and killed the new image: 3% of 300 children at interval 20 (1% at
 	# the default 100: find -exec, xargs, bash loops).
-	cc -O2 -o "$T/execs" "$TOP/tests/progs/cp_execs.c" || exit 1
-	"$CPPROF" record -e syscalls:20 -o "$T/x.data" "$T/execs" 300 > "$T/out" 2> "$T/err"
-	is "$?/$(cat "$T/out")/$(head -n 1 "$T/err")" "0/bad 0/" \
-		"syscalls:20, 300 children each exec'ing: none killed by the sampler's signal"
-	rm -f "$T"/x.data*
+	# (Before Linux 5.13, which has no remove_on_exec, as before: a
+	# limit in doc/sampler.md.)
+	if [ "$(uname -r | awk -F'[.-]' '{ print ($1 > 5 || ($1 == 5 && $2 >= 13)) }')" = 1 ]; then
+		cc -O2 -o "$T/execs" "$TOP/tests/progs/cp_execs.c" || exit 1
+		"$CPPROF" record -e syscalls:20 -o "$T/x.data" "$T/execs" 300 > "$T/out" 2> "$T/err"
+		is "$?/$(cat "$T/out")/$(head -n 1 "$T/err")" "0/bad 0/" \
+			"syscalls:20, 300 children each exec'ing: none killed by the sampler's signal"
+		rm -f "$T"/x.data*
+	else
+		skip 1 "Linux $(uname -r) is older than 5.13: no remove_on_exec, an exec'd child may get the signal (doc/sampler.md)"
+	fi
 else
 	skip 7 "syscalls: $("$CPPROF" list | grep '^  syscalls' | sed 's/^ *syscalls *//' || echo 'not available here')"
 fi

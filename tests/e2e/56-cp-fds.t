@@ -20,7 +20,7 @@
 # eighth of the limit; past it a thread's CPU clock is a timer and the
 # watcher opens a thread's /proc files for each look (fds.h).
 . "$(dirname "$0")/../lib.sh"
-plan 22
+plan 23
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
 cat > fds.c <<'CEOF'
@@ -67,6 +67,17 @@ for how in closefrom close_range close sys_close_range sys_close; do
 	ok $(awk -v n="${n:-0}" -v b="${burn:-0}" 'BEGIN { exit !(n >= 200 && b >= 0.75) }'; echo $?) \
 		"$how: sampled to the end: $n samples (0.3 s of CPU at 1 ms: >= 200), burn() $burn of them (>= 0.75)"
 done
+
+# A library's close_range made by syscall() (a shim for an older libc),
+# next after the sampler's: its syscall() came back to the sampler's,
+# which called the next close_range, the shim's, again, until the stack
+# ran out (SIGSEGV).
+printf '#define _GNU_SOURCE\n#include <sys/syscall.h>\n#include <unistd.h>\nint close_range(unsigned int a, unsigned int b, int f) { return (int)syscall(SYS_close_range, a, b, f); }\n' > shim.c
+cc -O1 -shared -fPIC -o libshim.so shim.c || exit 1
+cc -O1 -g -pthread -o dshim "$TOP/tests/progs/cp_closefrom.c" -L. -lshim -Wl,-rpath,"$T" || exit 1
+./dshim close_range > bare.shim 2>&1
+"$CPPROF" record -o shim.data ./dshim close_range > out.shim 2>&1
+is "$?/$(cat out.shim)" "0/$(cat bare.shim)" "close_range of a library, by syscall(): output and exit as bare"
 
 # Seven eighths of the limit are the program's: as many threads as that,
 # each holding a file (under 1024), and as many files while a thread naps

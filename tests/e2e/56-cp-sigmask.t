@@ -6,7 +6,7 @@
 # SIGPROF as it set it, and a SIGPROF of its own (ITIMER_PROF) waits
 # while it believes it blocked, as bare (runtime/sampler/signals.c).
 . "$(dirname "$0")/../lib.sh"
-plan 12
+plan 13
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
 cc -O1 -g -pthread -o sm "$TOP/tests/progs/cp_sigmask.c" || exit 1
@@ -85,4 +85,11 @@ prof=$("$CPPROF" -c 'threshold 0; function' ./pg pg.data)
 fa=$(printf '%s\n' "$prof" | awk '$2 == "a" { print $1 }') fb=$(printf '%s\n' "$prof" | awk '$2 == "b" { print $1 }')
 ok $(awk -v a="${fa:-0}" -v b="${fb:-0}" 'BEGIN { exit !(a > 0.4 && a < 0.6 && b > 0.4 && b < 0.6) }'; echo $?) \
 	"gcc -pg: cpprof's samples half in a, half in b ($fa, $fb)"
+# moncontrol(0) puts back the action profil found, the sampler's: the
+# program's is the one from before again (SIG_DFL), not glibc's counter,
+# which a later SIGPROF ran with its histogram gone (SIGSEGV, where bare
+# SIGPROF's default ends the program).
+sh -c './pg 5 off > off.bare 2> /dev/null'; st=$?
+"$CPPROF" record -o off.data ./pg 5 off > off.out 2> /dev/null
+is "$?/$(cat off.out)" "$st/$(cat off.bare)" "gcc -pg, moncontrol(0), raise(SIGPROF): the action and the end as bare ($st)"
 done_testing

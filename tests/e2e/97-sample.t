@@ -9,7 +9,7 @@
 # views and pprof say the figures are estimates; the keep holds a sampled
 # profile too.
 . "$(dirname "$0")/../lib.sh"
-plan 30
+plan 31
 cd "$T" || exit 1
 
 cc -g -O1 -pthread -o share "$TOP/tests/progs/sample_share.c" || exit 1
@@ -71,6 +71,8 @@ cc -O0 -o one one.c || exit 1
 MPROF_SAMPLE_SEED=5 "$MPROF" run --sample 64k -o one.data ./one || exit 1
 is "$("$MPROF" one.data | sed -n '1s/.*(exact); //p')" "estimated: 1 frees of 40000 bytes, 0 bytes kept, peak 40000 bytes live" \
 	"one object of 40000 bytes, sampled: the peak 40000, not its weight"
+like "$("$MPROF" one.data | sed -n 2p)" "the tables are estimates, 2 allocations of 80000 bytes, peak 80000; exact totals: 1 allocations of 40000 bytes\)$" \
+	"... the second line gives the tables' own totals, their peak too"
 pk() { "$MPROF" "$1" | sed -n '1s/.*peak \([0-9]*\) bytes live.*/\1/p'; }
 xp=$(pk exact.data) sp=$(pk s1.data)
 ok $(awk -v x="$xp" -v s="$sp" 'BEGIN { d = s / x - 1; if (d < 0) d = -d; exit !(x > 0 && d <= 0.1) }'; echo $?) \

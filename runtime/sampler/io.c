@@ -92,15 +92,16 @@ static inline int io_kbegin(void)
 {
 	if (!cp_self.kc || cp_self.busy)
 		return 0;
-	if (cp.py)
-		kc_call_begin(&cp_self);
-	return 1;
+	if (!cp.py)
+		return 1;
+	kc_call_begin(&cp_self);
+	return 2; /* io_kend ends it (kc_call_out) */
 }
 
 /* After the real call at pc, made from ret: the rings' records, at their
  * own stacks; a Python program's at the call's stack with the Python
  * frames of its caller, the call's own leaf. */
-__attribute__((noinline)) static void io_kend(uint64_t pc, uint64_t ret)
+static inline __attribute__((always_inline)) void io_kend_drain(uint64_t pc, uint64_t ret)
 {
 	struct cp_thread *t = &cp_self;
 	uint32_t flags = 0;
@@ -134,6 +135,13 @@ __attribute__((noinline)) static void io_kend(uint64_t pc, uint64_t ret)
 	errno = e;
 }
 
+__attribute__((noinline)) static void io_kend(uint64_t pc, uint64_t ret, int kc)
+{
+	io_kend_drain(pc, ret);
+	if (kc == 2)
+		kc_call_out(&cp_self);
+}
+
 /*
  * A wrapper: time the real function, credit its bytes.  The real
  * functions are looked up in the constructor (io_init), not at their first
@@ -161,7 +169,7 @@ __attribute__((noinline)) static void io_kend(uint64_t pc, uint64_t ret)
 		kc = io_kbegin();                                                    \
 		rc = real args;                                                      \
 		if (kc)                                                              \
-			io_kend((uint64_t)(uintptr_t)real, RET_ADDR);                \
+			io_kend((uint64_t)(uintptr_t)real, RET_ADDR, kc);            \
 		if (t0 || (r >= 0 && cp.col[r] >= 0 && (int64_t)(bytes) > 0))       \
 			io_done(t0, r, (int64_t)(bytes), RET_ADDR);                  \
 		return rc;                                                           \

@@ -64,5 +64,8 @@ int kc_busy(const struct cp_thread *t);
 void kc_call_begin(struct cp_thread *t);
 int kc_call_waiting(struct cp_thread *t);
 void kc_call_end(struct cp_thread *t, const uint64_t *f, int n, uint32_t flags);
+/* The call is over (after kc_call_end, or in its place): from kc_call_begin
+ * to here the sampler's signals leave the rings to the call. */
+void kc_call_out(struct cp_thread *t);
 
 #endif

@@ -2,8 +2,9 @@
 # of /dev/zero into a new bytes object (fresh memory: every page is
 # faulted in by the kernel, in read's copy to the user); ufill() makes 32
 # MiB itself (memset's faults, in user mode).  8 rounds each.  Prints
-# "done"; on stderr kread's share of the two's minor faults (getrusage
-# RUSAGE_THREAD around each), the truth a page-fault profile is held to.
+# "done"; on stderr each one's minor faults ("faults K U", by getrusage
+# RUSAGE_THREAD around each) and, last, kread's share of the two, the
+# truth a page-fault profile is held to.
 import os
 import resource
 import sys
@@ -32,6 +33,7 @@ def main():
         ufill()
         u += faults() - a
     print("done")
+    print("faults %d %d" % (k, u), file=sys.stderr)
     print("%.3f" % (k / (k + u)), file=sys.stderr)
 
 

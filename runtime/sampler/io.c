@@ -94,6 +94,9 @@ static inline int io_kbegin(void)
 		return 0;
 	if (!cp.py)
 		return 1;
+	/* (No frame pointer here for the wrapper's place: a thread blocked
+	 * in the call is walked from its stack pointer alone, without perf.)
+	 * kc_call_begin takes it. */
 	kc_call_begin(&cp_self);
 	return 2; /* io_kend ends it (kc_call_out) */
 }

@@ -104,6 +104,7 @@ struct kc_state {
 	int full;         /* the last drain found the ring full: records lost */
 	int calling;      /* Python: an interposed call drains (kc_call_end) */
 	int incall;       /* Python: in interposed calls (kc_call_begin), their depth */
+	uint64_t call_sp; /* and the outermost's frame */
 	int nlast;        /* the last recorded stack: in frames[last] */
 	uint32_t flast;
 	int last;
@@ -592,7 +593,7 @@ void kc_mark(struct cp_thread *t)
 		k->f[i].skip = pf_head(&k->f[i].ring);
 }
 
-void kc_call_begin(struct cp_thread *t)
+__attribute__((noinline)) void kc_call_begin(struct cp_thread *t)
 {
 	struct kc_state *k = t->kc;
 
@@ -600,6 +601,9 @@ void kc_call_begin(struct cp_thread *t)
 		return;
 	/* A call in a call (the program's handler) leaves the outer's. */
 	if (!__atomic_load_n(&k->incall, __ATOMIC_RELAXED)) {
+		/* The caller's stack pointer at this call: above its own
+		 * frame's base, its return address and the saved one. */
+		k->call_sp = (uint64_t)(uintptr_t)__builtin_frame_address(0) + 16;
 		if (k->ring.fd >= 0)
 			k->skip = pf_head(&k->ring);
 		for (int i = 0; i < k->nf; i++)
@@ -607,6 +611,14 @@ void kc_call_begin(struct cp_thread *t)
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__atomic_store_n(&k->incall, k->incall + 1, __ATOMIC_RELAXED);
+}
+
+void kc_call_gone(struct cp_thread *t, uint64_t sp)
+{
+	struct kc_state *k = t->kc;
+
+	if (k && k->incall && sp > k->call_sp)
+		k->incall = 0;
 }
 
 void kc_call_out(struct cp_thread *t)

@@ -67,5 +67,9 @@ void kc_call_end(struct cp_thread *t, const uint64_t *f, int n, uint32_t flags);
 /* The call is over (after kc_call_end, or in its place): from kc_call_begin
  * to here the sampler's signals leave the rings to the call. */
 void kc_call_out(struct cp_thread *t);
+/* In the sampler's handler, the thread interrupted at stack pointer sp:
+ * above the caller's at kc_call_begin, the call was left without its end (a handler
+ * of the program's that longjmp'd out of it), and is over. */
+void kc_call_gone(struct cp_thread *t, uint64_t sp);
 
 #endif

@@ -417,6 +417,8 @@ static __attribute__((noinline)) void handle(int sig, siginfo_t *si, void *uc)
 		goto out; /* its counts are read at the next */
 	/* Its reads are libc's read, the sampler's own (io.c): not sampled. */
 	t->busy = 1;
+	if (uc) /* a call left by a longjmp is over */
+		kc_call_gone(t, (uint64_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RSP]);
 	kc_drain(t); /* before any system call of ours */
 	/* The handler's own CPU time (the walk, the Python frames' reads)
 	 * is not the program's: its CPU clock leaves it out (the base moves

@@ -621,6 +621,11 @@ void kc_call_gone(struct cp_thread *t, uint64_t sp)
 		k->incall = 0;
 }
 
+int kc_in_call(const struct cp_thread *t)
+{
+	return t->kc && __atomic_load_n(&t->kc->incall, __ATOMIC_RELAXED);
+}
+
 void kc_call_out(struct cp_thread *t)
 {
 	struct kc_state *k = t->kc;

@@ -71,5 +71,8 @@ void kc_call_out(struct cp_thread *t);
  * above the caller's at kc_call_begin, the call was left without its end (a handler
  * of the program's that longjmp'd out of it), and is over. */
 void kc_call_gone(struct cp_thread *t, uint64_t sp);
+/* Whether the thread is in such a call: the sampler's signal reads
+ * nothing (the next does). */
+int kc_in_call(const struct cp_thread *t);
 
 #endif

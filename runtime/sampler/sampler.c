@@ -413,12 +413,17 @@ static __attribute__((noinline)) void handle(int sig, siginfo_t *si, void *uc)
 		goto out;
 	if (!__atomic_load_n(&t->ready, __ATOMIC_ACQUIRE) || !__atomic_load_n(&cp.on, __ATOMIC_RELAXED))
 		goto out;
-	if (kc_busy(t) || __atomic_load_n(&t->own, __ATOMIC_RELAXED))
+	if (uc) /* a call left by a longjmp is over */
+		kc_call_gone(t, (uint64_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RSP]);
+	/* In a Python program's interposed call (to its end, kc_call_out),
+	 * as in its drain: the call's kernel records are not yet credited,
+	 * and the CPU clock's hits taken now would count that time a second
+	 * time, at the call's stack (reader 0.91-0.94 of cp_pyread.py's CPU
+	 * at -e cpu:100us, 0.65-0.72 true). */
+	if (kc_busy(t) || kc_in_call(t) || __atomic_load_n(&t->own, __ATOMIC_RELAXED))
 		goto out; /* its counts are read at the next */
 	/* Its reads are libc's read, the sampler's own (io.c): not sampled. */
 	t->busy = 1;
-	if (uc) /* a call left by a longjmp is over */
-		kc_call_gone(t, (uint64_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RSP]);
 	kc_drain(t); /* before any system call of ours */
 	/* The handler's own CPU time (the walk, the Python frames' reads)
 	 * is not the program's: its CPU clock leaves it out (the base moves

@@ -11,7 +11,7 @@
 # moves with the machine's load).  With two threads, the watcher reads the
 # waiting thread's frames, found by its kernel id.
 . "$(dirname "$0")/../lib.sh"
-plan 26
+plan 27
 cd "$T" || exit 1
 CPPROF=$B/bin/cpprof
 
@@ -189,6 +189,17 @@ within "$got" "${truth:-9}" 0.05
 ok $? "kernel time: reader's share of reader and work is $got (${r:-0} and ${w:-0} samples), process_time's $truth, within 0.05"
 awk -v r="${r:-0}" -v d="${rd:-0}" 'BEGIN { exit !(r > 0 && d >= 0.8 * r) }'
 ok $? "kernel time: at least 0.8 of reader's samples in libc's read under it (${rd:-0} of ${r:-0})"
+# A sampler's signal in the call (its drain's own work after the read)
+# took the clock's hits, the read's kernel time among them, at the
+# call's stack, and the call's records credited that time again: reader
+# 0.91-0.94 at -e cpu:100us, 0.69-0.71 true (0.78 here now: the
+# signals' own cost, the sampler's at short intervals).
+"$CPPROF" record -e cpu:100us -o kread1.data "$PY" cp_pyread.py f64 100 100000 > /dev/null 2> kread1.err
+truth=$(tail -n 1 kread1.err)
+r=$(raw kread1.data reader) w=$(raw kread1.data work)
+got=$(awk -v r="${r:-0}" -v w="${w:-0}" 'BEGIN { printf "%.3f", r + w ? r / (r + w) : 0 }')
+within "$got" "${truth:-9}" 0.14
+ok $? "kernel time at -e cpu:100us: reader's share $got, process_time's $truth, within 0.14 (counted once)"
 
 # The kernel's page faults too: cp_pyfaults.py reads into fresh memory in
 # kread() (the kernel faults its pages in) and fills fresh memory itself

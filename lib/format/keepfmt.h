@@ -116,11 +116,17 @@ _Static_assert(sizeof(struct keep_head) <= KEEP_HEAD, "the header fits its page"
  * and its parent's its 8 bytes and the memfd its one SCM_RIGHTS
  * descriptor.
  */
+/* struct ucred's size (pid, uid, gid), without _GNU_SOURCE here. */
+#define KEEP_UCRED_SIZE (3 * sizeof(int32_t))
 struct keep_kid_msg {
 	int32_t pid, ppid; /* the child's, its parent's (the launcher counts the program's own) */
 	struct iovec iov;
 	struct msghdr mh;
-	char cm[CMSG_SPACE(sizeof(int))] __attribute__((aligned(__alignof__(struct cmsghdr))));
+	/* Received, also the sender's credentials (the launcher's socket has
+	 * SO_PASSCRED: its pid as the launcher sees it, in a pid namespace
+	 * of its own too). */
+	char cm[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(KEEP_UCRED_SIZE)]
+		__attribute__((aligned(__alignof__(struct cmsghdr))));
 };
 
 /* m made ready to send (fd >= 0: pid and fd in it) or to receive into. */
@@ -135,7 +141,7 @@ static inline struct msghdr *keep_kid_msg(struct keep_kid_msg *m, int32_t pid, i
 	m->mh.msg_iov = &m->iov;
 	m->mh.msg_iovlen = 1;
 	m->mh.msg_control = m->cm;
-	m->mh.msg_controllen = sizeof m->cm;
+	m->mh.msg_controllen = fd >= 0 ? CMSG_SPACE(sizeof(int)) : sizeof m->cm;
 	if (fd >= 0) {
 		struct cmsghdr *c = CMSG_FIRSTHDR(&m->mh);
 

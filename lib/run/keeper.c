@@ -76,6 +76,10 @@ int keeper_make(struct keeper *k)
 		while (--n > 2 && (fcntl(n, F_GETFD) >= 0 || errno != EBADF))
 			;
 		if (n > 2 && socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) == 0) {
+			int on = 1;
+
+			/* Each child's pid as the launcher sees it (kids_take). */
+			setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof on);
 			if (fstat(sv[1], &ss) == 0) {
 				k->sock = sv[0];
 				k->sock_theirs = sv[1];
@@ -518,7 +522,8 @@ int keeper_salvage(const struct keeper *k, pid_t pid, int status, int oom, const
 /* ---- forked children's keeps ---- */
 
 struct kid {
-	pid_t pid;
+	pid_t pid;   /* as the launcher sees it (its pidfd's, its /proc's) */
+	pid_t nspid; /* as it sees itself (its keep's, its file's name) */
 	int pidfd; /* -1: none (it was gone when its keep came) */
 	int keep;  /* the memfd it sent */
 };
@@ -570,7 +575,7 @@ static void kid_ended(struct kids *ks, struct kid *c)
 	int st = zombie_status(c->pid);
 
 	if (pread(c->keep, &h, sizeof h, 0) == (ssize_t)sizeof h && h.magic == KEEP_MAGIC &&
-	    h.version == KEEP_VERSION && h.state == KEEP_RECORDING && h.pid == (int32_t)c->pid) {
+	    h.version == KEEP_VERSION && h.state == KEEP_RECORDING && h.pid == (int32_t)c->nspid) {
 		h.why[sizeof h.why - 1] = 0;
 		/* How, only while it is a zombie: its parent reaps it, not us. */
 		if (st >= 0)
@@ -578,19 +583,19 @@ static void kid_ended(struct kids *ks, struct kid *c)
 		else
 			snprintf(ended, sizeof ended,
 				 "without its save; how, its parent knows (it reaped this forked child)");
-		snprintf(path, sizeof path, "%s.%d", ks->path, (int)c->pid);
+		snprintf(path, sizeof path, "%s.%d", ks->path, (int)c->nspid);
 		if (write_from(c->keep, &h, ended, path, why, sizeof why) > 0) {
 			/* Said to a terminal only: a pipeline's sort killed by
 			 * SIGPIPE, or a server's workers, are routine, and the
 			 * program's stderr (a log) stays as bare. */
 			if (ks->written++ < KIDS_SAID && isatty(STDERR_FILENO))
 				errx_("%s: child %d ended without saving its profile%s%s%s; written to "
-				      "%s from its keep", ks->what, (int)c->pid, st >= 0 ? " (" : "",
+				      "%s from its keep", ks->what, (int)c->nspid, st >= 0 ? " (" : "",
 				      st >= 0 ? ended : "", st >= 0 ? ")" : "", path);
 		} else {
 			char who[32];
 
-			snprintf(who, sizeof who, "child %d", (int)c->pid);
+			snprintf(who, sizeof who, "child %d", (int)c->nspid);
 			keeper_say_unwritten(ks->what, who, path, why);
 		}
 	}
@@ -611,6 +616,8 @@ void keeper_say_unwritten(const char *what, const char *who, const char *path, c
 		      path, why);
 }
 
+_Static_assert(sizeof(struct ucred) == KEEP_UCRED_SIZE, "keepfmt.h's room for the credentials");
+
 /* Every keep waiting on the socket, taken. */
 static void kids_take(struct kids *ks, int sock)
 {
@@ -619,7 +626,7 @@ static void kids_take(struct kids *ks, int sock)
 		struct msghdr *mh = keep_kid_msg(&m, 0, 0, -1);
 		struct cmsghdr *c;
 		ssize_t n = recvmsg(sock, mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-		int32_t pid = m.pid, ppid = m.ppid;
+		int32_t pid = m.pid, ppid = m.ppid, seen = 0;
 		int fd = -1;
 
 		if (n < 0 && errno == EINTR)
@@ -628,8 +635,15 @@ static void kids_take(struct kids *ks, int sock)
 			return;
 		for (c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c))
 			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-			    c->cmsg_len == CMSG_LEN(sizeof(int)))
+			    c->cmsg_len == CMSG_LEN(sizeof(int))) {
 				memcpy(&fd, CMSG_DATA(c), sizeof fd);
+			} else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
+				   c->cmsg_len == CMSG_LEN(sizeof(struct ucred))) {
+				struct ucred u;
+
+				memcpy(&u, CMSG_DATA(c), sizeof u);
+				seen = (int32_t)u.pid;
+			}
 		if (fd < 0)
 			continue;
 		if (n != (ssize_t)(2 * sizeof pid) || pid <= 0 || (mh->msg_flags & MSG_CTRUNC)) {
@@ -638,8 +652,13 @@ static void kids_take(struct kids *ks, int sock)
 		}
 		ks->taken += ppid == (int32_t)ks->root;
 		util_grow(&ks->k, &ks->cap, ks->n + 1, sizeof *ks->k);
-		ks->k[ks->n] = (struct kid){ .pid = pid, .keep = fd,
-					     .pidfd = (int)syscall(SYS_pidfd_open, pid, 0) };
+		/* Waited for by the pid the kernel gives the launcher: a child
+		 * in a pid namespace of its own (unshare -fp) says 1, and the
+		 * launcher waited for its own init, for ever. */
+		if (seen <= 0)
+			seen = pid;
+		ks->k[ks->n] = (struct kid){ .pid = seen, .nspid = pid, .keep = fd,
+					     .pidfd = (int)syscall(SYS_pidfd_open, seen, 0) };
 		if (ks->k[ks->n].pidfd >= 0)
 			ks->n++;
 		else if (errno == ESRCH) /* gone already: it ended before we heard of it */

@@ -7,7 +7,7 @@
 # child killed by a signal lost its profile: multiprocessing's
 # terminate(), which `with Pool()` calls, kills its workers so.
 . "$(dirname "$0")/../lib.sh"
-plan 27
+plan 30
 cd "$T" || exit 1
 CPPROF=$B/bin/cpprof
 cc -g -O0 -o kids "$TOP/tests/progs/rt_kids.c" || exit 1
@@ -206,5 +206,22 @@ done/" "close() and join(): the program's output, nothing said"
 	is "$bad" 0 "cpprof, with Pool(2): each worker's samples under worker;mapstar;work"
 else
 	absent 6 "$PY (Debian's python3, scripts/install-deps.sh)"
+fi
+# A child in a pid namespace of its own (unshare -fp): it sends its
+# keep with its own pid, 1 or 2 there.  The launcher waited for its own
+# process 1, the machine's init, and stayed for ever in the background
+# (mprof run and cpprof record alike); a child killed there had no
+# profile written.  The launcher waits by the pid the kernel gives it.
+if unshare -fp true 2> /dev/null; then
+	"$MPROF" run -o "$T/ns.data" unshare -fp ./kids term > ns.out 2> /dev/null
+	st=$? kid=$(awk '$1 == "child" { print $2 }' ns.out)
+	is "$st/$(cat ns.out)" "0/child 2 signal 15" "unshare -fp: the program's output and status (its child is 2 in there)"
+	is "$(reason ns.data.2)/$(bins ns.data.2 77)" "salvage/1000" \
+		"... its child killed in the namespace: its profile written from its keep, under its own pid (2)"
+	i=0
+	while pgrep -f "$T/ns.data" > /dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	is "$(pgrep -fa "$T/ns.data")" "" "... and no launcher left behind in the background"
+else
+	skip 3 "unshare -fp fails here bare (pid namespaces need root)"
 fi
 done_testing

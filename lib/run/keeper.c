@@ -657,6 +657,17 @@ static void kids_take(struct kids *ks, int sock)
 		 * launcher waited for its own init, for ever. */
 		if (seen <= 0)
 			seen = pid;
+		/* A process's new image sends a keep of its own when it could
+		 * not take the old one's (an exec by a raw system call, in a
+		 * forked child): the old tables are not its profile. */
+		for (size_t i = 0; i < ks->n; i++)
+			if (ks->k[i].pid == seen) {
+				if (ks->k[i].pidfd >= 0)
+					close(ks->k[i].pidfd);
+				close(ks->k[i].keep);
+				ks->k[i] = ks->k[--ks->n];
+				break;
+			}
 		ks->k[ks->n] = (struct kid){ .pid = seen, .nspid = pid, .keep = fd,
 					     .pidfd = (int)syscall(SYS_pidfd_open, seen, 0) };
 		if (ks->k[ks->n].pidfd >= 0)

@@ -10,8 +10,10 @@
  * static one), would leave the old image's tables in the keep, and the
  * launcher would write them as its profile.  glibc's exec functions call
  * their system call directly, not each other: each is interposed.  A
- * system call made by hand (Go's syscall.Exec) passes none of these: the
- * launcher then writes what the old image left (doc/runtime.md).
+ * system call made by hand (Go's syscall.Exec) passes none of these: a
+ * new image with a runtime of ours takes the root's keep, or sends one of
+ * its own (keep.c's image_keep); one without leaves the launcher what the
+ * old image left (doc/runtime.md).
  */
 #include <dlfcn.h>
 #include <errno.h>

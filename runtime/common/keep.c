@@ -212,6 +212,46 @@ static int child_exec_keep(int fd, struct keep_head *h, struct stat *st)
 	       h->pid == (int32_t)getpid();
 }
 
+static int sock_ours(void);
+static int child_memfd(void);
+static void out_put(struct keep_head *h);
+
+/*
+ * An image no keep was left for, under a launcher that takes children's
+ * keeps: a keep of its own, sent as a forked child's is (child_keep), so
+ * that a death by a signal still leaves its FILE.PID.  Such an image was
+ * started by an exec that passes no interposed function (execs.c): a
+ * vfork child's (dash runs every command so: `sh -c './prog; echo'`
+ * whose prog was killed left nothing, and nothing was said), glibc's
+ * posix_spawn and system(), a raw exec in a forked child.  The header
+ * names no parent (ppid 0): the launcher does not count it as one of the
+ * program's forks (keeper.c's wait for a keep still on its way).
+ */
+static void image_keep(uint32_t kind, uint64_t layout)
+{
+	struct keep_head h = { .magic = KEEP_MAGIC, .version = KEEP_VERSION, .state = KEEP_WAITING };
+	struct keep_kid_msg m;
+	struct stat st;
+	int fd;
+
+	if (!sock_ours() || (fd = child_memfd()) < 0)
+		return;
+	if (pwrite(fd, &h, sizeof h, 0) != (ssize_t)sizeof h || fstat(fd, &st) < 0) {
+		fds_close(fd);
+		return;
+	}
+	keep_is_child = 1;
+	attach_fd(fd, (uint64_t)st.st_dev, (uint64_t)st.st_ino, &h, kind, layout);
+	if (!keep_h) {
+		keep_is_child = 0;
+		return;
+	}
+	out_put(keep_h);
+	/* Not sent (the launcher is gone): the runtime saves at exit. */
+	keep_launched = sendmsg(keep_sock, keep_kid_msg(&m, keep_h->pid, 0, fd),
+				MSG_DONTWAIT | MSG_NOSIGNAL) >= 0;
+}
+
 void keep_attach(const char *keep_env_name, const char *root_env, uint32_t kind, uint64_t layout)
 {
 	char v[96], r[32];
@@ -276,6 +316,8 @@ void keep_attach(const char *keep_env_name, const char *root_env, uint32_t kind,
 	attach_fd((int)fd, dev, ino, &old, kind, layout);
 	keep_launched = 1;
 out:
+	if (!keep_h && keep_sock >= 0)
+		image_keep(kind, layout);
 	errno = e;
 }
 

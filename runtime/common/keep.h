@@ -24,7 +24,10 @@ extern struct keep_head *keep_h __attribute__((visibility("hidden")));
 /*
  * Take the keep the variable keep_env names, if the variable root_env
  * names this process (the launcher's child) and the descriptor is the
- * launcher's memfd; a process that inherited it otherwise closes it.
+ * launcher's memfd; a process that inherited it otherwise closes it.  A
+ * forked child's image takes the child's keep its image before left; an
+ * image left none, under a launcher that takes children's keeps, makes
+ * and sends one of its own.
  * kind is the collector's FORMAT_KIND_*, layout its signature.  Once per
  * program image (an image the root exec'd takes it over).  Works before
  * libc has its environment (reads /proc/self/environ).

@@ -7,7 +7,7 @@
 # child killed by a signal lost its profile: multiprocessing's
 # terminate(), which `with Pool()` calls, kills its workers so.
 . "$(dirname "$0")/../lib.sh"
-plan 30
+plan 35
 cd "$T" || exit 1
 CPPROF=$B/bin/cpprof
 cc -g -O0 -o kids "$TOP/tests/progs/rt_kids.c" || exit 1
@@ -51,6 +51,30 @@ out=$("$CPPROF" record -o ce.data ./kids exec 2> ce.err)
 kid=$(echo "$out" | awk '$1 == "child" { print $2 }')
 is "$out/$(reason ce.data.$kid)/$(cmdline ce.data.$kid)" "child $kid signal 15/salvage/./kids exectarget" \
 	"cpprof, exec: the exec'd image's profile, from its keep"
+
+# An image started by an exec no interposed function sees (glibc's
+# posix_spawn and system() exec in a vfork child by their own call; a
+# vfork child's exec is not its parent's image's; Go's syscall.Exec) makes
+# a keep of its own and sends it (keep.c's image_keep).  Before, spawn and
+# vfork left nothing when the image was killed, nothing said (dash runs
+# every command so: `sh -c './prog; echo'`), and a raw exec in a forked
+# child left the image before's tables, written as its profile.
+for m in spawn vfork rawexec; do
+	out=$("$MPROF" run -o $m.data ./kids $m 2> $m.err)
+	kid=$(echo "$out" | awk '$1 == "child" { print $2 }')
+	is "$out/$(reason $m.data.$kid)/$(cmdline $m.data.$kid)/$(bins $m.data.$kid 77)/$(bins $m.data.$kid 55)$(bins $m.data.$kid 99)/$(cat $m.err)" \
+		"child $kid signal 15/salvage/./kids exectarget/1000//" \
+		"$m: the exec'd image's profile, from a keep of its own: its 1000, none of the image before's, nothing said"
+done
+out=$("$CPPROF" record -o cs.data ./kids spawn 2> cs.err)
+kid=$(echo "$out" | awk '$1 == "child" { print $2 }')
+is "$out/$(reason cs.data.$kid)/$(cmdline cs.data.$kid)" "child $kid signal 15/salvage/./kids exectarget" \
+	"cpprof, spawn: the exec'd image's profile, from its keep"
+mkdir dash
+out=$("$MPROF" run -o dash/d.data /bin/sh -c './kids exectarget; echo done' 2> /dev/null)
+f=$(ls dash | grep -v '^d.data$')
+is "$out/$(echo $f | wc -w)/$(reason dash/$f)/$(bins dash/$f 77)" "done/1/salvage/1000" \
+	"/bin/sh -c './kids exectarget; echo done' (dash: vfork): the killed command's profile written"
 
 # 6-8: a child that calls _exit(3) saves its own profile, as before.
 out=$("$MPROF" run -o x.data ./kids exit3 2> x.err)

@@ -13,14 +13,23 @@
  *   exec    the child execs this program as "exectarget", which makes the
  *           child's 1000 and sends itself SIGTERM (a shell's child that
  *           execs sort, killed by SIGPIPE)
+ *   spawn   posix_spawn runs "exectarget" (glibc's exec there is its own,
+ *           in a vfork child: no interposed function sees it)
+ *   vfork   vfork, and the child execs "exectarget" (dash runs every
+ *           command so)
+ *   rawexec the child makes 500 of 99 bytes, then execs "exectarget" by
+ *           the system call itself (Go's syscall.Exec)
  */
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+extern char **environ;
 static void *volatile keep[2048];
 
 __attribute__((noinline)) static void parent_work(void)
@@ -66,7 +75,30 @@ int main(int argc, char **argv)
 	}
 	parent_work();
 	fflush(stdout);
+	if (!strcmp(how, "spawn")) {
+		char *const args[] = { argv[0], "exectarget", NULL };
+
+		if (posix_spawn(&p, argv[0], NULL, NULL, args, environ) != 0)
+			return 1;
+		report("child", p);
+		return 0;
+	}
+	if (!strcmp(how, "vfork")) {
+		if ((p = vfork()) == 0) {
+			execl(argv[0], argv[0], "exectarget", (char *)NULL);
+			_exit(127);
+		}
+		report("child", p);
+		return 0;
+	}
 	if ((p = fork()) == 0) {
+		if (!strcmp(how, "rawexec")) {
+			char *const args[] = { argv[0], "exectarget", NULL };
+
+			grandchild_work();
+			syscall(SYS_execve, argv[0], args, environ);
+			_exit(127);
+		}
 		if (!strcmp(how, "exec")) {
 			execl(argv[0], argv[0], "exectarget", (char *)NULL);
 			_exit(127);

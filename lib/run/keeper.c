@@ -522,6 +522,7 @@ int keeper_salvage(const struct keeper *k, pid_t pid, int status, int oom, const
 /* ---- forked children's keeps ---- */
 
 struct kid {
+	uint64_t start; /* its start time (/proc/PID/stat), 0 if not read */
 	pid_t pid;   /* as the launcher sees it (its pidfd's, its /proc's) */
 	pid_t nspid; /* as it sees itself (its keep's, its file's name) */
 	int pidfd; /* -1: none (it was gone when its keep came) */
@@ -538,32 +539,56 @@ struct kids {
 };
 #define KIDS_SAID 3
 
-/* How child pid ended, as its wait status, while it is a zombie (its
- * parent has not reaped it): /proc/PID/stat's last field; else -1. */
-static int zombie_status(pid_t pid)
+/* Process pid's /proc/PID/stat into buf: its field 3 (the state, the
+ * first after the name, which may hold ") " itself), or NULL. */
+static const char *stat_read(pid_t pid, char *buf, size_t cap)
 {
-	char p[64], buf[1024], *f;
-	int fd, field = 3; /* the state's, where f starts */
-	ssize_t n;
-	long v = -1;
+	char p[64], *f;
+	int fd;
+	ssize_t k;
 
 	snprintf(p, sizeof p, "/proc/%d/stat", (int)pid);
 	if ((fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
-		return -1;
-	n = read(fd, buf, sizeof buf - 1);
+		return NULL;
+	k = read(fd, buf, cap - 1);
 	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	if (!(f = strrchr(buf, ')')) || f[1] != ' ' || f[2] != 'Z')
-		return -1;
-	/* Fields after the name: 3 (state) on; exit_code is 52. */
-	for (f += 2; *f && field < 52; f++)
+	if (k <= 0)
+		return NULL;
+	buf[k] = 0;
+	return (f = strrchr(buf, ')')) && f[1] == ' ' && f[2] ? f + 2 : NULL;
+}
+
+/* From field 3 at f, field n's number; -1 if there is none. */
+static long long stat_field(const char *f, int n)
+{
+	for (int field = 3; *f && field < n; f++)
 		if (*f == ' ')
 			field++;
-	if (field == 52 && *f >= '0' && *f <= '9')
-		v = strtol(f, NULL, 10);
+	return *f >= '0' && *f <= '9' ? strtoll(f, NULL, 10) : -1;
+}
+
+/* How child pid ended, as its wait status, while it is a zombie (its
+ * parent has not reaped it): /proc/PID/stat's exit_code, field 52; else
+ * -1. */
+static int zombie_status(pid_t pid)
+{
+	char buf[1024];
+	const char *f = stat_read(pid, buf, sizeof buf);
+	long long v = f && *f == 'Z' ? stat_field(f, 52) : -1;
+
 	return v >= 0 && v <= 0xffff ? (int)v : -1;
+}
+
+/* When process pid started (/proc/PID/stat's starttime, field 22: the
+ * same across its execs, another for a process given its pid later); 0
+ * if not read. */
+static uint64_t start_of(pid_t pid)
+{
+	char buf[1024];
+	const char *f = stat_read(pid, buf, sizeof buf);
+	long long v = f ? stat_field(f, 22) : -1;
+
+	return v > 0 ? (uint64_t)v : 0;
 }
 
 /* Child c ended: its profile from its keep if its runtime did not save
@@ -574,8 +599,13 @@ static void kid_ended(struct kids *ks, struct kid *c)
 	char ended[128], path[4200], why[4400];
 	int st = zombie_status(c->pid);
 
+	/* Not a cfprof child that never ran an instrumented function: its
+	 * runtime would write no file (a make's shells, each program a
+	 * system() ran), and `cfprof merge FILE FILE.*` refuses another
+	 * program's. */
 	if (pread(c->keep, &h, sizeof h, 0) == (ssize_t)sizeof h && h.magic == KEEP_MAGIC &&
-	    h.version == KEEP_VERSION && h.state == KEEP_RECORDING && h.pid == (int32_t)c->nspid) {
+	    h.version == KEEP_VERSION && h.state == KEEP_RECORDING && h.pid == (int32_t)c->nspid &&
+	    !salvage_cfprof_idle(c->keep, &h)) {
 		h.why[sizeof h.why - 1] = 0;
 		/* How, only while it is a zombie: its parent reaps it, not us. */
 		if (st >= 0)
@@ -627,12 +657,13 @@ static void kids_take(struct kids *ks, int sock)
 		struct cmsghdr *c;
 		ssize_t n = recvmsg(sock, mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 		int32_t pid = m.pid, ppid = m.ppid, seen = 0;
+		uint64_t start;
 		int fd = -1;
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return;
+			break;
 		for (c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c))
 			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
 			    c->cmsg_len == CMSG_LEN(sizeof(int))) {
@@ -657,26 +688,37 @@ static void kids_take(struct kids *ks, int sock)
 		 * launcher waited for its own init, for ever. */
 		if (seen <= 0)
 			seen = pid;
+		start = start_of(seen);
 		/* A process's new image sends a keep of its own when it could
 		 * not take the old one's (an exec by a raw system call, in a
-		 * forked child): the old tables are not its profile. */
+		 * forked child): the old tables are not its profile.  Another
+		 * process by that pid (the first ended, its pid used again: it
+		 * started at another time) ends the first's. */
 		for (size_t i = 0; i < ks->n; i++)
 			if (ks->k[i].pid == seen) {
+				if (ks->k[i].start && start && ks->k[i].start != start) {
+					kid_ended(ks, &ks->k[i]);
+					break;
+				}
 				if (ks->k[i].pidfd >= 0)
 					close(ks->k[i].pidfd);
 				close(ks->k[i].keep);
 				ks->k[i] = ks->k[--ks->n];
 				break;
 			}
-		ks->k[ks->n] = (struct kid){ .pid = seen, .nspid = pid, .keep = fd,
+		ks->k[ks->n] = (struct kid){ .start = start, .pid = seen, .nspid = pid, .keep = fd,
 					     .pidfd = (int)syscall(SYS_pidfd_open, seen, 0) };
-		if (ks->k[ks->n].pidfd >= 0)
+		/* Gone already (no pidfd: it ended before we heard of it):
+		 * ended once every keep queued is read, a keep its new image
+		 * sent after this one among them. */
+		if (ks->k[ks->n].pidfd >= 0 || errno == ESRCH)
 			ks->n++;
-		else if (errno == ESRCH) /* gone already: it ended before we heard of it */
-			kid_ended(ks, &ks->k[ks->n++]);
 		else /* no pidfd (out of descriptors): it cannot be waited for */
 			close(fd);
 	}
+	for (size_t i = ks->n; i-- > 0;)
+		if (ks->k[i].pidfd < 0)
+			kid_ended(ks, &ks->k[i]);
 }
 
 /*
@@ -800,11 +842,22 @@ int keeper_wait(struct keeper *k, pid_t pid, int *status, const char *path, cons
 				continue;
 			break;
 		}
-		for (size_t i = ks.n; i-- > 0;)
-			if (pf[2 + i].revents)
-				kid_ended(&ks, &ks.k[i]);
-		if (pf[0].revents)
+		/* The keeps first: a process's new image may have sent one
+		 * (image_keep, after an exec by the system call itself) and
+		 * ended since, its old keep still recording: written as its
+		 * profile, over the file the new image saved.  Then each
+		 * child's end, looked at again if the list changed. */
+		if (pf[0].revents) {
 			kids_take(&ks, k->sock);
+			for (size_t i = ks.n; i-- > 0;)
+				if (i < ks.n && poll(&(struct pollfd){ .fd = ks.k[i].pidfd, .events = POLLIN },
+						     1, 0) > 0)
+					kid_ended(&ks, &ks.k[i]);
+		} else {
+			for (size_t i = ks.n; i-- > 0;)
+				if (pf[2 + i].revents)
+					kid_ended(&ks, &ks.k[i]);
+		}
 		if (pf[1].revents)
 			break;
 	}

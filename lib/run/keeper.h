@@ -78,6 +78,10 @@ void keeper_put_counters(struct salvage *s);
 int salvage_mprof(struct salvage *s);
 int salvage_cpprof(struct salvage *s);
 int salvage_cfprof(struct salvage *s);
+/* 1 if the cfprof keep at fd (header h) holds no thread's tree: a child
+ * that never ran an instrumented function, whose runtime writes no file
+ * (runtime/cfprof/collector.c's save); else 0. */
+int salvage_cfprof_idle(int fd, const struct keep_head *h);
 
 /* How a program whose keep is h ended with wait status `status`, as INFO
  * "ended" says it: "killed by signal 9 (SIGKILL)", "_exit(3)", "exit

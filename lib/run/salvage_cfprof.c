@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "format/format.h"
 #include "run/keeper.h"
@@ -245,4 +246,15 @@ int salvage_cfprof(struct salvage *s)
 	free(c.rsum);
 	free(c.slot);
 	return 0;
+}
+
+int salvage_cfprof_idle(int fd, const struct keep_head *h)
+{
+	struct cf_keep k;
+
+	if (h->kind != FORMAT_KIND_CFPROF || h->layout != CF_KEEP_LAYOUT || h->root < h->base ||
+	    h->root - h->base > h->used || h->used - (h->root - h->base) < sizeof k ||
+	    pread(fd, &k, sizeof k, (off_t)(h->root - h->base)) != (ssize_t)sizeof k)
+		return 0;
+	return k.threads == 0;
 }

@@ -10,7 +10,7 @@
 # (swapcontext, gcc and clang): counts exact; a program linked with
 # -lcfprof instead of preloaded.
 . "$(dirname "$0")/../lib.sh"
-plan 34
+plan 35
 CFPROF=$B/bin/cfprof
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
@@ -47,6 +47,13 @@ cf_build cf_spawn cf_spawn.c || exit 1
 is "$?/$(cat sp.out)/$(cat sp.err)/$(ls sp.data*)" "0/work 100//sp.data" \
 	"spawn: the shells and tools it ran write no file; its own is there, nothing on stderr"
 is "$(flat "$("$CFPROF" -p ./cf_spawn sp.data)" work 3)" 100 "spawn: work called 100 times"
+# The same shells killed (SIGKILL): the launcher writes no file from their
+# keeps either (a keep with no thread's tree).  The ones system() ran had
+# no keep, and wrote nothing, before each image had one.
+mkdir spk
+"$CFPROF" record -o spk/k.data ./cf_spawn kill > spk.out 2> spk.err
+is "$?/$(cat spk.out)/$(cat spk.err)/$(ls spk)" "0/work 100//k.data" \
+	"spawn, the shells killed: no file written from their keeps; the program's own is there"
 
 # --- cf_deep: recursion 100000 deep, twice, then 1000 calls of leaf
 cf_build cf_deep cf_deep.c -pthread || exit 1

@@ -7,7 +7,7 @@
 # child killed by a signal lost its profile: multiprocessing's
 # terminate(), which `with Pool()` calls, kills its workers so.
 . "$(dirname "$0")/../lib.sh"
-plan 35
+plan 36
 cd "$T" || exit 1
 CPPROF=$B/bin/cpprof
 cc -g -O0 -o kids "$TOP/tests/progs/rt_kids.c" || exit 1
@@ -66,6 +66,15 @@ for m in spawn vfork rawexec; do
 		"child $kid signal 15/salvage/./kids exectarget/1000//" \
 		"$m: the exec'd image's profile, from a keep of its own: its 1000, none of the image before's, nothing said"
 done
+# The same, its new image saving at exit, the launcher stopped until the
+# child was reaped: it reads both keeps, and the child's end, at once.  It
+# wrote the old keep's tables over the file the new image saved (the old
+# keep read first, its process gone).
+out=$("$MPROF" run -o rs.data ./kids rawstop 2> rs.err)
+kid=$(echo "$out" | awk '$1 == "child" { print $2 }')
+is "$out/$(reason rs.data.$kid)/$(cmdline rs.data.$kid)/$(bins rs.data.$kid 77)/$(bins rs.data.$kid 99)/$(cat rs.err)" \
+	"child $kid status 0/exit/./kids exitingtarget/1000//" \
+	"rawexec, the launcher late: the file the new image saved stays"
 out=$("$CPPROF" record -o cs.data ./kids spawn 2> cs.err)
 kid=$(echo "$out" | awk '$1 == "child" { print $2 }')
 is "$out/$(reason cs.data.$kid)/$(cmdline cs.data.$kid)" "child $kid signal 15/salvage/./kids exectarget" \

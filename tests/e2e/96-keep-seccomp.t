@@ -11,7 +11,7 @@
 # (The program's output goes to files: an orphan that kept a pipe open
 # would hang the test.)
 . "$(dirname "$0")/../lib.sh"
-plan 14
+plan 16
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
 cc -O1 -g -o rs "$TOP/tests/progs/rt_seccomp.c" || exit 1
@@ -39,4 +39,13 @@ for how in prctl syscall; do
 done
 is "$(cat m.err c.err r.err)" "" "nothing said"
 is "$(ls *.data.* 2> /dev/null)" "" "no other file"
+# A filter outlives exec, and the runtime of a program the sandboxed
+# process runs never saw it go in: it must not make a keep of its own
+# (keep.c's image_keep: memfd_create), which a filter that kills at
+# memfd_create (a common rule) answered by killing it (SIGSYS, 31).
+for t in "$MPROF run" "$CPPROF record"; do
+	timeout 60 $t -o s.data ./rs spawn > s.out 2> s.err
+	is "$(cat s.out)/$?/$(cat s.err)" "kid ok
+kid status 0/0/" "${t##*/}, a filter that kills at memfd_create: the program it spawns runs as bare"
+done
 done_testing

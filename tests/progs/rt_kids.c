@@ -19,6 +19,10 @@
  *           command so)
  *   rawexec the child makes 500 of 99 bytes, then execs "exectarget" by
  *           the system call itself (Go's syscall.Exec)
+ *   rawstop as rawexec, but the image exec'd ("exitingtarget") makes the
+ *           1000 and returns 0; the launcher (the parent) is stopped
+ *           from before the fork until the child has been reaped, so
+ *           that it reads both keeps, and how the child ended, late
  */
 #include <signal.h>
 #include <spawn.h>
@@ -67,6 +71,10 @@ int main(int argc, char **argv)
 	const char *how = argc > 1 ? argv[1] : "term";
 	pid_t p;
 
+	if (!strcmp(how, "exitingtarget")) {
+		child_work();
+		return 0;
+	}
 	if (!strcmp(how, "exectarget")) {
 		child_work();
 		kill(getpid(), SIGTERM);
@@ -91,9 +99,12 @@ int main(int argc, char **argv)
 		report("child", p);
 		return 0;
 	}
+	if (!strcmp(how, "rawstop"))
+		kill(getppid(), SIGSTOP);
 	if ((p = fork()) == 0) {
-		if (!strcmp(how, "rawexec")) {
-			char *const args[] = { argv[0], "exectarget", NULL };
+		if (!strcmp(how, "rawexec") || !strcmp(how, "rawstop")) {
+			char *const args[] = { argv[0], how[3] == 's' ? "exitingtarget" : "exectarget",
+					       NULL };
 
 			grandchild_work();
 			syscall(SYS_execve, argv[0], args, environ);
@@ -121,5 +132,7 @@ int main(int argc, char **argv)
 		pause();
 	}
 	report("child", p);
+	if (!strcmp(how, "rawstop"))
+		kill(getppid(), SIGCONT);
 	return 0;
 }

@@ -614,6 +614,34 @@ void mon_alloc_custom(const void *p, size_t n, int category, const struct unwind
 		mon_autosave();
 }
 
+uintptr_t mon_last_swap(uintptr_t v)
+{
+	struct blocks_thread *t = blocks_self;
+	uintptr_t old;
+
+	if (!t)
+		return 0;
+	old = t->last_p;
+	t->last_p = v;
+	return old;
+}
+
+int mon_free_sized(void *p, uint64_t want, int (*still)(const void *p))
+{
+	uint64_t e, size = 0;
+	struct blocks_thread *t = mon_self(&e);
+	uint32_t idx = 0;
+
+	if (!addrmap_take((uintptr_t)p, &idx, &size))
+		return 0;
+	if (size != want || !still(p)) {
+		addrmap_put((uintptr_t)p, idx, size);
+		return 0;
+	}
+	settle_free(t, e, 1, idx, size, 1, 0, 0);
+	return 1;
+}
+
 void mon_free_custom(const void *p)
 {
 	uint64_t e, size = 0;

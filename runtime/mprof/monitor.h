@@ -126,6 +126,13 @@ struct unwind_frame0;
 void mon_alloc(void *p, size_t n, const struct unwind_frame0 *f0);
 /* Record the free of p; call before giving p to the real free. */
 void mon_free(void *p);
+/* Record the free of p, an object that libc frees after the exit save,
+ * if it is an object of want bytes and still(p) says it still is what it
+ * was (exitlist.h): 1, or 0 (not recorded). */
+int mon_free_sized(void *p, uint64_t want, int (*still)(const void *p));
+/* This thread's last allocation, if no free came since (the temporaries'
+ * t->last_p), replaced by v; 0 if none or no block yet. */
+uintptr_t mon_last_swap(uintptr_t v);
 
 /* An object the program reports itself (mprof.h, custom.h): n bytes at p
  * in category (0: none), made from frame 0 f0; and its free. */

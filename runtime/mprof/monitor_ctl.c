@@ -18,6 +18,7 @@
 #include "blocks.h"
 #include "custom.h"
 #include "execs.h"
+#include "exitlist.h"
 #include "freeres.h"
 #include "keep.h"
 #include "langname.h"
@@ -754,6 +755,11 @@ static void mon_fini_last(void)
 		} else {
 			mon_freeres = why;
 		}
+		/* And the blocks of the exit functions libc runs after this
+		 * one, which it frees then (exitlist.c): the exact monitor's
+		 * (a sample stands for others, its free too). */
+		if (__atomic_load_n(&mon.state, __ATOMIC_ACQUIRE) == MON_ON)
+			exitlist_freed();
 	}
 	if (writer_lock() < 0) { /* the watchdog stopped profiling */
 		mon_guard = g;

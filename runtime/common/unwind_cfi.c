@@ -400,8 +400,10 @@ static uint32_t rule_from_fde(const uint8_t *fde, uintptr_t pc)
 			return R_FALLBACK;
 		r.p += alen;
 	}
-	if (r.bad || pc < begin || pc - begin >= range)
-		return R_FALLBACK; /* no FDE for pc: libgcc may see a sigreturn */
+	if (r.bad)
+		return R_FALLBACK;
+	if (pc < begin || pc - begin >= range)
+		return R_NOFDE; /* no FDE for pc: libgcc may see a sigreturn */
 
 	memset(&s, 0, sizeof(s));
 	s.cfa_reg = -1;
@@ -445,7 +447,7 @@ uint32_t uw_rule_from_hdr(const uint8_t *hdr, uintptr_t pc)
 		return R_FALLBACK;
 	tab = (const int32_t *)(const void *)r.p;
 	if ((uintptr_t)hdr + tab[0] > pc)
-		return R_FALLBACK;
+		return R_NOFDE;
 	lo = 0;
 	hi = count;
 	while (hi - lo > 1) {
@@ -456,4 +458,15 @@ uint32_t uw_rule_from_hdr(const uint8_t *hdr, uintptr_t pc)
 			hi = mid;
 	}
 	return rule_from_fde(hdr + tab[2 * lo + 1], pc);
+}
+
+uint32_t uw_rule_nofde(uintptr_t ra, uintptr_t lo, uintptr_t len)
+{
+	/* mov $15, %rax; syscall: rt_sigreturn, glibc's __restore_rt (what
+	 * libgcc's x86_64_fallback_frame_state looks for). */
+	static const uint8_t sigreturn[9] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
+
+	if (ra < lo || ra - lo > len || len - (ra - lo) < sizeof sigreturn)
+		return R_FALLBACK;
+	return memcmp((const void *)ra, sigreturn, sizeof sigreturn) ? R_END : R_FALLBACK;
 }

@@ -48,6 +48,11 @@ int unwind_capture_slow(uint64_t *frames, int max, uint64_t ret, uint32_t *flags
  */
 enum { R_EMPTY, R_NORMAL, R_END, R_FALLBACK };
 #define R_KIND(r) ((r) & 3u)
+/* uw_rule_from_hdr's word for an address no FDE covers (of kind
+ * FALLBACK: never cached as it is).  libgcc ends the stack there (after
+ * the frame) unless the code at the return address is a sigreturn:
+ * uw_rule_nofde tells which, where the code can be read. */
+#define R_NOFDE (R_FALLBACK | 1u << 2)
 #define R_ON_RBP(r) ((r) >> 2 & 1u)
 #define R_CFA_OFF(r) ((r) >> 3 & 0x1ffffu)
 #define R_RBP_SAVED(r) ((r) >> 20 & 1u)
@@ -99,6 +104,11 @@ uint32_t uw_rule_lookup(uint64_t ra);
 /* unwind_cfi.c: the rule at address pc (return address - 1) from the
  * .eh_frame_hdr at hdr; pure reads of the module's mapped tables. */
 uint32_t uw_rule_from_hdr(const uint8_t *hdr, uintptr_t pc);
+/* For R_NOFDE at return address ra, which lies in [lo, lo + len), a
+ * readable segment of its module: END, as libgcc's x86-64 fallback (no
+ * FDE, no sigreturn there: the frame is the stack's last; Go's
+ * runtime.asmcgocall under every cgo call), or FALLBACK. */
+uint32_t uw_rule_nofde(uintptr_t ra, uintptr_t lo, uintptr_t len);
 
 /* ---- this thread's stack (unwind_regs.c) ---- */
 

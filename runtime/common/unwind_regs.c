@@ -228,6 +228,8 @@ static uint32_t rule_safe(uint64_t *c, uint64_t ra)
 		if (lo > 0 && pc < s->m[lo - 1].hi && s->m[lo - 1].hdr &&
 		    (!closing || s->m[lo - 1].keep)) {
 			r = uw_rule_from_hdr(s->m[lo - 1].hdr, pc);
+			if (r == R_NOFDE) /* the code not read in a signal */
+				r = R_FALLBACK;
 			/* A module missing from the snapshot (loaded since) is
 			 * not cached: it will be found after the refresh. */
 			c_put(c, ra, r);

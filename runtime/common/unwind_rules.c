@@ -34,6 +34,7 @@ static int find_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	struct find *f = arg;
 	uintptr_t pc = f->ra - 1;
 	const uint8_t *hdr = NULL;
+	uintptr_t lo = 0, len = 0;
 	int inside = 0;
 
 	if (f->first) {
@@ -54,14 +55,20 @@ static int find_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
 
-		if (ph->p_type == PT_LOAD && pc >= a && pc - a < ph->p_memsz)
+		if (ph->p_type == PT_LOAD && pc >= a && pc - a < ph->p_memsz) {
 			inside = 1;
-		else if (ph->p_type == PT_GNU_EH_FRAME)
+			if (ph->p_flags & PF_R) {
+				lo = a;
+				len = ph->p_filesz < ph->p_memsz ? ph->p_filesz : ph->p_memsz;
+			}
+		} else if (ph->p_type == PT_GNU_EH_FRAME)
 			hdr = (const uint8_t *)a;
 	}
 	if (!inside)
 		return 0;
 	f->rule = hdr ? uw_rule_from_hdr(hdr, pc) : R_FALLBACK;
+	if (f->rule == R_NOFDE)
+		f->rule = uw_rule_nofde(f->ra, lo, len);
 	c_put(uw_cache, f->ra, f->rule);
 	return 1;
 }

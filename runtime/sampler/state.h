@@ -101,6 +101,12 @@ struct cp_thread {
 	 * blocked, as it asked, though it is not; and one of its own CP_SIGs
 	 * held until it unblocks. */
 	int sigview, sigpend;
+	/* The thread's real mask (CP_SIG aside) as the program's last call
+	 * through the sampler's functions left it, or its creator's then: a
+	 * signal that comes with one of these unblocked was unblocked by a
+	 * system call of the program's own (signals.c's sg_chain). */
+	sigset_t sigreal;
+	int sigreal_set;
 	int inchain; /* in the program's own CP_SIG handler (sg_chain), inside
 		      * the sampler's: CP_SIG stays blocked there, really */
 };

@@ -476,6 +476,8 @@ struct th_start {
 	void *(*fn)(void *);
 	void *arg;
 	int sigview; /* the creator's (signals.c): a thread inherits its mask */
+	int sigreal_set;
+	sigset_t sigreal;
 };
 
 static void *trampoline(void *p)
@@ -486,6 +488,8 @@ static void *trampoline(void *p)
 	if (__atomic_load_n(&cp.on, __ATOMIC_ACQUIRE))
 		th_setup();
 	cp_self.sigview = s.sigview;
+	cp_self.sigreal = s.sigreal;
+	cp_self.sigreal_set = s.sigreal_set;
 	return s.fn(s.arg);
 }
 
@@ -506,6 +510,8 @@ CP_VIS int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)
 	s->fn = fn;
 	s->arg = arg;
 	s->sigview = cp_self.sigview;
+	s->sigreal = cp_self.sigreal;
+	s->sigreal_set = cp_self.sigreal_set;
 	rc = th_create_unprofiled(th, attr, trampoline, s);
 	if (rc != 0)
 		free(s);

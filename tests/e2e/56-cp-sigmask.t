@@ -6,7 +6,7 @@
 # SIGPROF as it set it, and a SIGPROF of its own (ITIMER_PROF) waits
 # while it believes it blocked, as bare (runtime/sampler/signals.c).
 . "$(dirname "$0")/../lib.sh"
-plan 13
+plan 14
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
 cc -O1 -g -pthread -o sm "$TOP/tests/progs/cp_sigmask.c" || exit 1
@@ -36,6 +36,17 @@ ok $([ "${n:-0}" -ge 150 ]; echo $?) "itimer: sampled while its SIGPROF was bloc
 ./sm handler > bare 2>&1
 "$CPPROF" record -o h.data ./sm handler > out 2>&1
 is "$?/$(cat out)" "0/$(cat bare)" "its handler sets back the mask it found: ticks all along, SIGPROF unblocked after, as bare"
+
+# A thread made with every signal blocked through pthread_sigmask, which
+# unblocks them by the system call itself (cgo's threads under Go's
+# runtime), and takes its own timer's SIGPROFs (Go's CPU profile): it
+# inherited a view of SIGPROF blocked for good, and its ticks waited for
+# an unblock that never came through pthread_sigmask (a Go program's own
+# runtime/pprof profile got 500 ms of 1.64 s of CPU).
+./sm rawthread > bare 2>&1
+"$CPPROF" record -o r.data ./sm rawthread > out 2>&1
+is "$?/$(cat out)/$(cat bare)" "0/thread: its own timer's SIGPROFs more than 40/thread: its own timer's SIGPROFs more than 40" \
+	"rawthread: its own timer's ticks reach its handler, as bare"
 
 # Python: signal.pthread_sigmask(SIG_BLOCK, every signal), then work.
 PY=/usr/bin/python3

@@ -22,6 +22,7 @@
 #include "keep.h"
 #include "keepfmt.h"
 #include "modules.h"
+#include "outfile.h"
 
 struct modules_scratch {
 	struct modules_ent *ents;
@@ -131,7 +132,9 @@ static int one(struct dl_phdr_info *info, size_t size, void *arg)
 	} else if (first) {
 		k = readlink("/proc/self/exe", exe, sizeof exe - 1);
 		exe[k > 0 ? k : 0] = 0;
-		path = exe;
+		/* /proc/self gone (a /proc of another pid namespace mounted
+		 * over it): the path read before. */
+		path = k > 0 ? exe : outfile_exe();
 	} else if (!path || !*path) {
 		return 0;
 	}

@@ -32,17 +32,25 @@ char *outfile_u64(char *buf, uint64_t v)
 	return buf;
 }
 
+/*
+ * The command line and the executable, from /proc/self, read again at
+ * each save (a program may rewrite its argv: postgres's workers name
+ * themselves); where /proc/self cannot be read, what was read last (a
+ * program that mounts a /proc of another pid namespace over its own,
+ * unshare -fp --mount-proc: its file named no command, no executable,
+ * and its own frames ??+0x38d2).
+ */
 const char *outfile_cmdline(void)
 {
+	static char buf[sizeof of_cmdline];
 	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
 	size_t n = 0;
 	ssize_t k;
 
-	of_cmdline[0] = 0;
 	if (fd < 0)
 		return of_cmdline;
-	while (n < sizeof of_cmdline - 1) {
-		k = read(fd, of_cmdline + n, sizeof of_cmdline - 1 - n);
+	while (n < sizeof buf - 1) {
+		k = read(fd, buf + n, sizeof buf - 1 - n);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
@@ -50,21 +58,27 @@ const char *outfile_cmdline(void)
 		n += (size_t)k;
 	}
 	close(fd);
-	while (n && of_cmdline[n - 1] == 0)
+	while (n && buf[n - 1] == 0)
 		n--;
-	of_cmdline[n] = 0;
+	if (!n)
+		return of_cmdline;
+	buf[n] = 0;
 	for (size_t i = 0; i < n; i++)
-		if (!of_cmdline[i])
-			of_cmdline[i] = ' ';
+		if (!buf[i])
+			buf[i] = ' ';
+	memcpy(of_cmdline, buf, n + 1);
 	return of_cmdline;
 }
 
 const char *outfile_exe(void)
 {
-	static char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	static char exe[PATH_MAX], buf[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
 
-	exe[n > 0 ? n : 0] = 0;
+	if (n > 0) {
+		memcpy(exe, buf, (size_t)n);
+		exe[n] = 0;
+	}
 	return exe;
 }
 

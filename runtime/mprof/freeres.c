@@ -37,12 +37,15 @@ static int count_one(long tid, void *arg)
 	return 0;
 }
 
-/* 1 when this is the process's only thread, else 0. */
+/* 1 when this is the process's only thread, 0 if not, -1 if its
+ * threads cannot be counted. */
 static int only_thread(void)
 {
 	long threads = 0;
 
-	return tasks_each(count_one, &threads) == 0 && threads == 1;
+	if (tasks_each(count_one, &threads) < 0)
+		return -1;
+	return threads == 1;
 }
 
 /* Whether address self lies in the executable (libmprof.a linked in). */
@@ -66,8 +69,12 @@ const char *freeres_why_not(const void *self)
 		return "skipped: libc has no __libc_freeres";
 	if (in_executable(self))
 		return "skipped: the monitor is linked into the executable";
-	if (!only_thread())
+	switch (only_thread()) {
+	case 0:
 		return "skipped: another thread was alive";
+	case -1:
+		return "skipped: its threads cannot be counted (/proc/self/task cannot be read)";
+	}
 	return NULL;
 }
 

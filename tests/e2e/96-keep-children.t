@@ -7,7 +7,7 @@
 # child killed by a signal lost its profile: multiprocessing's
 # terminate(), which `with Pool()` calls, kills its workers so.
 . "$(dirname "$0")/../lib.sh"
-plan 36
+plan 37
 cd "$T" || exit 1
 CPPROF=$B/bin/cpprof
 cc -g -O0 -o kids "$TOP/tests/progs/rt_kids.c" || exit 1
@@ -254,7 +254,15 @@ if unshare -fp true 2> /dev/null; then
 	i=0
 	while pgrep -f "$T/ns.data" > /dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 	is "$(pgrep -fa "$T/ns.data")" "" "... and no launcher left behind in the background"
+	# unshare --mount-proc mounts the new namespace's /proc over its own:
+	# /proc/self is gone for it.  Its file named no command and no
+	# executable, its own frames ??+0x38d2, and said another thread was
+	# alive.  What was read before is kept; the rest says why.
+	"$MPROF" run --leaks -o mp.data unshare -fp --mount-proc true
+	is "$("$MPROF" dump mp.data | sed -n 's/^info cmdline //p')/$("$MPROF" mp.data | grep -c '??+')/$("$MPROF" dump mp.data | sed -n 's/^info freeres //p')" \
+		"unshare -fp --mount-proc true/0/skipped: its threads cannot be counted (/proc/self/task cannot be read)" \
+		"unshare --mount-proc: its command line, its frames named, why libc's buffers are kept"
 else
-	skip 3 "unshare -fp fails here bare (pid namespaces need root)"
+	skip 4 "unshare -fp fails here bare (pid namespaces need root)"
 fi
 done_testing

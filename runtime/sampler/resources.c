@@ -94,6 +94,7 @@ int64_t res_tracepoint_id(const char *event, char *why, size_t whylen)
 	static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
 	char path[256], buf[32];
 	int64_t id = -1;
+	int denied = 0;
 
 	for (size_t i = 0; i < 2 && id < 0; i++) {
 		int fd;
@@ -101,8 +102,10 @@ int64_t res_tracepoint_id(const char *event, char *why, size_t whylen)
 
 		snprintf(path, sizeof path, "%s/events/%s/id", roots[i], event);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
+		if (fd < 0) {
+			denied |= errno == EACCES || errno == EPERM;
 			continue;
+		}
 		n = read(fd, buf, sizeof buf - 1);
 		close(fd);
 		if (n > 0) {
@@ -112,7 +115,14 @@ int64_t res_tracepoint_id(const char *event, char *why, size_t whylen)
 				id = id * 10 + (*p - '0');
 		}
 	}
-	if (id < 0)
+	/* Mounted, but root's alone (mode 0700, as Debian mounts it): the
+	 * way is not to mount it (a user of postgres's was told to). */
+	if (id < 0 && denied)
+		snprintf(why, whylen,
+			 "tracefs: %s/id not readable under /sys/kernel/tracing by this user "
+			 "(it is root's: run as root, or make the events readable)",
+			 event);
+	else if (id < 0)
 		snprintf(why, whylen,
 			 "no tracefs: %s/id not found under /sys/kernel/tracing "
 			 "(mount -t tracefs nodev /sys/kernel/tracing)",

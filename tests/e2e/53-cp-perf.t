@@ -2,7 +2,7 @@
 # that caused it: page faults in a function that touches 20480 fresh pages,
 # system calls (the raw_syscalls:sys_exit tracepoint) in one making 20000.
 . "$(dirname "$0")/../lib.sh"
-plan 16
+plan 17
 CPPROF=$B/bin/cpprof
 cc -O2 -g -o "$T/cp_faults" "$TOP/tests/progs/cp_faults.c" || exit 1
 
@@ -67,6 +67,17 @@ fi
 if [ "$(id -u)" = 0 ] && [ -d /sys/kernel/tracing ] && [ ! -e /sys/kernel/tracing/events ] &&
 	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null; then
 	trap 'umount /sys/kernel/tracing 2>/dev/null; rm -rf "$T"' EXIT
+fi
+# Mounted, but root's alone (mode 0700, as Debian mounts it): another
+# user was told to mount it.
+if [ "$(id -u)" = 0 ] && [ -e /sys/kernel/tracing/events/raw_syscalls/sys_exit/id ] &&
+	command -v setpriv > /dev/null &&
+	! setpriv --reuid=65534 --regid=65534 --clear-groups test -r /sys/kernel/tracing/events/raw_syscalls/sys_exit/id; then
+	out=$(cd / && setpriv --reuid=65534 --regid=65534 --clear-groups "$CPPROF" record -e syscalls -o /dev/null /bin/true 2>&1)
+	like "$out" "syscalls not sampled: tracefs: raw_syscalls/sys_exit/id not readable under /sys/kernel/tracing by this user \\(it is root's" \
+		"syscalls as another user, tracefs root's: says so, not to mount it"
+else
+	skip 1 "needs root, setpriv, and tracefs mounted closed to other users"
 fi
 if "$CPPROF" list | sed '/^not available/q' | grep -q '^  syscalls '; then
 	"$CPPROF" record -e syscalls:10 --no-random -o "$T/s.data" "$T/cp_faults" > "$T/out"

@@ -183,22 +183,26 @@ void sg_release(void)
 }
 
 /*
- * Whether the program unblocked signals by a system call of its own
- * since it blocked CP_SIG through pthread_sigmask or sigprocmask (its
- * view): a signal its last call left blocked is not in the mask the
- * signal interrupted (uc's).  Then the view is old, and CP_SIG is not
- * blocked (else it would not have come).  Go's runtime sets each new
- * thread's mask by the system call, and cgo makes its threads with every
- * signal blocked through pthread_sigmask: the threads inherited a view of
- * CP_SIG blocked for good, and a Go program's own CPU profile
- * (runtime/pprof) got 500 ms of 1.64 s under cpprof record.  The glibc
- * threads' signals (32, 33) are not the program's to block.
+ * Whether a thread whose view of CP_SIG blocked is its creator's, and
+ * which has set no mask through pthread_sigmask or sigprocmask since,
+ * unblocked signals by a system call of its own: a signal blocked when
+ * it was made is not in the mask the signal interrupted (uc's).  Then the
+ * view is old, and CP_SIG is not blocked (else it would not have come).
+ * Go's runtime sets each new thread's mask by the system call, and cgo
+ * makes its threads with every signal blocked through pthread_sigmask:
+ * the threads inherited a view of CP_SIG blocked for good, and a Go
+ * program's own CPU profile (runtime/pprof) got 500 ms of 1.64 s under
+ * cpprof record.  Only then: a mask also gets smaller unseen, and CP_SIG
+ * still blocked as the program knows, at a handler's return (after a
+ * pthread_sigmask in it), at siglongjmp (glibc's own sigprocmask), by a
+ * system call that unblocks another signal (tests/e2e/56-cp-sigmask.t).
+ * The glibc threads' signals (32, 33) are not the program's to block.
  */
 static int unblocked_since(const void *uc)
 {
 	const sigset_t *now = uc ? &((const ucontext_t *)uc)->uc_sigmask : NULL;
 
-	if (!now || !cp_self.sigreal_set)
+	if (!now || !cp_self.sigreal_set || !cp_self.sigview_inherited)
 		return 0;
 	for (int s = 1; s < NSIG; s++)
 		if (s != CP_SIG && (s < 32 || s > 33) && sigismember(&cp_self.sigreal, s) &&
@@ -342,6 +346,7 @@ static int masked(mask_fn **realp, const char *name, int how, const sigset_t *se
 		int e = errno;
 
 		t->sigreal_set = real(SIG_BLOCK, NULL, &t->sigreal) == 0;
+		t->sigview_inherited = 0;
 		errno = e;
 	}
 	/* The old mask as the program set it, whatever the real one holds. */

@@ -107,6 +107,9 @@ struct cp_thread {
 	 * system call of the program's own (signals.c's sg_chain). */
 	sigset_t sigreal;
 	int sigreal_set;
+	/* The view is its creator's, and it has made no call through the
+	 * sampler's functions since (the only case sg_chain doubts it). */
+	int sigview_inherited;
 	int inchain; /* in the program's own CP_SIG handler (sg_chain), inside
 		      * the sampler's: CP_SIG stays blocked there, really */
 };

@@ -490,6 +490,7 @@ static void *trampoline(void *p)
 	cp_self.sigview = s.sigview;
 	cp_self.sigreal = s.sigreal;
 	cp_self.sigreal_set = s.sigreal_set;
+	cp_self.sigview_inherited = s.sigview;
 	return s.fn(s.arg);
 }
 

@@ -6,7 +6,7 @@
 # SIGPROF as it set it, and a SIGPROF of its own (ITIMER_PROF) waits
 # while it believes it blocked, as bare (runtime/sampler/signals.c).
 . "$(dirname "$0")/../lib.sh"
-plan 14
+plan 15
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
 cc -O1 -g -pthread -o sm "$TOP/tests/progs/cp_sigmask.c" || exit 1
@@ -47,6 +47,14 @@ is "$?/$(cat out)" "0/$(cat bare)" "its handler sets back the mask it found: tic
 "$CPPROF" record -o r.data ./sm rawthread > out 2>&1
 is "$?/$(cat out)/$(cat bare)" "0/thread: its own timer's SIGPROFs more than 40/thread: its own timer's SIGPROFs more than 40" \
 	"rawthread: its own timer's ticks reach its handler, as bare"
+
+# But a mask also gets smaller unseen with SIGPROF still blocked as the
+# program knows (a handler's return, siglongjmp, a system call for
+# another signal): its ticks must still wait (32 came in each).
+./sm shrink > bare 2>&1
+"$CPPROF" record -o sh.data ./sm shrink > out 2>&1
+is "$?/$(cat out)/$(cat bare)" "0/ticks while blocked: after a handler 0, a siglongjmp 0, a system call 0/ticks while blocked: after a handler 0, a siglongjmp 0, a system call 0" \
+	"shrink: its own ticks wait while it blocks SIGPROF, as bare"
 
 # Python: signal.pthread_sigmask(SIG_BLOCK, every signal), then work.
 PY=/usr/bin/python3

@@ -19,8 +19,17 @@
  * timer (timer_create, to this thread: Go's CPU profile) over 0.3 s of
  * CPU at 1 ms (at scheduler ticks: 75 at 250 Hz); it says whether it got
  * more than 40.
+ *
+ * "shrink": its own SIGPROF handler and ITIMER_PROF (1 ms), SIGPROF
+ * blocked through pthread_sigmask; then its mask gets smaller past the
+ * interposed functions, SIGPROF still blocked: a SIGUSR1 handler that
+ * sets a mask and sets it back (the handler's return unblocks SIGUSR1),
+ * a siglongjmp to a mask without SIGUSR2 (glibc's own sigprocmask), a
+ * system call that unblocks SIGUSR2; 0.1 s of CPU after each; it says
+ * how many ticks came while blocked (bare: 0).
  */
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -69,6 +78,55 @@ static void tick(int sig)
 {
 	(void)sig;
 	ticks++;
+}
+
+static void usr1_masks(int sig)
+{
+	sigset_t t, o;
+
+	(void)sig;
+	sigemptyset(&t);
+	sigaddset(&t, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &t, &o);
+	pthread_sigmask(SIG_SETMASK, &o, NULL);
+}
+
+static sigjmp_buf jb;
+
+static int shrink(void)
+{
+	struct itimerval it = { { 0, 1000 }, { 0, 1000 } };
+	sigset_t set;
+	int n[3];
+
+	signal(SIGPROF, tick);
+	signal(SIGUSR1, usr1_masks);
+	sigemptyset(&set);
+	sigaddset(&set, SIGPROF);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	setitimer(ITIMER_PROF, &it, NULL);
+	raise(SIGUSR1);
+	burn(100000000);
+	n[0] = ticks;
+	if (sigsetjmp(jb, 1) == 0) {
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR2);
+		pthread_sigmask(SIG_BLOCK, &set, NULL);
+		siglongjmp(jb, 1);
+	}
+	burn(100000000);
+	n[1] = ticks;
+	{
+		uint64_t usr2 = 1ull << (SIGUSR2 - 1);
+
+		pthread_sigmask(SIG_BLOCK, &set, NULL);
+		syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &usr2, NULL, sizeof usr2);
+	}
+	burn(100000000);
+	n[2] = ticks;
+	printf("ticks while blocked: after a handler %d, a siglongjmp %d, a system call %d\n", n[0],
+	       n[1], n[2]);
+	return 0;
 }
 
 static void *raw_worker(void *arg)
@@ -146,6 +204,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	pthread_t t;
+	if (argc > 1 && !strcmp(argv[1], "shrink"))
+		return shrink();
 	if (argc > 1 && !strcmp(argv[1], "rawthread")) {
 		sigset_t old;
 

@@ -37,7 +37,7 @@ typedef int on_exit_fn(void (*)(int, void *), void *);
 
 /* Each block noted, and the one before it in the list (its first word,
  * set as glibc made it the list's head, never changed after). */
-static struct { uintptr_t p, next; } noted[EXITLIST_MAX];
+static struct { uintptr_t p, next; int freed; } noted[EXITLIST_MAX];
 static unsigned nnoted;
 static uintptr_t want_next; /* still_block's, the block looked at */
 
@@ -113,8 +113,21 @@ int exitlist_freed(void)
 		uintptr_t p = __atomic_load_n(&noted[i].p, __ATOMIC_ACQUIRE);
 
 		want_next = noted[i].next;
-		if (p && mon_free_sized((void *)p, EXITLIST_BLOCK, still_block))
+		if (p && mon_free_sized((void *)p, EXITLIST_BLOCK, still_block)) {
+			noted[i].freed = 1;
 			k++;
+		}
 	}
 	return k;
+}
+
+int exitlist_block(int i, uintptr_t *p, uintptr_t *n)
+{
+	unsigned have = __atomic_load_n(&nnoted, __ATOMIC_ACQUIRE);
+
+	if (i < 0 || (unsigned)i >= have || i >= EXITLIST_MAX)
+		return -1;
+	*p = noted[i].freed ? noted[i].p : 0;
+	*n = EXITLIST_BLOCK;
+	return 0;
 }

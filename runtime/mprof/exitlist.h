@@ -4,6 +4,8 @@
 #ifndef MPROF_EXITLIST_H
 #define MPROF_EXITLIST_H
 
+#include <stdint.h>
+
 /*
  * At the exit save, before the leak scan: the blocks still allocated for
  * the exit functions registered through __cxa_atexit and on_exit, which
@@ -11,5 +13,10 @@
  * freed.  How many.
  */
 int exitlist_freed(void);
+/* The i-th block exitlist_freed recorded freed, at *p, *n bytes (*p 0 if
+ * that one was not); -1 past the last.  The leak scan's roots: the
+ * arguments of the functions glibc runs after the save are reached
+ * through them. */
+int exitlist_block(int i, uintptr_t *p, uintptr_t *n);
 
 #endif

@@ -10,6 +10,7 @@
  * thread running in user space has none to report, and the scan is then
  * skipped: its stack cannot be bounded and its registers are unknown.
  */
+#include "exitlist.h"
 #include "leakroots.h"
 #include "tasks.h"
 
@@ -443,6 +444,17 @@ void leakroots_each(const struct leakroots_regs *regs, const struct leakroots_si
 		s->range(s->ctx, r[i].lo, r[i].hi, r[i].flags);
 	for (size_t i = 0; i < lr.blocks.n; i++)
 		s->block(s->ctx, b[i]);
+	/* The blocks of exit functions recorded freed (exitlist.c): still
+	 * the list glibc runs after the save, their arguments reached
+	 * through them. */
+	for (int i = 0;; i++) {
+		uintptr_t p = 0, n = 0;
+
+		if (exitlist_block(i, &p, &n) < 0)
+			break;
+		if (p && leakroots_readable(p, p + n))
+			s->range(s->ctx, p, p + n, LEAKROOTS_PLAIN);
+	}
 	/* This thread: registers, stack, descriptor; from the call to exit
 	 * if it was found. */
 	for (int i = 0; i < LEAKROOTS_NREGS - 1; i++)

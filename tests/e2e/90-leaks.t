@@ -5,7 +5,7 @@
 # exactly; MPROF_FREERES=0 keeps them, and a thread alive at exit, or the
 # monitor linked into the executable, makes the monitor leave them alone.
 . "$(dirname "$0")/../lib.sh"
-plan 17
+plan 18
 cd "$T" || exit 1
 cc_prog leaks leaks.c -pthread || exit 1
 g++ -g -O0 -o leakscc "$TOP/tests/progs/leaks.cc" || exit 1
@@ -67,6 +67,13 @@ is "$out/$(kept ./exitm e.data)/$(inuse ./exitm)" "0/1540/1540" \
 	"exit functions a library registered: their blocks freed, as memcheck has them; main's 500 and an exit function's 1,040 kept"
 is "$("$MPROF" dump e.data | awk '$1 == "bin" && $2 == 1025 { print $3 "/" $4 "/" $6 }')" 7/6/9296 \
 	"... over 1 KiB: stdout's buffer (4,096) and the 5 blocks (1,040) freed, the late object (1,040) not"
+# An exit function's argument that only its block points to (on_exit's):
+# the blocks recorded freed are still the leak scan's roots.  It was
+# definitely lost, where memcheck has it freed (by the function, after
+# the save): reachable now.
+EXITLIB_ONEXIT=1 "$MPROF" run --leaks -o eo.data ./exitm > /dev/null
+is "$("$MPROF" export --format folded --counter lost_space eo.data)/$("$MPROF" export --format folded --counter reachable_space eo.data | awk '$NF == 100 { n++ } END { print n + 0 }')" "/1" \
+	"on_exit's argument, reached only through its block: not lost, reachable"
 
 cc -g -O0 -o leaks-a "$TOP/tests/progs/leaks.c" "$LIBMPROF/libmprof.a" -pthread || exit 1
 ./leaks-a > /dev/null

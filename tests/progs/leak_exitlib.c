@@ -14,10 +14,20 @@ static void none(void)
 	ran++;
 }
 
+/* EXITLIB_ONEXIT set: one more, by on_exit, whose argument (100 bytes)
+ * only its block points to, freed by the function as exit runs it. */
+static void cleanup(int status, void *arg)
+{
+	(void)status;
+	free(arg);
+}
+
 __attribute__((constructor)) static void init(void)
 {
 	for (int i = 0; i < 100; i++)
 		atexit(none);
+	if (getenv("EXITLIB_ONEXIT"))
+		on_exit(cleanup, malloc(100));
 }
 
 int exitlib_ran(void)

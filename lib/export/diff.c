@@ -334,8 +334,21 @@ int export_diff_main(int argc, char **argv, int tables)
 		root = model_default_root(&b.p, &b.m);
 	if (!root)
 		root = "main";
-	kb = counter ? export_find(&b.d, counter) : (int)b.d.dflt;
-	kn = counter ? export_find(&n.d, counter) : (int)n.d.dflt;
+	if (counter) {
+		kb = export_find(&b.d, counter);
+		kn = export_find(&n.d, counter);
+	} else {
+		int ob, on;
+
+		kb = (int)export_default(&b.d, &ob);
+		kn = (int)export_default(&n.d, &on);
+		/* Both kept nothing: what both allocated. */
+		if (ob && on)
+			errx_("diff: nothing is kept in %s or %s (inuse_space is 0): this is "
+			      "alloc_space (--counter NAME for another)", b.path, n.path);
+		else
+			kb = kn = (int)b.d.dflt;
+	}
 	if (kb < 0 || kn < 0 || strcmp(b.d.c[kb].name, n.d.c[kn].name))
 		die("%s: no counter '%s' in both files", kb < 0 ? b.path : n.path,
 		    counter ? counter : n.d.c[kn].name);

@@ -142,6 +142,25 @@ uint64_t export_value(const struct export_data *d, const uint64_t *c, size_t k)
 	}
 }
 
+size_t export_default(const struct export_data *d, int *other)
+{
+	uint64_t buf[FORMAT_MAX_COUNTERS], inuse = 0, alloc = 0;
+
+	*other = 0;
+	if (d->p->kind != FORMAT_KIND_MPROF || d->dflt != MP_INUSE_SPACE)
+		return d->dflt;
+	for (size_t i = 0; i < d->nstacks && !inuse; i++) {
+		const uint64_t *c = export_counts(d, i, buf);
+
+		inuse += export_value(d, c, MP_INUSE_SPACE);
+		alloc += export_value(d, c, MP_ALLOC_SPACE);
+	}
+	if (inuse || !alloc)
+		return d->dflt;
+	*other = 1;
+	return MP_ALLOC_SPACE;
+}
+
 int export_find(const struct export_data *d, const char *name)
 {
 	for (size_t k = 0; k < d->n; k++)
@@ -300,7 +319,16 @@ int export_main(int argc, char **argv, const char *default_data)
 		reader_drop_stacks(&p);
 	d.sy = sy;
 	d.full_names = full;
-	k = counter ? export_find(&d, counter) : (int)d.dflt;
+	if (counter) {
+		k = export_find(&d, counter);
+	} else {
+		int other;
+
+		k = (int)export_default(&d, &other);
+		if (other)
+			errx_("export: nothing is kept in %s (inuse_space is 0): this is alloc_space "
+			      "(--counter NAME for another)", data);
+	}
 	if (k < 0) {
 		char names[1024] = "";
 		for (size_t j = 0; j < d.n; j++)

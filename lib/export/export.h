@@ -52,6 +52,11 @@ const uint64_t *export_counts(const struct export_data *d, size_t i, uint64_t *b
 uint64_t export_value(const struct export_data *d, const uint64_t *c, size_t k);
 /* The index of a counter by name, or -1. */
 int export_find(const struct export_data *d, const char *name);
+/* The counter shown when none is asked for: the file's default, but for
+ * a memory profile whose inuse_space is 0 in every stack (a program that
+ * frees all it allocates: its export, flame graph and diff were empty,
+ * nothing said), alloc_space, with *other set. */
+size_t export_default(const struct export_data *d, int *other);
 
 /* Folded stacks (FlameGraph's format): "main;f;g N" per distinct stack of
  * function names, outermost first, for counter k; stacks worth 0 left out.

@@ -4,7 +4,7 @@
 # totals: mprof's allocations, bytes, bytes kept and peak; cpprof's samples times
 # the interval (nanoseconds); cfprof's exact calls, the program's own count.
 . "$(dirname "$0")/../lib.sh"
-plan 21
+plan 24
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 cd "$T" || exit 1
@@ -28,6 +28,19 @@ is "$("$MPROF" export --format folded -o - ./widgets m.data | total)/$(ls -- - 2
 is "$("$MPROF" export --format folded --counter alloc_objects ./widgets m.data | total)" "$allocs" "mprof: alloc_objects adds up to the allocations"
 is "$("$MPROF" export --format folded --counter peak_space ./widgets m.data | total)" "$peak" "mprof: peak_space adds up to the peak ($peak)"
 ok $([ "$peak" -ge "$kept" ]; echo $?) "mprof: the peak ($peak) is no less than what is kept at the end"
+# A program that frees all it allocates: the default (inuse_space) was
+# empty, its flame graph and pprof's top too, and nothing said so.  Then
+# alloc_space, and a line that says so; asked for, inuse_space as it is.
+printf '#include <stdlib.h>\nint main(void) { for (int i = 0; i < 100; i++) free(malloc(40)); return 0; }\n' > frees.c
+cc -g -O0 -o frees frees.c || exit 1
+"$MPROF" run -o f.data ./frees
+is "$("$MPROF" export --format folded ./frees f.data 2> f.err | total)/$(cat f.err)" \
+	"4000/mprof: export: nothing is kept in f.data (inuse_space is 0): this is alloc_space (--counter NAME for another)" \
+	"mprof: nothing kept: alloc_space by default, and said"
+is "$("$MPROF" export --format folded --counter inuse_space ./frees f.data 2> f.err | total)/$(cat f.err)" "0/" \
+	"... --counter inuse_space: that, empty, nothing said"
+is "$("$MPROF" diff --paths ./frees f.data f.data 2>&1 | grep -c 'alloc_space')" 2 \
+	"... diff: alloc_space of both, said (the message and the title)"
 f=$("$MPROF" export --format folded --counter alloc_objects ./widgets m.data)
 like "$f" '^main;simulate;make_red_widget;make_widget [0-9]+$' "mprof: stacks spelled outermost first, ';' between names"
 is "$(printf '%s\n' "$f" | awk '{ print $1 }' | sort | uniq -d)" "" "mprof: one line per distinct stack"

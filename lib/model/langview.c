@@ -4,6 +4,7 @@
  */
 #include "model/langview.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,9 @@ struct langview {
 	 * the kind of object the frame made (after a second tab), or NULL. */
 	char **fn;
 	const char **kind;
+	/* name[id]: the name shown, "MODULE.NAME" (tell_apart); NULL where
+	 * the file names no file: NAME as it is. */
+	char **name;
 	uint32_t nfn;
 };
 
@@ -28,6 +32,158 @@ uint32_t langview_fn_id(const char *key)
 		return 0;
 	v = strtoul(key + 8, &end, 10);
 	return *end || v > UINT32_MAX - 1 ? 0 : (uint32_t)v;
+}
+
+/* A frame's function: its name and its module's path (module_path). */
+struct fnkey {
+	const char *name;
+	char *path;
+	size_t nlen, plen;
+	uint32_t id;
+};
+
+static int key_cmp(const void *a, const void *b)
+{
+	const struct fnkey *x = a, *y = b;
+	size_t n = x->nlen < y->nlen ? x->nlen : y->nlen;
+	int c = memcmp(x->name, y->name, n);
+
+	if (c || x->nlen != y->nlen)
+		return c ? c : x->nlen < y->nlen ? -1 : 1;
+	c = strcmp(x->path, y->path);
+	return c;
+}
+
+/*
+ * The path of the module that file f (n bytes, as the code object names
+ * it) holds, its parts split by '/': "/usr/lib/python3.11/json/__init__.py"
+ * gives "usr/lib/python3.11/json", "m.py" "m", "<frozen
+ * importlib._bootstrap>" "importlib/_bootstrap"; NULL when f names none.
+ */
+static char *module_path(const char *f, size_t n)
+{
+	char *out;
+	size_t o = 0;
+	int frozen = 0;
+
+	if (n > 9 && !memcmp(f, "<frozen ", 8) && f[n - 1] == '>')
+		f += 8, n -= 9, frozen = 1;
+	else if (n > 3 && !memcmp(f + n - 3, ".py", 3))
+		n -= 3;
+	if (n > 8 && (!memcmp(f + n - 8, "__init__", 8) || !memcmp(f + n - 8, "__main__", 8)) &&
+	    f[n - 9] == '/')
+		n -= 9;
+	out = xmalloc(n + 1);
+	for (size_t i = 0; i < n; i++)
+		if (f[i] != '/' && !(frozen && f[i] == '.'))
+			out[o++] = f[i];
+		else if (o && out[o - 1] != '/')
+			out[o++] = '/';
+	while (o && out[o - 1] == '/')
+		o--;
+	out[o] = 0;
+	if (!o) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* How many last parts paths f and g (fl, gl bytes) have alike. */
+static size_t common_tail(const char *f, size_t fl, const char *g, size_t gl)
+{
+	size_t parts = 0, i = fl, j = gl;
+
+	while (i && j && f[i - 1] == g[j - 1]) {
+		i--, j--;
+		if (f[i] == '/')
+			parts++;
+	}
+	/* One more where both stop at a part's start. */
+	if ((!i || f[i - 1] == '/') && (!j || g[j - 1] == '/') && i != fl)
+		parts++;
+	return parts;
+}
+
+/* Where the last parts of path f (fl bytes) begin, as many as parts (all
+ * it has, if fewer). */
+static size_t tail_start(const char *f, size_t fl, size_t parts)
+{
+	for (size_t i = fl; i; i--)
+		if (f[i - 1] == '/' && !--parts)
+			return i;
+	return 0;
+}
+
+/*
+ * Every function is named after its module, as Python names a function
+ * (__module__.__qualname__), so that functions of several files that
+ * share a name (a script's load and json's, every module's <module>) are
+ * told apart, and a function has one name in every profile: "m.load"
+ * (m.py), "json.load" (json/__init__.py), "decoder.JSONDecoder.decode",
+ * "_bootstrap._find_and_load" (<frozen importlib._bootstrap>).  The
+ * module is its path's last part, or more of its last parts where a
+ * function of the same name is in another module that ends alike
+ * ("a.util.f", "b.util.f").  Line numbers do not part functions: one
+ * function's frames are at many lines.
+ */
+#define TELL_APART_MAX 512 /* modules of one name compared pairwise; past
+			    * that, whole paths */
+static void tell_apart(struct langview *l)
+{
+	struct fnkey *k = xcalloc(l->nfn ? l->nfn : 1, sizeof(*k));
+	size_t n = 0, *run = xcalloc((size_t)l->nfn + 2, sizeof(*run));
+
+	for (uint32_t id = 0; id < l->nfn; id++) {
+		const char *v = l->fn[id], *tab, *colon;
+
+		if (!v || !(tab = strchr(v, '\t')))
+			continue;
+		colon = strrchr(tab + 1, ':');
+		k[n] = (struct fnkey){ v, NULL, (size_t)(tab - v), 0, id };
+		k[n].path = module_path(tab + 1, colon ? (size_t)(colon - tab - 1) : strlen(tab + 1));
+		if (k[n].path) {
+			k[n].plen = strlen(k[n].path);
+			n++;
+		}
+	}
+	qsort(k, n, sizeof(*k), key_cmp);
+	for (size_t a = 0, b; a < n; a = b) {
+		size_t mods = 0;
+
+		/* k[a..b): one name; run[0..mods): where each of its modules'
+		 * frames begin (a function has a frame per line it was at). */
+		for (b = a; b < n && k[b].nlen == k[a].nlen && !memcmp(k[b].name, k[a].name, k[a].nlen);
+		     b++)
+			if (b == a || strcmp(k[b].path, k[b - 1].path))
+				run[mods++] = b;
+		run[mods] = b;
+		for (size_t f = 0; f < mods; f++) {
+			const struct fnkey *me = &k[run[f]];
+			size_t need = 1, s, len;
+
+			for (size_t g = 0; g < mods && mods <= TELL_APART_MAX; g++) {
+				const struct fnkey *them = &k[run[g]];
+				size_t c;
+
+				if (g != f && (c = common_tail(me->path, me->plen, them->path, them->plen)) + 1 > need)
+					need = c + 1;
+			}
+			s = mods <= TELL_APART_MAX ? tail_start(me->path, me->plen, need) : 0;
+			len = me->plen - s + 1 + me->nlen + 1;
+			for (size_t i = run[f]; i < run[f + 1]; i++) {
+				char *name = l->name[k[i].id] = xmalloc(len);
+
+				for (size_t j = s; j < me->plen; j++)
+					*name++ = me->path[j] == '/' ? '.' : me->path[j];
+				snprintf(name, me->nlen + 2, ".%.*s", (int)me->nlen, me->name);
+			}
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		free(k[i].path);
+	free(run);
+	free(k);
 }
 
 struct langview *langview_open(const struct profile *p)
@@ -60,6 +216,8 @@ struct langview *langview_open(const struct profile *p)
 			l->kind[id] = tab + 1;
 		}
 	}
+	l->name = xcalloc(l->nfn ? l->nfn : 1, sizeof(*l->name));
+	tell_apart(l);
 	return l;
 }
 
@@ -67,9 +225,12 @@ void langview_free(struct langview *l)
 {
 	if (!l)
 		return;
-	for (uint32_t i = 0; i < l->nfn; i++)
+	for (uint32_t i = 0; i < l->nfn; i++) {
 		free(l->fn[i]);
+		free(l->name[i]);
+	}
 	free(l->fn);
+	free(l->name);
 	free(l->kind);
 	free(l);
 }
@@ -85,8 +246,8 @@ int langview_frame(const struct langview *l, uint32_t id, const char **fn, size_
 	if (!v)
 		return -1;
 	tab = strchr(v, '\t');
-	*fn = v;
-	*fnlen = tab ? (size_t)(tab - v) : strlen(v);
+	*fn = l->name[id] ? l->name[id] : v;
+	*fnlen = l->name[id] ? strlen(l->name[id]) : tab ? (size_t)(tab - v) : strlen(v);
 	*loc = tab ? tab + 1 : NULL;
 	return 0;
 }

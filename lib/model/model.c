@@ -743,6 +743,21 @@ size_t model_find_fns(const struct model *m, const char *name, uint8_t *set)
 		}
 	}
 	free(key);
+	if (!hits && m->lang && *name) {
+		/* A Python function named after its module where others share
+		 * its name (langview.c: m.load, json.load): by its own name. */
+		size_t len = strlen(name);
+
+		for (size_t f = 0; f < n; f++) {
+			const char *fn = strtab_get(m->fns, (uint32_t)f);
+			size_t fl = strlen(fn);
+
+			if (fl > len && fn[fl - len - 1] == '.' && !strcmp(fn + fl - len, name)) {
+				set[f] = 1;
+				hits++;
+			}
+		}
+	}
 	return hits;
 }
 

@@ -2,6 +2,7 @@
  * root.c - owns the default root of a downward profile
  * (model_default_root). Why: root.h.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/util.h"
@@ -72,6 +73,48 @@ static const char *main_by_caller(const struct profile *p, const struct model *m
 	return NULL;
 }
 
+/* Whether fn is a module's code: <module>, or MODULE.<module>. */
+static int is_module(const char *fn)
+{
+	size_t n = strlen(fn);
+
+	return n >= 8 && !strcmp(fn + n - 8, "<module>") && (n == 8 || fn[n - 9] == '.');
+}
+
+/*
+ * A Python program's outermost function: its script's <module> ("prog.<module>"
+ * where other modules' code is on some stack too, langview.c), the one under which the stacks count the most (the first
+ * counter: allocations, samples); NULL if none.
+ */
+static const char *module_root(const struct model *m)
+{
+	size_t nfn = strtab_count(m->fns);
+	uint64_t *weight = xcalloc(nfn ? nfn : 1, sizeof(*weight)),
+		 *buf = xcalloc(m->nc ? m->nc : 1, sizeof(*buf)), best = 0;
+	const char *root = NULL;
+
+	for (size_t i = 0; i < m->nstacks; i++) {
+		const struct model_stack *s = &m->stacks[i];
+		uint32_t r = s->run, fn;
+
+		if (!s->n || s->cut || r >= m->nruns)
+			continue;
+		for (size_t guard = 0; m->runs[r].parent != MODEL_NONE && guard < m->nruns; guard++)
+			r = m->runs[r].parent_run;
+		fn = m->sites[m->site[m->runs[r].first]].fn;
+		if (fn >= nfn || !is_module(strtab_get(m->fns, fn)))
+			continue;
+		weight[fn] += 1 + (m->nc ? model_counts(m, s, buf)[0] : 0);
+		if (weight[fn] > best) {
+			best = weight[fn];
+			root = strtab_get(m->fns, fn);
+		}
+	}
+	free(weight);
+	free(buf);
+	return root;
+}
+
 const char *model_default_root(const struct profile *p, const struct model *m)
 {
 	if (m->lisp) /* a Lisp program's outermost function is no main */
@@ -79,7 +122,7 @@ const char *model_default_root(const struct profile *p, const struct model *m)
 	/* A Python program's main is a function of its own, if any (or
 	 * site.main): its outermost frames are its modules' code. */
 	if (m->lang)
-		return strtab_find(m->fns, "<module>") >= 0 ? "<module>" : NULL;
+		return module_root(m);
 	if (m->main_fn != MODEL_NONE && main_sampled(m))
 		return "main";
 	return main_by_caller(p, m);

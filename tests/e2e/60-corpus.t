@@ -113,7 +113,7 @@ new_case python
 if ! missing python python3 python3; then
 	EXPECT=$(printf '%s\n%s' "[(3, [('0', 40), ('1', 40)]), (5, [('0', 40), ('1', 39)]), (7, [('0', 40), ('1', 39)]), (11, [('0', 40), ('1', 39)])]" 4999950000)
 	EXE=$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))')
-	M_NAMES='[[:space:]]work$ Thread[.]run.>.work !_PyEval_EvalFrameDefault' C_NAMES='[[:space:]]work[[:space:]] Thread[.]run !_PyEval_EvalFrameDefault'
+	M_NAMES='[[:space:]]corpus[.]work$ Thread[.]run.>.corpus[.]work !_PyEval_EvalFrameDefault' C_NAMES='[[:space:]]corpus[.]work[[:space:]] Thread[.]run !_PyEval_EvalFrameDefault'
 	corpus python3 "$SRC/corpus.py"
 fi
 

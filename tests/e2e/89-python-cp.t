@@ -23,8 +23,12 @@ fi
 cp "$TOP/tests/progs/py_cpu.py" .
 
 infov() { "$MPROF" dump "$1" | awk -v k="$2" '$1 == "info" && $2 == k { sub(/^info [^ ]+ /, ""); print }'; }
-# raw DATA FUNCTION: the raw samples of FUNCTION in the function profile.
-raw() { "$CPPROF" -c 'threshold 0; function' "$1" | awk -v f="$2" '$2 == f { gsub(/[][]/, "", $3); print $3 }'; }
+# raw DATA FUNCTION: the raw samples of FUNCTION in the function profile
+# (a Python function's name is its module's, then its own: MODULE.FUNCTION).
+raw() {
+	"$CPPROF" -c 'threshold 0; function' "$1" |
+		awk -v f="$2" '$2 == f || substr($2, length($2) - length(f)) == "." f { gsub(/[][]/, "", $3); print $3 }'
+}
 # share DATA: heavy's share of the samples in heavy or light, and both counts.
 share() {
 	h=$(raw "$1" heavy) l=$(raw "$1" light)
@@ -49,9 +53,9 @@ ok $? "cpu: at least 400 samples in heavy or light ($(($2 + $3)))"
 fn=$("$CPPROF" -c 'threshold 0; function' cpu.data)
 unlike "$fn" '_PyEval_EvalFrameDefault|_PyEval_Vector' "cpu: no eval loop frame in the function profile"
 "$CPPROF" export --format folded -o cpu.folded cpu.data
-like "$(cat cpu.folded)" '^Thread\._bootstrap;Thread\._bootstrap_inner;Thread\.run;run;heavy;crunch [0-9]+$' \
+like "$(cat cpu.folded)" '^threading\.Thread\._bootstrap;threading\.Thread\._bootstrap_inner;threading\.Thread\.run;py_cpu\.run;py_cpu\.heavy;py_cpu\.crunch [0-9]+$' \
 	"cpu: the thread's stack, by its Python frames"
-like "$(cat cpu.folded)" '^<module>;run;light;crunch [0-9]+$' "cpu: the main thread's stack"
+like "$(cat cpu.folded)" '^py_cpu\.<module>;py_cpu\.run;py_cpu\.light;py_cpu\.crunch [0-9]+$' "cpu: the main thread's stack"
 
 # 8-10: real time, one thread; then two: the thread that waits for the
 # GIL is sampled by the watcher, from a copy of its stack.
@@ -68,7 +72,7 @@ like "$fn" 'pthread_cond_timedwait' "real: a thread waiting for the GIL, in libc
 if [ -x "$B/tools/pprof" ]; then
 	"$CPPROF" export --format pprof -o cpu.pb.gz cpu.data
 	line=$(grep -n 's += i \* i' py_cpu.py | cut -d: -f1)
-	like "$("$B/tools/pprof" -top -lines cpu.pb.gz 2> /dev/null)" "crunch .*py_cpu\\.py:$line" \
+	like "$("$B/tools/pprof" -top -lines cpu.pb.gz 2> /dev/null)" "py_cpu\\.crunch .*py_cpu\\.py:$line" \
 		"pprof: crunch() at its loop's line ($line)"
 else
 	fail "pprof not built ($B/tools/pprof: make builds it from Debian's golang-github-google-pprof-dev)"
@@ -104,9 +108,9 @@ if __name__ == "__main__":
 PYEOF
 "$CPPROF" record -o mf.data "$PY" mainfn.py
 paths=$("$CPPROF" -c 'threshold 0.3; down' mf.data | sed -n 's/^[01]\.[0-9]* \((.*)\) \[[0-9]*\]$/\1/p' | head -3)
-is "$paths" "(<module>)
-(<module> main)
-(<module> main work)" "down: from <module>, through main to work"
+is "$paths" "(mainfn.<module>)
+(mainfn.<module> mainfn.main)
+(mainfn.<module> mainfn.main mainfn.work)" "down: from <module>, through main to work"
 
 # Bytes read: those samples are taken in the interposed read, not in the
 # handler; they name the Python function that read (they kept the eval
@@ -128,7 +132,7 @@ def reader(path):
 print(reader("blob"))
 PYEOF
 "$CPPROF" record -e read-bytes -o rd.data "$PY" rd.py > /dev/null
-fr=$("$CPPROF" -c 'resource read-bytes; threshold 0; function' rd.data | awk '$2 == "reader" { print $1 }')
+fr=$("$CPPROF" -c 'resource read-bytes; threshold 0; function' rd.data | awk '$2 ~ /(^|\.)reader$/ { print $1 }')
 ev=$("$CPPROF" -c 'resource read-bytes; threshold 0; function' rd.data | grep -c _PyEval_EvalFrameDefault)
 ok "$(awk -v f="${fr:-0}" -v e="$ev" 'BEGIN { exit !(f >= 0.95 && e == 0) }'; echo $?)" \
 	"read-bytes: reader() holds ${fr:-none} of the bytes read (>= 0.95), no eval frame ($ev)"
@@ -141,7 +145,7 @@ head -c 60000 /dev/zero | tr '\0' x > blob60k
 bare=$("$PY" "$TOP/tests/progs/py_readnames.py" blob60k 2>&1; echo "rc=$?")
 out=$(timeout 120 "$CPPROF" record -e cpu:20us -o rn.data "$PY" "$TOP/tests/progs/py_readnames.py" blob60k 2>&1; echo "rc=$?")
 is "$out" "$bare" "4,000 functions reading, sampled every 20 us: ends, as bare (240,800,000)"
-n=$("$CPPROF" -c 'threshold 0; function' rn.data | grep -Ec ' f[0-9]+ ')
+n=$("$CPPROF" -c 'threshold 0; function' rn.data | grep -Ec '[ .]f[0-9]+ ')
 ok "$([ "$n" -ge 100 ]; echo $?)" "... and its functions are named ($n of the 4,000 sampled)"
 
 # System calls: the handler's reads of the Python frames are system calls
@@ -166,7 +170,7 @@ if "$CPPROF" list | sed '/^not available/q' | grep -q '^  syscalls '; then
 	is "$out" "done
 rc=0" "-e syscalls:1: python3 runs to its end, output and status its own"
 	n=$("$CPPROF" -c 'resource syscalls; threshold 0; function' sys.data |
-		awk '$2 == "calls" { gsub(/[][]/, "", $3); print $3 }')
+		awk '$2 ~ /(^|\.)calls$/ { gsub(/[][]/, "", $3); print $3 }')
 	within "${n:-0}" 20000 20
 	ok $? "-e syscalls:1: calls() made 20000 system calls, within 0.1% ($n), the handler's own not among them"
 else
@@ -215,8 +219,8 @@ within "$got" "${truth:-9}" 0.05
 ok $? "kernel faults: kread's share of kread and ufill is $got (${k:-0} and ${u:-0} samples), getrusage's $truth, within 0.05"
 "$CPPROF" record -e cpu -e minor-faults:100 -o pf2.data "$PY" cp_pyfaults.py > pf2.out 2> pf2.err
 truth=$(tail -n 1 pf2.err)
-k=$("$CPPROF" -c 'resource minor-faults; threshold 0; function' pf2.data | awk '$2 == "kread" { gsub(/[][]/, "", $3); print $3 }')
-u=$("$CPPROF" -c 'resource minor-faults; threshold 0; function' pf2.data | awk '$2 == "ufill" { gsub(/[][]/, "", $3); print $3 }')
+k=$("$CPPROF" -c 'resource minor-faults; threshold 0; function' pf2.data | awk '$2 ~ /(^|\.)kread$/ { gsub(/[][]/, "", $3); print $3 }')
+u=$("$CPPROF" -c 'resource minor-faults; threshold 0; function' pf2.data | awk '$2 ~ /(^|\.)ufill$/ { gsub(/[][]/, "", $3); print $3 }')
 got=$(awk -v k="${k:-0}" -v u="${u:-0}" 'BEGIN { printf "%.3f", k + u ? k / (k + u) : 0 }')
 within "$got" "${truth:-9}" 0.05
 ok $? "kernel faults beside the CPU clock (-e cpu -e minor-faults): kread's share $got, getrusage's $truth, within 0.05"
@@ -229,7 +233,7 @@ lost=
 for i in 1 2 3; do
 	"$CPPROF" record -e minor-faults:100 -o pf3.data "$PY" cp_pyfaults.py > /dev/null 2> pf3.err
 	kf=$(awk '$1 == "faults" { print $2 }' pf3.err)
-	k=$("$CPPROF" -c 'resource minor-faults; threshold 0; function' pf3.data | awk '$2 == "kread" { gsub(/[][]/, "", $3); print $3 }')
+	k=$("$CPPROF" -c 'resource minor-faults; threshold 0; function' pf3.data | awk '$2 ~ /(^|\.)kread$/ { gsub(/[][]/, "", $3); print $3 }')
 	awk -v k="${k:-0}" -v f="${kf:-0}" 'BEGIN { exit !(f > 0 && k >= 0.95 * f / 100) }' || lost="$lost ${k:-0}/${kf:-?}"
 done
 is "$lost" "" "kernel faults: every read's counted, in three runs (kread's hits / its faults, where short: '$lost')"

@@ -12,12 +12,12 @@
 # tests/progs/py_shapes.py keeps what a thread, a generator, a caught
 # exception, a coroutine and json's C encoder make, and exits with 3.
 . "$(dirname "$0")/../lib.sh"
-plan 45
+plan 50
 cd "$T" || exit 1
 
 PY=/usr/bin/python3
 if [ ! -x "$PY" ]; then
-	absent 45 "$PY (Debian's python3, scripts/install-deps.sh)"
+	absent 50 "$PY (Debian's python3, scripts/install-deps.sh)"
 	done_testing
 fi
 lib=$LIBMPROF/libmprof.so
@@ -39,8 +39,8 @@ rc=$?
 is "$rc $out" "0 done 20000 30000" "py_alloc prints and exits as it does bare"
 like "$(infov pa.data lang) / $(infov pa.data lang.frames)" '^python 3\.11\.[0-9]+ / read$' \
 	"INFO: the language and its frames read"
-ms=$(kept pa.data "<module>;strings")
-mt=$(kept pa.data "<module>;tuples")
+ms=$(kept pa.data "py_alloc.<module>;py_alloc.strings")
+mt=$(kept pa.data "py_alloc.<module>;py_alloc.tuples")
 near "$ms" "$tm_s" 0.5
 ok $? "strings() keeps $ms bytes; tracemalloc says $tm_s (0.5%)"
 near "$mt" "$tm_t" 0.5
@@ -58,16 +58,16 @@ like "$("$MPROF" dump pa.data | grep -F 'info lang.fn.')" "tuples\\\\t.*py_alloc
 like "$bins" "^ +64 .*  tuple" "object kinds: the 64-byte bin lists tuple first"
 unlike "$("$MPROF" export --format folded pa.data)" '_PyEval_EvalFrameDefault|PyObject_Malloc' \
 	"no stack shows the eval loop or the object allocator"
-row=$("$MPROF" pa.data | awk '/^--------- DIRECT/ { d = 1 } /^--------- ALLOCATION CALL/ { d = 0 } d && $NF == "strings"')
+row=$("$MPROF" pa.data | awk '/^--------- DIRECT/ { d = 1 } /^--------- ALLOCATION CALL/ { d = 0 } d && $NF == "py_alloc.strings"')
 like "$row" " $ms " "the direct allocation table charges strings() its kept bytes"
 if [ -x "$B/tools/pprof" ]; then
 	"$MPROF" export --format pprof -o pa.pb.gz pa.data
-	like "$("$B/tools/pprof" -top -lines pa.pb.gz 2> /dev/null)" "strings .*py_alloc\\.py:$line" \
+	like "$("$B/tools/pprof" -top -lines pa.pb.gz 2> /dev/null)" "py_alloc\\.strings .*py_alloc\\.py:$line" \
 		"pprof shows strings() by name, file and line"
 	# pprof strips <...> from a name equal to its system name: <module>
 	# and every <listcomp> were one <unknown>.
 	top=$("$B/tools/pprof" -top -cum pa.pb.gz 2> /dev/null)
-	is "$(printf '%s\n' "$top" | grep -c ' <module>$')/$(printf '%s\n' "$top" | grep -c '<unknown>')" "1/0" \
+	is "$(printf '%s\n' "$top" | grep -c ' py_alloc\.<module>$')/$(printf '%s\n' "$top" | grep -c '<unknown>')" "1/0" \
 		"pprof names <module> as Python does, not <unknown>"
 else
 	fail "pprof not built ($B/tools/pprof: make builds it from Debian's golang-github-google-pprof-dev)"
@@ -79,23 +79,23 @@ bare=$("$PY" py_shapes.py 2>&1; echo "rc=$?")
 out=$(MPROF_OUT=sh.data LD_PRELOAD=$lib "$PY" py_shapes.py 2>&1; echo "rc=$?")
 is "$out" "$bare" "py_shapes prints and exits (3) as it does bare"
 "$MPROF" export --format folded sh.data > sh.folded
-th=$(kept sh.data "Thread._bootstrap;Thread._bootstrap_inner;Thread.run;in_thread;in_thread.<locals>.<listcomp>")
+th=$(kept sh.data "threading.Thread._bootstrap;threading.Thread._bootstrap_inner;threading.Thread.run;py_shapes.in_thread;py_shapes.in_thread.<locals>.<listcomp>")
 [ "$th" -ge 100000 ]
 ok $? "a thread's objects under its Python frames ($th bytes of 100 x 1000)"
-g=$(kept sh.data "<module>;from_gen;gen")
+g=$(kept sh.data "py_shapes.<module>;py_shapes.from_gen;py_shapes.gen")
 [ "$g" -ge 100000 ]
 ok $? "a generator's objects under it, called from where it is consumed ($g bytes of 200 x 500)"
-c=$(grep -E ';Handle\._run;(_asyncio[^;]*;)*coro;coro\.<locals>\.<listcomp> [0-9]+$' sh.folded | awk '{ n += $NF } END { print n + 0 }')
+c=$(grep -E ';events\.Handle\._run;(_asyncio[^;]*;)*py_shapes\.coro;py_shapes\.coro\.<locals>\.<listcomp> [0-9]+$' sh.folded | awk '{ n += $NF } END { print n + 0 }')
 [ "$c" -ge 21000 ]
 ok $? "a coroutine's objects under the event loop's frames and asyncio's C step ($c bytes of 30 x 700)"
-e=$(kept sh.data "<module>;catcher;raiser")
+e=$(kept sh.data "py_shapes.<module>;py_shapes.catcher;py_shapes.raiser")
 [ "$e" -gt 300 ]
 ok $? "the exceptions raised and kept, under the function that raised them ($e bytes)"
-like "$(cat sh.folded)" '^<module>;encode;dumps;JSONEncoder\.encode;JSONEncoder\.iterencode;_json\.cpython-311-x86_64-linux-gnu\.so\+0x[0-9a-f]+ [0-9]+$' \
+like "$(cat sh.folded)" '^py_shapes\.<module>;py_shapes\.encode;json\.dumps;encoder\.JSONEncoder\.encode;encoder\.JSONEncoder\.iterencode;_json\.cpython-311-x86_64-linux-gnu\.so\+0x[0-9a-f]+ [0-9]+$' \
 	"a mixed stack: json's C encoder under the Python frames that called it"
-like "$("$MPROF" export --format folded --counter alloc_space sh.data)" ';JSONEncoder\.iterencode;(.*;)?Enc\.default [0-9]+$' \
+like "$("$MPROF" export --format folded --counter alloc_space sh.data)" ';encoder\.JSONEncoder\.iterencode;(.*;)?py_shapes\.Enc\.default [0-9]+$' \
 	"Python called back from C: Enc.default under the frames that called json"
-d=$(kept sh.data "<module>;scan;opendir_tail;__alloc_dir")
+d=$(kept sh.data "py_shapes.<module>;py_shapes.scan;opendir_tail;__alloc_dir")
 [ "$d" -ge 32768 ]
 ok $? "C code run with the GIL let go: opendir's buffer under scan() ($d bytes)"
 unlike "$(cat sh.folded)" '_PyEval_EvalFrameDefault' "no eval loop frame in any stack"
@@ -106,15 +106,15 @@ is "$(infov nat.data lang)" "" "MPROF_PYTHON=0: no language frames"
 like "$("$MPROF" export --format folded nat.data)" '_PyEval_EvalFrameDefault' \
 	"MPROF_PYTHON=0: the stacks are native"
 PYTHONMALLOC=malloc MPROF_OUT=pm.data LD_PRELOAD=$lib "$PY" py_alloc.py > /dev/null 2>&1
-pm=$(kept pm.data "<module>;strings")
+pm=$(kept pm.data "py_alloc.<module>;py_alloc.strings")
 near "$pm" "$tm_s" 0.5
 ok $? "PYTHONMALLOC=malloc: malloc's blocks get the Python frames ($pm bytes for strings())"
 
 # 23-24: merge and diff read the language frames of each file.
 "$MPROF" merge pa.data pm.data -o m.data 2> merge.err
-mm=$(kept m.data "<module>;strings")
+mm=$(kept m.data "py_alloc.<module>;py_alloc.strings")
 is "$mm" "$((ms + pm))" "merged: strings() keeps both runs' bytes under one name"
-like "$("$MPROF" diff pa.data sh.data)" ' strings$' "diff names the Python functions"
+like "$("$MPROF" diff pa.data sh.data)" ' py_alloc\.strings$' "diff names the Python functions"
 
 # 25-26: a subprocess (python3 starting python3) is profiled too, by its
 # own file, with its own frames.
@@ -127,7 +127,7 @@ is "$(grep -c done sub.out)" "1" "the child ran under mprof run"
 ls sub.data* > files.txt 2>&1
 found=0
 for f in sub.data*; do
-	[ "$(kept "$f" "<module>;strings")" -gt 5000000 ] && found=1
+	[ "$(kept "$f" "py_alloc.<module>;py_alloc.strings")" -gt 5000000 ] && found=1
 done
 is "$found" "1" "the child's profile names strings() ($(tr '\n' ' ' < files.txt))"
 
@@ -135,7 +135,7 @@ is "$found" "1" "the child's profile names strings() ($(tr '\n' ' ' < files.txt)
 # workers do): the launcher's keep has the tables but not the names, so
 # the runtime saves them itself.
 "$MPROF" run -o ox.data "$PY" py_alloc.py > /dev/null 2>&1
-is "$(kept ox.data "<module>;strings")/$(infov ox.data reason)" "$ms/exit" \
+is "$(kept ox.data "py_alloc.<module>;py_alloc.strings")/$(infov ox.data reason)" "$ms/exit" \
 	"mprof run, os._exit: the runtime's own file, strings() named ($ms bytes)"
 
 # 28: multiprocessing (fork): each worker's file has its Python frames,
@@ -158,7 +158,7 @@ PYEOF
 n=0
 for f in mp.data.*; do
 	"$MPROF" export --format folded --counter alloc_objects "$f" 2> /dev/null |
-		grep -Eq ';BaseProcess\.run;worker;mapstar;work;work\.<locals>\.<listcomp> [0-9]+$' && n=$((n + 1))
+		grep -Eq ';process\.BaseProcess\.run;pool\.worker;pool\.mapstar;mp\.work;mp\.work\.<locals>\.<listcomp> [0-9]+$' && n=$((n + 1))
 done
 is "$(cat mp.out)/$n" "80000/2" "multiprocessing: both workers' files show work() under the pool's frames"
 
@@ -216,7 +216,7 @@ if __name__ == "__main__":
 PYEOF
 MPROF_OUT=mf.data LD_PRELOAD=$lib "$PY" mainfn.py > /dev/null
 b=$("$MPROF" export --format folded --counter alloc_space mf.data |
-	awk '$1 == "<module>;main;work;work.<locals>.<listcomp>" { print $2 }')
+	awk '$1 == "mainfn.<module>;mainfn.main;mainfn.work;mainfn.work.<locals>.<listcomp>" { print $2 }')
 ok "$([ "${b:-0}" -gt 1000000 ]; echo $?)" "def main(): its caller <module> kept (<module>;main;work: ${b:-none} bytes)"
 
 # The sampled monitor keeps native stacks, and says so (it said nothing).
@@ -229,7 +229,7 @@ is "$(infov smp.data lang.frames)" "none: the sampled monitor (--sample) keeps n
 # first Python frame (python.c).  They saw ~1% of the allocations.
 MPROF_OUT=dev.data LD_PRELOAD=$lib "$PY" -X dev mainfn.py > /dev/null
 b=$("$MPROF" export --format folded --counter alloc_space dev.data |
-	awk '$1 == "<module>;main;work;work.<locals>.<listcomp>" { print $2 }')
+	awk '$1 == "mainfn.<module>;mainfn.main;mainfn.work;mainfn.work.<locals>.<listcomp>" { print $2 }')
 ok "$([ "${b:-0}" -gt 10000000 ]; echo $?)" "-X dev: work()'s strings all seen (${b:-none} bytes > 10,000,000)"
 
 # A recursion deeper than a stack keeps (1,024 frames): its allocations
@@ -250,7 +250,7 @@ print(len(x))
 PYEOF
 MPROF_OUT=deep.data LD_PRELOAD=$lib "$PY" deep.py > /dev/null
 d=$("$MPROF" export --format folded --counter alloc_objects deep.data |
-	awk '{ n = split($1, a, ";") } a[n] == "r.<locals>.<listcomp>" { print n, $2 }')
+	awk '{ n = split($1, a, ";") } a[n] == "deep.r.<locals>.<listcomp>" { print n, $2 }')
 ok "$(echo "$d" | awk '{ exit !(NR == 1 && $1 == 1024 && $2 >= 10000) }'; echo $?)" \
 	"5,000 deep: the strings (and their ints) on one stack of the innermost 1,024 frames ($d)"
 # ... and such a stack says it was cut (it did not: its outer callers'
@@ -266,8 +266,8 @@ cuts() { "$MPROF" dump "$1" | awk '$1 == "stack" && $3 % 2 == 1 { n++ } END { pr
 fnb() { "$CPPROF" -c 'resource alloc-bytes; function' "$1" | awk -v f="$2" '$2 == f { gsub(/[][]/, "", $3); print $3 }'; }
 is "$(cuts d1000.data)/$("$CPPROF" -c 'resource alloc-bytes; function' d1000.data | grep -c 'cut short')" "0/0" \
 	"1,000 deep: no stack cut, no word of it"
-ok "$([ "$(fnb d1000.data driver)" -ge "$(fnb d1000.data rec)" ]; echo $?)" \
-	"1,000 deep: driver holds what rec does ($(fnb d1000.data driver) >= $(fnb d1000.data rec))"
+ok "$([ "$(fnb d1000.data py_deep.driver)" -ge "$(fnb d1000.data py_deep.rec)" ]; echo $?)" \
+	"1,000 deep: driver holds what rec does ($(fnb d1000.data py_deep.driver) >= $(fnb d1000.data py_deep.rec))"
 ok "$([ "$(cuts d1500.data)" -ge 1 ]; echo $?)" "1,500 deep: the stacks of 1,024 frames are flagged cut ($(cuts d1500.data))"
 like "$("$CPPROF" -c 'resource alloc-bytes; function' d1500.data)" \
 	'^\((5[0-9]|[6-8][0-9])\.[0-9]% of the samples are in stacks cut short, deeper than the recorder keeps' \
@@ -282,12 +282,48 @@ is "$("$MPROF" d1500.data | sed -n '/ALLOCATION CALL GRAPH/,$p' | grep -c '^(.*o
 cp "$TOP/tests/progs/py_small16.py" .
 tm16=$("$PY" -X tracemalloc=1 py_small16.py tm | awk '$1 == "tm" { print $2 }')
 MPROF_OUT=s16.data LD_PRELOAD=$lib "$PY" py_small16.py > /dev/null
-is "$(infov s16.data unknown_frees)/$(kept s16.data "<module>;churn_small;churn_small.<locals>.<listcomp>")" "0/0" \
+is "$(infov s16.data unknown_frees)/$(kept s16.data "py_small16.<module>;py_small16.churn_small;py_small16.churn_small.<locals>.<listcomp>")" "0/0" \
 	"16-byte objects 16 apart: every free known (unknown frees/bytes churn_small keeps)"
-k16=$(kept s16.data "<module>;keep_small;keep_small.<locals>.<listcomp>")
+k16=$(kept s16.data "py_small16.<module>;py_small16.keep_small;py_small16.keep_small.<locals>.<listcomp>")
 near "$k16" "$tm16" 0.1
 ok $? "16-byte objects: keep_small() keeps $k16 bytes; tracemalloc says $tm16 (0.1%)"
 k16o=$("$MPROF" export --format folded --counter inuse_objects s16.data |
-	awk '$1 == "<module>;keep_small;keep_small.<locals>.<listcomp>" { print $2 }')
+	awk '$1 == "py_small16.<module>;py_small16.keep_small;py_small16.keep_small.<locals>.<listcomp>" { print $2 }')
 is "$k16o" 15001 "16-byte objects: keep_small() keeps its 15,000 objects and the list's array"
+
+# Functions of two modules that share a name are two functions, each
+# named after its module as Python names it: the script's load() and
+# json.load were one row, "load", their bytes summed; every module's code
+# was one "<module>".  Known answer (kept: os._exit, as py_alloc.py): names.load() keeps 4,000 strings whose
+# sizes the script sums (sys.getsizeof), json.load the file it read.
+cat > names.py <<'PYEOF'
+import json, os, sys
+def load(n):
+    return ["x" * 1000 + str(i) for i in range(n)]
+def main():
+    global keep
+    keep = load(4000)
+    with open(sys.argv[1]) as f:
+        data = json.load(f)
+    print(sum(sys.getsizeof(s) for s in keep) + sys.getsizeof(keep), len(data), flush=True)
+keep = None
+main()
+os._exit(0)
+PYEOF
+"$PY" -c 'import json; print(json.dumps([{"k": "v" * 50}] * 20000))' > names.json
+bare=$("$PY" names.py names.json)
+out=$(MPROF_OUT=nm.data LD_PRELOAD=$lib "$PY" names.py names.json)
+is "$out" "$bare" "two load()s: the output is the program's"
+direct=$("$MPROF" nm.data | awk '/^--------- DIRECT/ { d = 1 } /^--------- ALLOCATION CALL/ { d = 0 } d { print $NF }')
+is "$(printf '%s\n' "$direct" | grep -Ec '^(names\.load|json\.load)$')/$(printf '%s\n' "$direct" | grep -c '^load$')" "2/0" \
+	"two load()s: the direct allocation table has names.load and json.load, no bare load"
+"$MPROF" export --format folded --counter alloc_space nm.data > nm.folded
+k=$(kept nm.data "names.<module>;names.main;names.load;names.load.<locals>.<listcomp>")
+near "$k" "${bare% *}" 0.5
+ok $? "two load()s: names.load keeps $k bytes, the script's own sum ${bare% *} (0.5%), none of json's"
+jl=$(awk '$1 ~ /^names[.]<module>;names[.]main;json[.]load(;|$)/ { n += $NF } END { print n + 0 }' nm.folded)
+ok "$([ "$jl" -ge "$(wc -c < names.json)" ]; echo $?)" \
+	"two load()s: json.load allocates at least what it read ($jl bytes >= the file's $(wc -c < names.json))"
+is "$("$B/bin/cpprof" -c 'threshold 0; up load' nm.data | sed -n 's/^[0-9.]* (\([a-z.]*load\)) .*/\1/p' | sort | tr '\n' ' ')" \
+	"json.load names.load " "cpprof: up load, by the name typed, finds both, each by its module"
 done_testing

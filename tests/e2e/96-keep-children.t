@@ -214,7 +214,7 @@ if __name__ == "__main__":
 PYEOF
 # named FILE: the bytes under work()'s list comprehension, by its Python name.
 named() {
-	"$MPROF" export --format folded "$1" | awk '$1 ~ /;work;work\.<locals>\.<listcomp>$/ { s += $2 } END { print s + 0 }'
+	"$MPROF" export --format folded "$1" | awk '$1 ~ /;pool[.]work;pool[.]work\.<locals>\.<listcomp>$/ { s += $2 } END { print s + 0 }'
 }
 if [ -x "$PY" ]; then
 	out=$("$MPROF" run -o p.data "$PY" pool.py terminate 2> p.err)
@@ -234,7 +234,7 @@ done/" "close() and join(): the program's output, nothing said"
 	is "$out/$(ls c.data.* 2> /dev/null | wc -l)" "done/2" "cpprof, with Pool(2): two workers' profiles from their keeps"
 	bad=0
 	for f in c.data.*; do
-		"$CPPROF" export --format folded "$f" | grep -q ';worker;mapstar;work' || bad=$((bad + 1))
+		"$CPPROF" export --format folded "$f" | grep -q ';pool[.]worker;pool[.]mapstar;pool[.]work' || bad=$((bad + 1))
 	done
 	is "$bad" 0 "cpprof, with Pool(2): each worker's samples under worker;mapstar;work"
 else

@@ -59,7 +59,7 @@ if [ -x "$PY" ]; then
 	is "$(lost p.data)" "0 stacks, 0 blocks" "python3 killed: no stack lost (the Python view)"
 	is "$(info p.data lang)/$("$MPROF" dump p.data | sed -n 's/^info lang.frames //p')" \
 		"python/read" "python3 killed: INFO lang and lang.frames from the keep"
-	b=$(bytes p.data "<module>;build;build.<locals>.<listcomp>")
+	b=$(bytes p.data "k.<module>;k.build;k.build.<locals>.<listcomp>")
 	ok "$([ "${b:-0}" -gt 5000000 ]; echo $?)" \
 		"python3 killed: build's list comprehension named, with its bytes (${b:-none} > 5,000,000)"
 	# Unnamed, a frame prints "(frame N)", and with no INFO lang at all
@@ -69,7 +69,7 @@ if [ -x "$PY" ]; then
 	MPROF_PYTHON=0 "$MPROF" run -o n.data "$PY" k.py 2> /dev/null
 	is "$(lost n.data)" "0 stacks, 0 blocks" "python3 killed: no stack lost (native stacks)"
 	"$B/bin/cpprof" record -o c.data "$PY" spin.py 2> /dev/null
-	s=$("$B/bin/cpprof" export --format folded c.data | awk '$1 ~ /^<module>;heavy/ { s += $2 } END { print s + 0 }')
+	s=$("$B/bin/cpprof" export --format folded c.data | awk '$1 ~ /^spin[.]<module>;spin[.]heavy/ { s += $2 } END { print s + 0 }')
 	ok "$([ "$s" -ge 200000000 ]; echo $?)" \
 		"cpprof, python3 killed: heavy named, with its CPU time ($s ns >= 0.2 s)"
 else

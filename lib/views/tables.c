@@ -407,7 +407,7 @@ struct chains {
 	struct tables_chain *lk;
 	size_t n;
 	uint32_t *order; /* lk's indices, largest first */
-	uint32_t *f, *g; /* two chains' sites, room for the depth */
+	uint32_t *f, *g; /* two chains' sites, room for the longest stack */
 };
 
 /* Chains are the same when their functions are (and, with -offsets, their
@@ -421,7 +421,7 @@ static int site_eq(const struct model *m, uint32_t a, uint32_t b, int offsets)
 
 static const struct tables_chain *sort_lk;
 static const struct model *sort_lm;
-static uint32_t *sort_fa, *sort_fb; /* two chains' sites, room for -depth */
+static uint32_t *sort_fa, *sort_fb; /* two chains' sites, room for the longest stack */
 static enum chains_of sort_of;
 
 /* The sites of a chain, outermost first, into out (room for n). */
@@ -473,9 +473,57 @@ static int leak_cmp(const void *xp, const void *yp)
 }
 
 /*
+ * Whether fn is a frame of C++'s standard library (std::, __gnu_cxx::,
+ * operator new).  A partial chain shows them but does not count them in
+ * its depth: at -O2 a vector's push_back is five inlined frames of the
+ * library down to operator new, and five frames showed only those, with
+ * the program's caller cut off and every caller's chains merged in one
+ * row.
+ */
+static int library_fn(const char *name)
+{
+	static const char *const prefix[] = { "std::", "__gnu_cxx::", "__cxxabiv1::" };
+	char *simple = NULL;
+	int lib = 0;
+
+	if (strchr(name, '(') && (simple = cxxname_simplify(name)) != NULL)
+		name = simple; /* -full-names: the short name's */
+	if (!strcmp(name, "operator new") || !strcmp(name, "operator new[]"))
+		lib = 1;
+	for (size_t i = 0; !lib && i < sizeof(prefix) / sizeof(prefix[0]); i++)
+		lib = !strncmp(name, prefix[i], strlen(prefix[i]));
+	free(simple);
+	return lib;
+}
+
+/*
+ * How many of stack s's innermost frames (all of them in path, outermost
+ * first) a partial chain of depth frames takes: depth of the program's
+ * own, with the library's frames among and below them (library_fn;
+ * lib[fn]: 0 not known yet, 1 the program's, 2 the library's).
+ */
+static uint32_t chain_len(const struct model *m, const struct model_stack *s, int depth,
+			  uint8_t *lib, uint32_t *path)
+{
+	uint32_t counted = 0, k;
+
+	if (!s->n)
+		return 0;
+	model_path(m, s, path);
+	for (k = s->n; k > 0 && counted < (uint32_t)depth; k--) {
+		uint32_t fn = m->sites[path[k - 1]].fn;
+
+		if (!lib[fn])
+			lib[fn] = library_fn(strtab_get(m->fns, fn)) ? 2 : 1;
+		counted += lib[fn] == 1;
+	}
+	return s->n - k;
+}
+
+/*
  * Merge the stacks into partial chains of o->depth callers (mprof.1, TABLE
- * 2): for CHAINS_KEPT the stacks that keep something, for CHAINS_PEAK
- * those live at the peak; sorted, largest first.
+ * 2; chain_len): for CHAINS_KEPT the stacks that keep something, for
+ * CHAINS_PEAK those live at the peak; sorted, largest first.
  */
 static size_t collect(const struct model *m, int depth, int offsets, enum chains_of of,
 		      struct tables_chain **out)
@@ -483,18 +531,20 @@ static size_t collect(const struct model *m, int depth, int offsets, enum chains
 	struct tables_chain *lk = NULL;
 	uint64_t ctr[FORMAT_MAX_COUNTERS];
 	uint32_t *f, *g, *slot;
+	uint8_t *lib;
 	size_t nl = 0, cap = 0, nslots = 64;
 
 	while (nslots < 4 * m->nstacks)
 		nslots *= 2;
 	slot = xcalloc(nslots, sizeof(uint32_t));
-	f = xcalloc((size_t)depth + 1, sizeof(uint32_t));
-	g = xcalloc((size_t)depth + 1, sizeof(uint32_t));
+	f = xcalloc((size_t)m->maxn + 1, sizeof(uint32_t));
+	g = xcalloc((size_t)m->maxn + 1, sizeof(uint32_t));
+	lib = xcalloc(strtab_count(m->fns) + 1, 1);
 	for (size_t i = 0; i < m->nstacks; i++) {
 		const struct model_stack *s = &m->stacks[i];
-		uint32_t n = s->n < (uint32_t)depth ? s->n : (uint32_t)depth;
-		int cut = s->n > n || s->cut;
-		uint64_t h = (uint64_t)cut;
+		uint32_t n;
+		int cut;
+		uint64_t h;
 		size_t j;
 		struct tables_chain *l = NULL;
 		const uint64_t *v = model_counts(m, s, ctr);
@@ -503,6 +553,9 @@ static size_t collect(const struct model *m, int depth, int offsets, enum chains
 						model_bytes(v) == model_freed(v)
 				      : !model_peak(m, v) && !model_peak_objects(m, v))
 			continue;
+		n = chain_len(m, s, depth, lib, f);
+		cut = s->n > n || s->cut;
+		h = (uint64_t)cut;
 		chain(m, (uint32_t)i, n, f);
 		for (uint32_t k = 0; k < n; k++) {
 			const struct model_site *x = &m->sites[f[k]];
@@ -545,6 +598,7 @@ static size_t collect(const struct model *m, int depth, int offsets, enum chains
 	free(slot);
 	free(f);
 	free(g);
+	free(lib);
 	*out = lk;
 	return nl;
 }
@@ -561,8 +615,8 @@ static void chains_group(struct chains *ch, const struct model *m, const struct 
 	int depth = o->depth > 0 ? o->depth : 5;
 	struct tables_chain *lk;
 	size_t nl = collect(m, depth, o->offsets, of, &lk);
-	uint32_t *f = xcalloc((size_t)depth + 1, sizeof(uint32_t));
-	uint32_t *g = xcalloc((size_t)depth + 1, sizeof(uint32_t));
+	uint32_t *f = xcalloc((size_t)m->maxn + 1, sizeof(uint32_t));
+	uint32_t *g = xcalloc((size_t)m->maxn + 1, sizeof(uint32_t));
 
 	/* Sort indices, not the records: cheaper to move. */
 	ch->order = xcalloc(nl + 1, sizeof(uint32_t));

@@ -404,8 +404,8 @@ static void table_leaks(FILE *out, const struct model *d, const struct tables_op
 	struct tables_chain *lk;
 	size_t nl = tables_chains(d, depth, 0, &lk), hidden = 0, shown = 0;
 	uint32_t *order = xcalloc(nl + 1, sizeof(uint32_t));
-	uint32_t *f = xcalloc((size_t)depth + 1, sizeof(uint32_t));
-	uint32_t *g = xcalloc((size_t)depth + 1, sizeof(uint32_t));
+	uint32_t *f = xcalloc((size_t)d->maxn + 1, sizeof(uint32_t));
+	uint32_t *g = xcalloc((size_t)d->maxn + 1, sizeof(uint32_t));
 
 	for (size_t i = 0; i < nl; i++)
 		order[i] = (uint32_t)i;

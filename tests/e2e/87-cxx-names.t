@@ -10,7 +10,7 @@
 # instantiations of make_n as one function, and the full names with
 # --full-names.
 . "$(dirname "$0")/../lib.sh"
-plan 60
+plan 68
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 PPROF=$B/tools/pprof
@@ -146,4 +146,29 @@ is "$("$MPROF" ver.data | grep -c '@')/$("$MPROF" export --format folded ver.dat
 # cpprof's views, and they drop (-all-frames keeps them).
 is "$("$MPROF" ver.data | grep -c '__libc_start')/$("$MPROF" export --format folded ver.data | grep -c '__libc_start')" "0/0" \
 	"a stripped program: the frames outer to its nameless main drop, as a named main's"
+
+# Partial chains through the C++ library: at -O2 push_back is five
+# inlined library frames down to operator new, and the leak table's five
+# frames were those alone: "... > std::vector::_M_realloc_insert > ... >
+# operator new", both callers' 7,808 bytes in one row.  The library's
+# frames are shown and not counted: each caller has its own row, its
+# bytes the program's known answer (tests/progs/cxx_chains.cc).
+for cxx in g++ clang++; do
+	if ! $cxx -g -O2 -o chains_$cxx "$TOP/tests/progs/cxx_chains.cc"; then
+		absent 4 "$cxx cannot build cxx_chains.cc (scripts/install-deps.sh installs g++ and clang)"
+		continue
+	fi
+	"$MPROF" run -o ch_$cxx.data ./chains_$cxx
+	leaks=$("$MPROF" ch_$cxx.data | sed -n '/^--------- MEMORY LEAKS/,/^--------- HEAP PEAK/p')
+	# row CHAIN: the kept bytes of the leak table's row whose path begins CHAIN.
+	row() { printf '%s\n' "$leaks" | awk -v c="$1" 'index($0, "  " c " > ") || substr($0, length($0) - length(c) + 1) == c { print $1 }' | head -1; }
+	is "$(row 'main > parse_config > fill_vec > std::vector::push_back [inline]')/$(row 'main > load_users > fill_vec > std::vector::push_back [inline]')" \
+		"5120/2560" "$cxx -O2: each caller of push_back its own leak row (10 x 512 and 10 x 256 bytes)"
+	is "$(row 'main > parse_config > fill_map > std::map::operator[] [inline]')" 14400 \
+		"$cxx -O2: map's operator[], under the function that called it (300 x 48 bytes)"
+	is "$(printf '%s\n' "$leaks" | grep -c '\.\.\. > std::')" 0 "$cxx -O2: no chain begins inside the library"
+	peak=$("$MPROF" ch_$cxx.data | sed -n '/^--------- HEAP PEAK/,/^--------- DIRECT/p')
+	like "$peak" '^ +5120 .* main > parse_config > fill_vec > std::vector::push_back \[inline\] > ' \
+		"$cxx -O2: the peak table's chains the same"
+done
 done_testing

@@ -684,7 +684,7 @@ static int run(struct session *s, char *line)
 		return 1;
 	if (!strcmp(argv[0], "help") || !strcmp(argv[0], "?")) {
 		help();
-	} else if (!strcmp(argv[0], "resources")) {
+	} else if (!strcmp(argv[0], "resources") || (!strcmp(argv[0], "resource") && argc == 1)) {
 		for (size_t i = 0; i < s->nres; i++)
 			printf("%c %-16s %-26s %" PRIu64 " samples, sampled every %" PRIu64 " gticks\n",
 			       i == s->cur ? '*' : ' ', s->res[i].name, s->res[i].title, s->res[i].total,
@@ -693,8 +693,21 @@ static int run(struct session *s, char *line)
 		size_t i;
 		for (i = 0; i < s->nres && strcmp(s->res[i].name, argv[1]); i++)
 			;
-		if (i == s->nres)
-			goto bad_arg;
+		if (i == s->nres) {
+			/* Say which it has: "bad argument" sent a user who
+			 * asked for real in a cpu profile to the usage. */
+			char have[512];
+			size_t at = 0;
+
+			have[0] = 0;
+			for (i = 0; i < s->nres && at < sizeof have; i++)
+				at += (size_t)snprintf(have + at, sizeof have - at, "%s%s", i ? ", " : "",
+						       s->res[i].name);
+			errx_("resource: this profile has no resource '%s'; it has: %s (cpprof record "
+			      "-e NAME samples another)",
+			      argv[1], have);
+			goto failed;
+		}
 		s->cur = i;
 	} else if (!strcmp(argv[0], "root") && argc >= 2) {
 		uint8_t *set = root_set(s, name);

@@ -2,7 +2,7 @@
 # one line on stderr and exit status 2, before anything runs; --help is
 # the usage on standard output, exit 0 (issue 22, item 8).
 . "$(dirname "$0")/../lib.sh"
-plan 44
+plan 46
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
 
@@ -53,6 +53,13 @@ like "$(cat "$T/out")" "^Lists the resources" "and says what the verb does"
 "$CPPROF" -c 'threshold nan; threshold 0x1p-2' "$T/t.data" > /dev/null 2> "$T/err"
 is "$?/$(cat "$T/err")" "2/cpprof: threshold: bad argument 'nan' (help shows the usage)" \
 	"threshold nan: a bad argument (a hexadecimal fraction is one)"
+# A resource the file lacks: which it has (it said "bad argument 'real'"
+# and sent the user to the usage); resource alone lists them.
+"$CPPROF" -c 'resource real; function' "$T/t.data" > "$T/out" 2> "$T/err"
+is "$?/$(cat "$T/err")" "2/cpprof: resource: this profile has no resource 'real'; it has: cpu (cpprof record -e NAME samples another)" \
+	"resource real in a cpu profile: says which it has"
+"$CPPROF" -c 'resource' "$T/t.data" > "$T/out" 2> "$T/err"
+like "$?/$(cat "$T/out")$(cat "$T/err")" '^0/\* cpu +CPU Time +[0-9]+ samples' "resource alone: lists the resources"
 # No file named and none of the defaults here: the message says what to give.
 mkdir -p "$T/nothing" && (cd "$T/nothing" && "$CPPROF" -c down) > /dev/null 2> "$T/err"
 is "$?/$(cat "$T/err")" "2/cpprof: no cpprof.data or mprof.data here: give the profile's file (cpprof record PROG writes cpprof.data)" \

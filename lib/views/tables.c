@@ -985,7 +985,10 @@ void tables_print(FILE *out, const struct model *m, const struct callgraph *g,
 	}
 	/* The sum of the stacks' shares: the peak itself (peak.h). */
 	if (m->has_peak)
-		fprintf(out, ", peak %" PRIu64 " bytes live", peak);
+		fprintf(out, ", peak %" PRIu64 " bytes live%s", peak,
+			/* Runs merged: each run's peak, summed, as every other
+			 * figure is (it read as one run's). */
+			reader_info(p, "merged_files") ? " (the runs' peaks summed)" : "");
 	fputc('\n', out);
 	/* A sampled profile's figures are estimates (pprof's unsampling of
 	 * each sample); its INFO totals of allocations are exact. */

@@ -19,8 +19,8 @@ ok $([ "$a1" != "$a2" ]; echo $?) "the runs loaded the program at different addr
 ok $? "mprof merge of three runs"
 peak1=$("$MPROF" ./widgets w1.data | sed -n '1s/.*, peak \([0-9]*\) bytes live$/\1/p')
 is "$("$MPROF" ./widgets w.data | head -1 | sed 's/.*): //')" \
-	"30000 allocations of 6120000 bytes, 15279 frees of 3116916 bytes, 3003084 bytes kept, peak $((3 * peak1)) bytes live" \
-	"the merged profile's totals are three runs' (mprof's header)"
+	"30000 allocations of 6120000 bytes, 15279 frees of 3116916 bytes, 3003084 bytes kept, peak $((3 * peak1)) bytes live (the runs' peaks summed)" \
+	"the merged profile's totals are three runs' (mprof's header), its peak said to be their sum"
 like "$("$MPROF" ./widgets w.data | head -1)" '^mprof: \./widgets \(pid [0-9]+; 3 runs merged: the first.s command line and pid\): ' \
 	"and it says it is three runs merged (it gave the first's command line alone)"
 like "$("$MPROF" ./widgets w.data)" ' 30000 +make_widget$' "its stacks still name the functions (30000 calls of make_widget)"

@@ -7,8 +7,9 @@
  * stack (paper 5.1: "reading 10240 bytes will result in 10 hits").
  *
  * Only calls that go through libc's dynamic symbols are seen: stdio's own
- * reads and writes (fgets, fprintf) are internal to libc and are not; fread
- * and fwrite are counted as calls of their own.  The real functions come
+ * reads and writes are internal to libc and are not; fread, fwrite, fgets,
+ * getline, fputs, puts and the printf family are counted as calls of their
+ * own (the bytes they take or hand over), getc and putc not.  The real functions come
  * from dlsym(RTLD_NEXT).  These wrappers may run in the program's signal
  * handlers (read and write are async-signal-safe): they use the
  * signal-safe unwinder and the lock-free table, and a wrapper that finds
@@ -16,7 +17,9 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -33,6 +36,8 @@
 /* Macros in <stdio.h> when optimizing; the functions are what we wrap. */
 #undef fread_unlocked
 #undef fwrite_unlocked
+#undef fgets_unlocked
+#undef fputs_unlocked
 
 static inline uint64_t io_start(void)
 {
@@ -154,7 +159,8 @@ __attribute__((noinline)) static void io_kend(uint64_t pc, uint64_t ret, int kc)
  * before the constructor ran (another library's constructor) looks its
  * function up then.
  */
-#define WRAP(type, name, r, params, args, bytes)                                     \
+#define WRAP(type, name, r, params, args, bytes) WRAP_F(type, name, r, params, args, bytes, (type)-1)
+#define WRAP_F(type, name, r, params, args, bytes, fail)                             \
 	static type(*real_##name) params;                                            \
 	CP_VIS type name params                                                      \
 	{                                                                            \
@@ -166,7 +172,7 @@ __attribute__((noinline)) static void io_kend(uint64_t pc, uint64_t ret, int kc)
 			real = real_##name = (type(*) params)dlsym(RTLD_NEXT, #name); \
 		if (!real) {                                                         \
 			errno = ENOSYS;                                              \
-			return (type)-1;                                             \
+			return fail;                                                 \
 		}                                                                    \
 		t0 = io_start();                                                     \
 		kc = io_kbegin();                                                    \
@@ -220,11 +226,71 @@ __attribute__((noinline)) static void io_kend(uint64_t pc, uint64_t ret, int kc)
 
 IO_CALLS(WRAP)
 
+/*
+ * stdio's lines and formatted output, the bytes they hand over or take:
+ * X(type, name, resource, params, args, bytes, what a failure returns).
+ * stdio's own reads and writes under them are libc's internal calls, not
+ * the wrapped read and write, so nothing is counted twice (as fread and
+ * fwrite).  getc, putc and their kin, a call a byte, are not wrapped.
+ */
+static size_t io_len(const char *s)
+{
+	return s ? strlen(s) : 0;
+}
+#define IO_STDIO_CALLS(X) \
+	X(char *, fgets, RB, (char *s, int n, FILE *f), (s, n, f), io_len(rc), NULL) \
+	X(char *, fgets_unlocked, RB, (char *s, int n, FILE *f), (s, n, f), io_len(rc), NULL) \
+	X(char *, __fgets_chk, RB, (char *s, size_t sl, int n, FILE *f), (s, sl, n, f), io_len(rc), NULL) \
+	X(char *, __fgets_unlocked_chk, RB, (char *s, size_t sl, int n, FILE *f), (s, sl, n, f), io_len(rc), NULL) \
+	X(ssize_t, getline, RB, (char **l, size_t *n, FILE *f), (l, n, f), rc, -1) \
+	X(ssize_t, getdelim, RB, (char **l, size_t *n, int d, FILE *f), (l, n, d, f), rc, -1) \
+	X(ssize_t, __getdelim, RB, (char **l, size_t *n, int d, FILE *f), (l, n, d, f), rc, -1) \
+	X(int, fputs, WB, (const char *s, FILE *f), (s, f), rc >= 0 ? io_len(s) : 0, EOF) \
+	X(int, fputs_unlocked, WB, (const char *s, FILE *f), (s, f), rc >= 0 ? io_len(s) : 0, EOF) \
+	X(int, puts, WB, (const char *s), (s), rc >= 0 ? io_len(s) + 1 : 0, EOF) \
+	X(int, vfprintf, WB, (FILE *f, const char *fmt, va_list ap), (f, fmt, ap), rc, -1) \
+	X(int, vprintf, WB, (const char *fmt, va_list ap), (fmt, ap), rc, -1) \
+	X(int, __vfprintf_chk, WB, (FILE *f, int fl, const char *fmt, va_list ap), (f, fl, fmt, ap), rc, -1) \
+	X(int, __vprintf_chk, WB, (int fl, const char *fmt, va_list ap), (fl, fmt, ap), rc, -1)
+
+IO_STDIO_CALLS(WRAP_F)
+
+/* The variadic ones, as their v-forms, counted at their own callers. */
+#define WRAP_PRINTF(name, vname, params, vargs, last)                                \
+	CP_VIS int name params                                                       \
+	{                                                                            \
+		va_list ap;                                                          \
+		uint64_t t0;                                                         \
+		int kc, rc;                                                          \
+		if (!real_##vname)                                                   \
+			real_##vname = (__typeof__(real_##vname))dlsym(RTLD_NEXT, #vname); \
+		if (!real_##vname) {                                                 \
+			errno = ENOSYS;                                              \
+			return -1;                                                   \
+		}                                                                    \
+		t0 = io_start();                                                     \
+		kc = io_kbegin();                                                    \
+		va_start(ap, last);                                                  \
+		rc = real_##vname vargs;                                             \
+		va_end(ap);                                                          \
+		if (kc)                                                              \
+			io_kend((uint64_t)(uintptr_t)real_##vname, RET_ADDR, kc);    \
+		if (t0 || (cp.col[WB] >= 0 && rc > 0))                               \
+			io_done(t0, WB, rc, RET_ADDR);                               \
+		return rc;                                                           \
+	}
+WRAP_PRINTF(printf, vprintf, (const char *fmt, ...), (fmt, ap), fmt)
+WRAP_PRINTF(fprintf, vfprintf, (FILE *f, const char *fmt, ...), (f, fmt, ap), fmt)
+WRAP_PRINTF(__printf_chk, __vprintf_chk, (int fl, const char *fmt, ...), (fl, fmt, ap), fmt)
+WRAP_PRINTF(__fprintf_chk, __vfprintf_chk, (FILE *f, int fl, const char *fmt, ...), (f, fl, fmt, ap), fmt)
+
 #define RESOLVE(type, name, r, params, args, bytes) \
 	if (!real_##name)                           \
 		real_##name = (type(*) params)dlsym(RTLD_NEXT, #name);
+#define RESOLVE_F(type, name, r, params, args, bytes, fail) RESOLVE(type, name, r, params, args, bytes)
 
 void io_init(void)
 {
 	IO_CALLS(RESOLVE)
+	IO_STDIO_CALLS(RESOLVE_F)
 }

@@ -3,7 +3,7 @@
 # interval 1024 credits 10 hits); with random intervals the byte shares are
 # within 0.01 of the truth the program prints.
 . "$(dirname "$0")/../lib.sh"
-plan 12
+plan 16
 CPPROF=$B/bin/cpprof
 cc -O2 -g -o "$T/cp_io" "$TOP/tests/progs/cp_io.c" || exit 1
 head -c 4000000 /dev/zero > "$T/in.bin"
@@ -45,4 +45,28 @@ body=$("$CPPROF" -c 'threshold 0; body' "$T/dd.data")
 unlike "$body" '^[0-9.]+ (io_[a-z_]+|kc_[a-z_]+|pf_[a-z_]+|th_[a-z_]+|unwind_[a-z_]+|walk_[a-z_]+|rule_[a-z_]+|c_get|hold_sig|release_sig|drain|credit|settle) \[' \
 	"dd bs=4k: no sample named by the sampler's own functions"
 like "$body" '^0\.[0-9]+ read \[' "... their samples are read's, the interposed call"
+
+# stdio's lines and formatted output: fgets, getline, fprintf and fputs
+# move their bytes inside libc, where the wrapped read and write do not
+# see them (read-bytes had 0 samples of a program reading with fgets).
+# Now they are counted as fread is, each at its caller; built plain and
+# with _FORTIFY_SOURCE (Debian's packages: __fgets_chk, __fprintf_chk).
+seq 1 400000 > "$T/nums.txt"
+for how in plain fortify; do
+	flags=
+	[ $how = fortify ] && flags="-D_FORTIFY_SOURCE=2"
+	cc -O2 -g $flags -o "$T/cp_stdio" "$TOP/tests/progs/cp_stdio.c" || exit 1
+	"$T/cp_stdio" "$T/nums.txt" > "$T/bare"
+	"$CPPROF" record -e read-bytes:1024 -e write-bytes:1024 --no-random -o "$T/s.data" \
+		"$T/cp_stdio" "$T/nums.txt" > "$T/out"
+	is "$(cat "$T/out")" "$(cat "$T/bare")" "stdio, $how: the program's output is unchanged"
+	want=$(awk '{ printf "%d %d %d %d", int($1 / 1024), int(($1 + $2) / 1024) - int($1 / 1024),
+		int($3 / 1024), int(($3 + $4) / 1024) - int($3 / 1024) }' "$T/out")
+	got=$(for r in read-bytes:by_fgets read-bytes:by_getline write-bytes:out_printf write-bytes:out_fputs; do
+		"$CPPROF" -c "resource ${r%:*}; threshold 0; function" "$T/s.data" |
+			awk -v f="${r#*:}" '{ n = $2; sub(/\..*/, "", n) } n == f { gsub(/[][]/, "", $3); print $3 }'
+	done | tr '\n' ' ')
+	got=${got% }
+	is "$got" "$want" "stdio, $how: fgets, getline, fprintf and fputs hits, a byte each at 1 KiB"
+done
 done_testing

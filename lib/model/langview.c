@@ -40,6 +40,7 @@ struct fnkey {
 	char *path;
 	size_t nlen, plen;
 	uint32_t id;
+	size_t need; /* last parts of path its name takes (tell_apart) */
 };
 
 static int key_cmp(const void *a, const void *b)
@@ -57,7 +58,8 @@ static int key_cmp(const void *a, const void *b)
 /*
  * The path of the module that file f (n bytes, as the code object names
  * it) holds, its parts split by '/': "/usr/lib/python3.11/json/__init__.py"
- * gives "usr/lib/python3.11/json", "m.py" "m", "<frozen
+ * gives "usr/lib/python3.11/json", "pkg/__main__.py" "pkg/__main__" (Python's
+ * __main__), "m.py" "m", "<frozen
  * importlib._bootstrap>" "importlib/_bootstrap"; NULL when f names none.
  */
 static char *module_path(const char *f, size_t n)
@@ -70,8 +72,7 @@ static char *module_path(const char *f, size_t n)
 		f += 8, n -= 9, frozen = 1;
 	else if (n > 3 && !memcmp(f + n - 3, ".py", 3))
 		n -= 3;
-	if (n > 8 && (!memcmp(f + n - 8, "__init__", 8) || !memcmp(f + n - 8, "__main__", 8)) &&
-	    f[n - 9] == '/')
+	if (n > 8 && !memcmp(f + n - 8, "__init__", 8) && f[n - 9] == '/')
 		n -= 9;
 	out = xmalloc(n + 1);
 	for (size_t i = 0; i < n; i++)
@@ -115,23 +116,37 @@ static size_t tail_start(const char *f, size_t fl, size_t parts)
 	return 0;
 }
 
+/* Paths compared from their ends (the order that puts paths with the
+ * longest tail in common side by side). */
+static int tail_cmp(const void *x, const void *y)
+{
+	const struct fnkey *f = *(const struct fnkey *const *)x, *g = *(const struct fnkey *const *)y;
+	size_t i = f->plen, j = g->plen;
+
+	while (i && j && f->path[i - 1] == g->path[j - 1])
+		i--, j--;
+	if (!i || !j)
+		return i ? 1 : j ? -1 : 0;
+	return (unsigned char)f->path[i - 1] < (unsigned char)g->path[j - 1] ? -1 : 1;
+}
+
 /*
- * Every function is named after its module, as Python names a function
- * (__module__.__qualname__), so that functions of several files that
- * share a name (a script's load and json's, every module's <module>) are
- * told apart, and a function has one name in every profile: "m.load"
- * (m.py), "json.load" (json/__init__.py), "decoder.JSONDecoder.decode",
- * "_bootstrap._find_and_load" (<frozen importlib._bootstrap>).  The
- * module is its path's last part, or more of its last parts where a
- * function of the same name is in another module that ends alike
- * ("a.util.f", "b.util.f").  Line numbers do not part functions: one
- * function's frames are at many lines.
+ * Every function is named after its module, so that functions of several
+ * files that share a name (a script's load and json's, every module's
+ * <module>) are told apart: "m.load" (m.py), "json.load"
+ * (json/__init__.py), "decoder.JSONDecoder.decode" (json/decoder.py: the
+ * module's last name, not Python's json.decoder), "__main__.main" (a
+ * package's __main__.py, run by -m), "_bootstrap._find_and_load" (<frozen
+ * importlib._bootstrap>).  The module is its path's last part, or more of
+ * its last parts where a function of the same name is in another module
+ * of the profile that ends alike ("a.util.f", "b.util.f": then a profile
+ * with one of them alone names it "util.f").  Line numbers do not part
+ * functions: one function's frames are at many lines.
  */
-#define TELL_APART_MAX 512 /* modules of one name compared pairwise; past
-			    * that, whole paths */
 static void tell_apart(struct langview *l)
 {
 	struct fnkey *k = xcalloc(l->nfn ? l->nfn : 1, sizeof(*k));
+	struct fnkey **by_tail = xcalloc((size_t)l->nfn + 1, sizeof(*by_tail));
 	size_t n = 0, *run = xcalloc((size_t)l->nfn + 2, sizeof(*run));
 
 	for (uint32_t id = 0; id < l->nfn; id++) {
@@ -140,7 +155,7 @@ static void tell_apart(struct langview *l)
 		if (!v || !(tab = strchr(v, '\t')))
 			continue;
 		colon = strrchr(tab + 1, ':');
-		k[n] = (struct fnkey){ v, NULL, (size_t)(tab - v), 0, id };
+		k[n] = (struct fnkey){ v, NULL, (size_t)(tab - v), 0, id, 1 };
 		k[n].path = module_path(tab + 1, colon ? (size_t)(colon - tab - 1) : strlen(tab + 1));
 		if (k[n].path) {
 			k[n].plen = strlen(k[n].path);
@@ -158,19 +173,26 @@ static void tell_apart(struct langview *l)
 			if (b == a || strcmp(k[b].path, k[b - 1].path))
 				run[mods++] = b;
 		run[mods] = b;
+		/* The most last parts a module has in common with another is
+		 * with one beside it in the order of their tails (a longer
+		 * tail in common in bytes is never fewer parts). */
+		for (size_t f = 0; f < mods; f++)
+			by_tail[f] = &k[run[f]];
+		qsort(by_tail, mods, sizeof(*by_tail), tail_cmp);
+		for (size_t f = 0; f + 1 < mods; f++) {
+			size_t c = common_tail(by_tail[f]->path, by_tail[f]->plen, by_tail[f + 1]->path,
+					       by_tail[f + 1]->plen) + 1;
+
+			if (c > by_tail[f]->need)
+				by_tail[f]->need = c;
+			if (c > by_tail[f + 1]->need)
+				by_tail[f + 1]->need = c;
+		}
 		for (size_t f = 0; f < mods; f++) {
 			const struct fnkey *me = &k[run[f]];
-			size_t need = 1, s, len;
+			size_t s = tail_start(me->path, me->plen, me->need),
+			       len = me->plen - s + 1 + me->nlen + 1;
 
-			for (size_t g = 0; g < mods && mods <= TELL_APART_MAX; g++) {
-				const struct fnkey *them = &k[run[g]];
-				size_t c;
-
-				if (g != f && (c = common_tail(me->path, me->plen, them->path, them->plen)) + 1 > need)
-					need = c + 1;
-			}
-			s = mods <= TELL_APART_MAX ? tail_start(me->path, me->plen, need) : 0;
-			len = me->plen - s + 1 + me->nlen + 1;
 			for (size_t i = run[f]; i < run[f + 1]; i++) {
 				char *name = l->name[k[i].id] = xmalloc(len);
 
@@ -182,6 +204,7 @@ static void tell_apart(struct langview *l)
 	}
 	for (size_t i = 0; i < n; i++)
 		free(k[i].path);
+	free(by_tail);
 	free(run);
 	free(k);
 }
@@ -255,4 +278,19 @@ int langview_frame(const struct langview *l, uint32_t id, const char **fn, size_
 const char *langview_kind(const struct langview *l, uint32_t id)
 {
 	return l && id < l->nfn ? l->kind[id] : NULL;
+}
+
+uint32_t langview_count(const struct langview *l)
+{
+	return l ? l->nfn : 0;
+}
+
+const char *langview_shown_if(const struct langview *l, uint32_t id, const char *qualname)
+{
+	const char *v = l && id < l->nfn ? l->fn[id] : NULL, *tab;
+	size_t n = strlen(qualname);
+
+	if (!v || !(tab = strchr(v, '\t')) || (size_t)(tab - v) != n || memcmp(v, qualname, n))
+		return NULL;
+	return l->name[id] ? l->name[id] : NULL;
 }

@@ -25,6 +25,12 @@ const char *langview_kind(const struct langview *l, uint32_t id);
 int langview_frame(const struct langview *l, uint32_t id, const char **fn, size_t *fnlen,
 		   const char **loc);
 
+/* The frames' ids are below this. */
+uint32_t langview_count(const struct langview *l);
+/* The name frame id is shown by (MODULE.QUALNAME) when its own qualified
+ * name is qualname (what a user types: load, Enc.default), else NULL. */
+const char *langview_shown_if(const struct langview *l, uint32_t id, const char *qualname);
+
 /* The id of an INFO key lang.fn.<id> (1 and up), else 0. */
 uint32_t langview_fn_id(const char *key);
 

@@ -744,15 +744,13 @@ size_t model_find_fns(const struct model *m, const char *name, uint8_t *set)
 	}
 	free(key);
 	if (!hits && m->lang && *name) {
-		/* A Python function named after its module where others share
-		 * its name (langview.c: m.load, json.load): by its own name. */
-		size_t len = strlen(name);
+		/* A Python function, named after its module (langview.c:
+		 * m.load, json.load), by its own qualified name (load). */
+		for (uint32_t l = 1; l < langview_count(m->lang); l++) {
+			const char *shown = langview_shown_if(m->lang, l, name);
+			int64_t f = shown ? strtab_find(m->fns, shown) : -1;
 
-		for (size_t f = 0; f < n; f++) {
-			const char *fn = strtab_get(m->fns, (uint32_t)f);
-			size_t fl = strlen(fn);
-
-			if (fl > len && fn[fl - len - 1] == '.' && !strcmp(fn + fl - len, name)) {
+			if (f >= 0 && !set[f]) {
 				set[f] = 1;
 				hits++;
 			}

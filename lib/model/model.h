@@ -151,8 +151,9 @@ void model_inner(const struct model *m, const struct model_stack *s, uint32_t k,
  * short C++ name (cxxname_simplify) is the typed name's, so that a name
  * typed in full finds its function among short names, and a short name
  * every instantiation among full ones; failing that too, in a Python
- * profile, the functions named NAME after their modules (m.load,
- * json.load for load: langview.c).  Returns how many were marked.
+ * profile, the functions whose own qualified name is NAME, each shown
+ * after its module (m.load and json.load for load: langview.c).  Returns
+ * how many were marked.
  */
 size_t model_find_fns(const struct model *m, const char *name, uint8_t *set);
 

@@ -82,27 +82,30 @@ static int is_module(const char *fn)
 }
 
 /*
- * A Python program's outermost function: its script's <module> ("prog.<module>"
- * where other modules' code is on some stack too, langview.c), the one under which the stacks count the most (the first
- * counter: allocations, samples); NULL if none.
+ * A Python program's root: its script's <module> ("prog.<module>",
+ * langview.c), the outermost module code on each stack (under runpy's
+ * frames for python3 -m, "__main__.<module>"), the one under which the
+ * stacks count the most (the first counter: allocations, samples); NULL
+ * if none.
  */
 static const char *module_root(const struct model *m)
 {
 	size_t nfn = strtab_count(m->fns);
 	uint64_t *weight = xcalloc(nfn ? nfn : 1, sizeof(*weight)),
 		 *buf = xcalloc(m->nc ? m->nc : 1, sizeof(*buf)), best = 0;
+	uint8_t *module = xcalloc(nfn ? nfn : 1, 1);
+	uint32_t *path = xcalloc((size_t)m->maxn + 1, sizeof(*path));
 	const char *root = NULL;
 
+	for (size_t f = 0; f < nfn; f++)
+		module[f] = (uint8_t)is_module(strtab_get(m->fns, (uint32_t)f));
 	for (size_t i = 0; i < m->nstacks; i++) {
 		const struct model_stack *s = &m->stacks[i];
-		uint32_t r = s->run, fn;
+		uint32_t n = s->cut ? 0 : model_path(m, s, path), fn = 0, k;
 
-		if (!s->n || s->cut || r >= m->nruns)
-			continue;
-		for (size_t guard = 0; m->runs[r].parent != MODEL_NONE && guard < m->nruns; guard++)
-			r = m->runs[r].parent_run;
-		fn = m->sites[m->site[m->runs[r].first]].fn;
-		if (fn >= nfn || !is_module(strtab_get(m->fns, fn)))
+		for (k = 0; k < n && !module[fn = m->sites[path[k]].fn]; k++)
+			;
+		if (k == n)
 			continue;
 		weight[fn] += 1 + (m->nc ? model_counts(m, s, buf)[0] : 0);
 		if (weight[fn] > best) {
@@ -112,6 +115,8 @@ static const char *module_root(const struct model *m)
 	}
 	free(weight);
 	free(buf);
+	free(module);
+	free(path);
 	return root;
 }
 

@@ -4,7 +4,7 @@
 # before issue 12 an 886 KB file took 1.6 GB.  Peak RSS from /usr/bin/time
 # (sanitizer builds, with their shadow memory, only check the answers).
 . "$(dirname "$0")/../lib.sh"
-plan 33
+plan 36
 CPPROF=$B/bin/cpprof
 H=$B/tests/hostile
 cd "$T" || exit 1
@@ -123,4 +123,26 @@ like "$st/$(cat err)" "^2/cpprof: dist1.data: corrupt: over [0-9]+ distinct addr
 	"distinct, one byte a frame: rejected"
 run dist1.data 64 "$MPROF" dist1.data
 is "$st/$(wc -l < err)" "2/1" "mprof too, in one line"
+
+# Python's functions are named after their modules, each with as many
+# last parts of its path as tell it from another module of the name
+# (lib/model/langview.c).  512 modules of one name whose paths end in
+# the same 100 parts: compared pairwise, a 2 MB file took 13.2G
+# instructions (0.8 s); in the order of their tails, each beside the next,
+# 0.45G.  Counted by callgrind, which counts the same from run to run.
+"$H" pynames pyn.data 16 512 100
+run pyn.data 64 "$CPPROF" -c 'threshold 0; function' pyn.data
+is "$st/$(grep -c '^0\.[0-9]* x[0-9]*\.d\.d\.d\..*\.util\.f[0-9]* \[1\]$' out)" "0/8192" \
+	"pynames: every function named after its module, whole paths needed"
+if [ $san = 1 ]; then
+	skip 1 "pynames: no callgrind under sanitizers"
+elif ! command -v valgrind > /dev/null; then
+	fail "pynames: valgrind missing (scripts/install-deps.sh installs it)"
+else
+	n=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$CPPROF" -c function pyn.data 2>&1 > /dev/null |
+		sed -n 's/^==[0-9]*== Collected : \([0-9]*\)$/\1/p')
+	per=$(( ${n:-0} / $(wc -c < pyn.data) ))
+	ok "$([ "${n:-0}" -gt 0 ] && [ "$per" -le 400 ]; echo $?)" \
+		"pynames: $per instructions a byte of the file (<= 400; pairwise: 6,400)"
+fi
 done_testing

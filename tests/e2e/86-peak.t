@@ -17,7 +17,7 @@ cd "$T" || exit 1
 P=$T/peak
 # head FILE: the header after "(pid N): "; peak FILE: its peak.
 head1() { "$MPROF" "$P" "$1" | head -n 1 | sed 's/.*): //'; }
-peak() { "$MPROF" "$P" "$1" | sed -n '1s/.*, peak \([0-9]*\) bytes live$/\1/p'; }
+peak() { "$MPROF" "$P" "$1" | sed -n '1s/.*, peak \([0-9]*\) bytes live\( (the runs. peaks summed)\)\{0,1\}$/\1/p'; }
 kept() { "$MPROF" "$P" "$1" | sed -n '1s/.* \([0-9]*\) bytes kept, .*/\1/p'; }
 # table FILE: the HEAP PEAK table's rows, spaces squeezed.
 table() {

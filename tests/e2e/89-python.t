@@ -12,12 +12,12 @@
 # tests/progs/py_shapes.py keeps what a thread, a generator, a caught
 # exception, a coroutine and json's C encoder make, and exits with 3.
 . "$(dirname "$0")/../lib.sh"
-plan 50
+plan 54
 cd "$T" || exit 1
 
 PY=/usr/bin/python3
 if [ ! -x "$PY" ]; then
-	absent 50 "$PY (Debian's python3, scripts/install-deps.sh)"
+	absent 54 "$PY (Debian's python3, scripts/install-deps.sh)"
 	done_testing
 fi
 lib=$LIBMPROF/libmprof.so
@@ -326,4 +326,36 @@ ok "$([ "$jl" -ge "$(wc -c < names.json)" ]; echo $?)" \
 	"two load()s: json.load allocates at least what it read ($jl bytes >= the file's $(wc -c < names.json))"
 is "$("$B/bin/cpprof" -c 'threshold 0; up load' nm.data | sed -n 's/^[0-9.]* (\([a-z.]*load\)) .*/\1/p' | sort | tr '\n' ' ')" \
 	"json.load names.load " "cpprof: up load, by the name typed, finds both, each by its module"
+# python3 -m pkg: the package's __init__.py and its __main__.py, each
+# with a main(), are pkg and __main__, as Python names them (the two
+# main()s were one, pkg.main, with both's bytes), and the default root is
+# __main__'s code under runpy's frames (there was none: "no root").
+mkdir -p pkg
+cat > pkg/__init__.py <<'PYEOF'
+KEEP = []
+def main():
+    KEEP.append(["i" * 100 + str(i) for i in range(3000)])
+main()
+PYEOF
+cat > pkg/__main__.py <<'PYEOF'
+import os, sys
+from pkg import KEEP
+def main():
+    KEEP.append(["m" * 100 + str(i) for i in range(6000)])
+main()
+print(len(KEEP[0]), len(KEEP[1]), flush=True)
+os._exit(0)
+PYEOF
+out=$(MPROF_OUT=pk.data LD_PRELOAD=$lib "$PY" -m pkg)
+is "$out" "3000 6000" "python3 -m pkg: the output is the program's"
+"$MPROF" export --format folded pk.data > pk.folded
+ki=$(awk '$1 ~ /;pkg[.]<module>;pkg[.]main;pkg[.]main[.]<locals>[.]<listcomp>$/ { n += $NF } END { print n + 0 }' pk.folded)
+km=$(awk '$1 ~ /;__main__[.]<module>;__main__[.]main;__main__[.]main[.]<locals>[.]<listcomp>$/ { n += $NF } END { print n + 0 }' pk.folded)
+ok "$(awk -v i="$ki" -v m="$km" 'BEGIN { exit !(i > 300000 && m > 1.9 * i && m < 2.1 * i) }'; echo $?)" \
+	"python3 -m pkg: pkg.main keeps $ki bytes, __main__.main twice as many ($km)"
+is "$("$B/bin/cpprof" -c 'threshold 0.1; down' pk.data | sed -n 's/^[01]\.[0-9]* (\([^ ]*\)) .*/\1/p' | head -1)" \
+	"__main__.<module>" "python3 -m pkg: the down profile's root is __main__'s code"
+is "$("$B/bin/cpprof" -c 'threshold 0; up main.<locals>.<listcomp>' pk.data | sed -n 's/^[0-9.]* (\([^ ]*\)) .*/\1/p' | sort | tr '\n' ' ')" \
+	"__main__.main.<locals>.<listcomp> pkg.main.<locals>.<listcomp> " \
+	"cpprof: up by a qualified name finds the functions of that name, not every <listcomp>"
 done_testing

@@ -45,6 +45,10 @@
  *   cpbigsum OUT [N]   the same as a cpprof file (hits)
  *   bigbins OUT        mprof: three bins whose bytes add up past 2^64
  *   info OUT KEY VALUE cpprof: two stacks of a hit each, and INFO KEY=VALUE
+ *   pynames OUT N M D  cpprof, a Python profile: N functions f0.. each in M
+ *                      files x0/d/d/.../util.py (D parts in common at their
+ *                      end), a stack of one language frame for each: M
+ *                      modules of one name whose tails are all alike
  *
  * Frames lie in no module unless a case names one, so they print as 0xaddr:
  * every address is a function of its own, the worst case for the views.
@@ -64,7 +68,7 @@ static uint64_t frames[DEEP];
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: hostile dupmod|overlap|samebias|modpath|nostacks|zeros|reorder|chain|cpchain|pcshare|pcref|"
+	fprintf(stderr, "usage: hostile pynames|dupmod|overlap|samebias|modpath|nostacks|zeros|reorder|chain|cpchain|pcshare|pcref|"
 			"fan|cpfan|distinct|mdistinct|ctrl|ctrlcounter|bigsum|cpbigsum|bigbins|info OUT [ARG]\n");
 	exit(2);
 }
@@ -177,7 +181,7 @@ int main(int argc, char **argv)
 	if (!strcmp(what, "nostacks") || !strcmp(what, "zeros") || !strcmp(what, "cpchain") ||
 	    !strcmp(what, "cpfan") || !strcmp(what, "distinct") || !strcmp(what, "pcshare") ||
 	    !strcmp(what, "pcref") || !strcmp(what, "ctrlcounter") || !strcmp(what, "info") ||
-	    !strcmp(what, "cpbigsum"))
+	    !strcmp(what, "cpbigsum") || !strcmp(what, "pynames"))
 		kind = FORMAT_KIND_CPPROF;
 	if (!strcmp(what, "ctrl") && arg && !strcmp(arg, "cf"))
 		kind = FORMAT_KIND_CFPROF;
@@ -200,6 +204,28 @@ int main(int argc, char **argv)
 		for (int i = 0; i < 5; i++) {
 			format_put_str(&w, kv[i][0]);
 			format_put_str(&w, kv[i][1]);
+		}
+	} else if (!strcmp(what, "pynames") && argc > 5) {
+		long m = strtol(argv[4], NULL, 10), d = strtol(argv[5], NULL, 10);
+		static char v[1 << 15];
+
+		if (n < 1 || m < 1 || d < 0 || n * m > 65536 || d > 2000)
+			usage();
+		format_put_u32(&w, 2 + (uint32_t)(n * m));
+		format_put_str(&w, "cmdline");
+		format_put_str(&w, what);
+		format_put_str(&w, "lang");
+		format_put_str(&w, "python 3.11.2");
+		for (long i = 0; i < n * m; i++) {
+			char key[32];
+			int at = snprintf(v, sizeof v, "f%ld\tx%ld", i / m, i % m);
+
+			for (long k = 0; k < d; k++)
+				at += snprintf(v + at, sizeof v - (size_t)at, "/d");
+			snprintf(v + at, sizeof v - (size_t)at, "/util.py:%ld", i + 1);
+			snprintf(key, sizeof key, "lang.fn.%ld", i + 1);
+			format_put_str(&w, key);
+			format_put_str(&w, v);
 		}
 	} else {
 		int extra = !strcmp(what, "info") && argc > 4;
@@ -368,6 +394,17 @@ int main(int argc, char **argv)
 		format_end_section(&w);
 	} else if (!strcmp(what, "info")) {
 		small(&w, kind, 0, 2, 0x1000, NULL);
+	} else if (!strcmp(what, "pynames")) {
+		long all = n * strtol(argv[4], NULL, 10);
+
+		put_counters(&w, kind, 0);
+		format_begin_section(&w, FORMAT_SEC_STACKS);
+		format_put_u64(&w, (uint64_t)all);
+		for (long i = 0; i < all; i++) {
+			uint64_t f[1] = { FORMAT_LANG_FRAME(i + 1) };
+			format_put_stack(&w, 1, 0, 0, 0, f, counts(kind, 0), ncounts(kind));
+		}
+		format_end_section(&w);
 	} else if (!strcmp(what, "ctrlcounter")) {
 		uint64_t f[1] = { 0x4000 };
 		format_begin_section(&w, FORMAT_SEC_COUNTERS);

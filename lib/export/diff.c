@@ -52,6 +52,10 @@ static uint32_t fn_ids(const void *ctx, size_t i, uint32_t *out)
 	return n;
 }
 
+/* -alloc-fn's allocator wrappers (model.h), both sides'. */
+static const char **alloc_fns;
+static size_t nalloc_fns;
+
 static void read_side(struct side *s)
 {
 	char err[256];
@@ -75,6 +79,8 @@ static void load(struct side *s, const char *exe, const struct side *new_side, u
 		die("out of memory opening symbols");
 	symbols_full_names(s->sy, full);
 	model_init(&s->m);
+	s->m.alloc_fns = alloc_fns;
+	s->m.nalloc_fns = nalloc_fns;
 	if (model_from_profile(&s->m, &s->p, s->sy, mflags, err, sizeof err) < 0 ||
 	    export_prepare(&s->d, &s->p, &s->m, err, sizeof err) < 0)
 		die("%s: %s", s->path, err);
@@ -236,7 +242,13 @@ static int table_option(int argc, char **argv, int *i, struct tables_opts *o, un
 		o->leaktable = 0;
 	else if (!strcmp(a, "-all-frames"))
 		*mflags |= MODEL_KEEP_ABOVE_MAIN;
-	else if (!strcmp(a, "-depth")) {
+	else if (!strcmp(a, "-alloc-fn")) {
+		if (*i + 1 >= argc)
+			die("diff: -alloc-fn needs a function's name");
+		if (!alloc_fns)
+			alloc_fns = xcalloc((size_t)argc + 1, sizeof(*alloc_fns));
+		alloc_fns[nalloc_fns++] = argv[++*i];
+	} else if (!strcmp(a, "-depth")) {
 		char *end;
 		long d;
 		if (*i + 1 >= argc)

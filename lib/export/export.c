@@ -229,7 +229,7 @@ static int html(const struct export_data *d, size_t k, const char *data, FILE *f
 
 #define EXPORT_USAGE                                                                           \
 	"export --format folded|pprof|html [--counter NAME] [--diff-base BASE] [--full-names] "  \
-	"[-o OUT] [a.out] [DATA]"
+	"[--alloc-fn NAME]... [-o OUT] [a.out] [DATA]"
 
 static void help(const char *default_data)
 {
@@ -243,6 +243,8 @@ static void help(const char *default_data)
 	       "  --counter NAME    the counter written (folded), or shown first\n"
 	       "  --diff-base BASE  pprof: BASE's samples negated, for pprof's diff view\n"
 	       "  --full-names      C++ names as demangled, in full\n"
+	       "  --alloc-fn NAME   an allocator wrapper: each stack ends at its caller\n"
+	       "                    (folded, html; as memcheck's --alloc-fn)\n"
 	       "  -o OUT            write OUT (whole, through a temporary beside it)\n",
 	       util_progname, default_data);
 }
@@ -250,7 +252,8 @@ static void help(const char *default_data)
 int export_main(int argc, char **argv, const char *default_data)
 {
 	const char *format = NULL, *counter = NULL, *out = NULL, *exe = NULL, *data = NULL;
-	const char *base_path = NULL;
+	const char *base_path = NULL, **alloc_fns = NULL;
+	size_t nalloc_fns = 0;
 	struct profile bp;
 	struct symbols *bsy = NULL;
 	struct model bm;
@@ -279,6 +282,11 @@ int export_main(int argc, char **argv, const char *default_data)
 			base_path = argv[++i];
 		} else if (!strcmp(argv[i], "--full-names") || !strcmp(argv[i], "-full-names")) {
 			full = 1;
+		} else if ((!strcmp(argv[i], "--alloc-fn") || !strcmp(argv[i], "-alloc-fn")) &&
+			   i + 1 < argc) {
+			if (!alloc_fns)
+				alloc_fns = xcalloc((size_t)argc + 1, sizeof(*alloc_fns));
+			alloc_fns[nalloc_fns++] = argv[++i];
 		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			help(default_data);
 			return 0;
@@ -295,6 +303,11 @@ int export_main(int argc, char **argv, const char *default_data)
 		die("export: --format is needed (usage: %s %s)", util_progname, EXPORT_USAGE);
 	if (strcmp(format, "folded") && strcmp(format, "pprof") && strcmp(format, "html"))
 		die("export: unknown format '%s' (folded, pprof, html)", format);
+	/* pprof's samples are the file's own frames: pprof's -prune_from
+	 * drops what is inside a function there. */
+	if (nalloc_fns && !strcmp(format, "pprof"))
+		die("export: --alloc-fn is for folded and html (pprof: -prune_from=NAME keeps NAME "
+		    "and drops what it calls)");
 	launch_operands(args, nargs, &exe, &data);
 	if (!data)
 		data = default_data;
@@ -310,6 +323,8 @@ int export_main(int argc, char **argv, const char *default_data)
 		die("out of memory opening symbols");
 	symbols_full_names(sy, full);
 	model_init(&m);
+	m.alloc_fns = alloc_fns;
+	m.nalloc_fns = nalloc_fns;
 	if (model_from_profile(&m, &p, sy, 0, err, sizeof(err)) < 0 ||
 	    export_prepare(&d, &p, &m, err, sizeof(err)) < 0)
 		die("%s: %s", data, err);
@@ -388,6 +403,11 @@ int export_main(int argc, char **argv, const char *default_data)
 		symbols_free(bsy);
 		reader_release(&bp);
 	}
+	for (size_t i = 0; i < nalloc_fns; i++)
+		if (strtab_find(m.fns, alloc_fns[i]) < 0)
+			fprintf(stderr, "%s: export: --alloc-fn: no function named '%s' in this profile\n",
+				util_progname, alloc_fns[i]);
+	free(alloc_fns);
 	model_release(&m);
 	symbols_free(sy);
 	reader_release(&p);

@@ -134,6 +134,51 @@ static int node_new(struct model *m, struct at *a, uint32_t site)
 /* Append a stack ending at a (no frame: a.node is MODEL_NONE), its
  * counters c, coded at cv; frames outer to main are dropped unless
  * keep_all. */
+/* Whether function fn is one of the allocator wrappers (model.alloc_fns). */
+static int alloc_fn(struct model *m, uint32_t fn)
+{
+	if (fn >= m->alloc_mark_cap) {
+		size_t old = m->alloc_mark_cap;
+
+		util_grow(&m->alloc_mark, &m->alloc_mark_cap, (size_t)fn + 1, 1);
+		memset(m->alloc_mark + old, 0, m->alloc_mark_cap - old);
+	}
+	if (!m->alloc_mark[fn]) {
+		const char *name = strtab_get(m->fns, fn);
+
+		m->alloc_mark[fn] = 1;
+		for (size_t i = 0; i < m->nalloc_fns; i++)
+			if (!strcmp(name, m->alloc_fns[i]))
+				m->alloc_mark[fn] = 2;
+	}
+	return m->alloc_mark[fn] == 2;
+}
+
+/* Stack s without its outermost frame of an allocator wrapper and the
+ * frames inside it, when a caller is left. */
+static void strip_alloc_fns(struct model *m, struct model_stack *s)
+{
+	uint32_t x = s->leaf, r = s->run, strip = 0, leaf = MODEL_NONE, run = 0;
+
+	for (uint32_t i = 0; i < s->n; i++) {
+		uint32_t up = x > m->runs[r].first ? x - 1 : m->runs[r].parent,
+			 up_run = x > m->runs[r].first ? r : m->runs[r].parent_run;
+
+		if (alloc_fn(m, m->sites[m->site[x]].fn) && i + 1 < s->n) {
+			strip = i + 1;
+			leaf = up;
+			run = up_run;
+		}
+		x = up;
+		r = up_run;
+	}
+	if (strip) {
+		s->leaf = leaf;
+		s->run = run;
+		s->n -= strip;
+	}
+}
+
 static void push(struct model *m, struct at a, int keep_all, uint32_t cut, const uint64_t *c,
 		 const unsigned char *cv)
 {
@@ -146,6 +191,8 @@ static void push(struct model *m, struct at a, int keep_all, uint32_t cut, const
 	s->n = a.n;
 	if (!keep_all && a.main != MODEL_NONE)
 		s->n -= a.main;
+	if (m->nalloc_fns && s->n > 1)
+		strip_alloc_fns(m, s);
 	if (s->n > m->maxn)
 		m->maxn = s->n;
 	s->cut = cut;
@@ -714,6 +761,7 @@ void model_release(struct model *m)
 		strtab_free(m->own_names);
 	strtab_free(m->atypes);
 	free(m->atype_size);
+	free(m->alloc_mark);
 	memset(m, 0, sizeof(*m));
 }
 

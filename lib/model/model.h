@@ -109,6 +109,14 @@ struct model {
 		uint32_t site, node, run;
 	} *last;
 	size_t nlast, last_cap;
+	/* Allocator wrappers (mprof --alloc-fn, as memcheck's): set before
+	 * model_from_profile, each stack loses its outermost frame of one of
+	 * these functions and every frame inside it, so its caller is the
+	 * one that allocated.  alloc_mark[fn]: 0 not looked at, 1 no, 2 yes. */
+	const char *const *alloc_fns;
+	size_t nalloc_fns;
+	uint8_t *alloc_mark;
+	size_t alloc_mark_cap;
 };
 
 enum {

@@ -4,7 +4,7 @@
 # Another tool's command (`mprof record ./x`, `cfprof list`) is said to
 # be none, and a missing default data file says where one comes from.
 . "$(dirname "$0")/../lib.sh"
-plan 19
+plan 25
 cc_prog "$T/qsortcb" qsortcb.c
 "$MPROF" run -o "$T/q.data" "$T/qsortcb"; ok $? "qsort program runs"
 out=$("$MPROF" "$T/q.data")
@@ -50,4 +50,24 @@ is "$?/$(cat "$T/err")" "2/mprof: no mprof.data here: give the profile's file (m
 "$CFPROF" > "$T/out" 2> "$T/err"
 is "$?/$(cat "$T/err")" "2/cfprof: no cfprof.data here: give the profile's file (cfprof record PROG writes cfprof.data)" \
 	"no cfprof.data: the same"
+# -alloc-fn NAME (memcheck's --alloc-fn): an allocator wrapper's callers
+# allocate.  Without it every byte is xmalloc's in the direct table (the
+# paper's table of who calls the allocator), and the leak chains end in
+# it.  Known answer (tests/progs/wrappers.c): parse 23,000 bytes kept,
+# load 50,000.
+cc -g -O0 -o "$T/wrappers" "$TOP/tests/progs/wrappers.c" || exit 1
+"$MPROF" run -o "$T/w.data" "$T/wrappers" || exit 1
+out=$("$MPROF" -alloc-fn xmalloc -alloc-fn xstrdup "$T/w.data" 2> "$T/err")
+direct=$(printf '%s\n' "$out" | awk '/^--------- DIRECT/ { d = 1 } /^--------- ALLOCATION CALL/ { d = 0 } d && $1 ~ /^[0-9]+$/ && $NF ~ /^[a-z]/ { print $NF "=" $2 }' | sort | tr '\n' ' ')
+is "$direct" "load=50000 parse=23000 " "-alloc-fn xmalloc -alloc-fn xstrdup: the direct table charges their callers"
+like "$out" '^ +23000 \([0-9 ]+\) +1010 +23000 \([0-9 ]+\) +main > parse$' "... the leak chains end at the caller"
+is "$(cat "$T/err")" "" "... and nothing is said of a name the profile has"
+is "$("$MPROF" export --format folded --alloc-fn xmalloc --alloc-fn xstrdup "$T/w.data" | sort | tr '\n' ' ')" \
+	"main;load 50000 main;parse 23000 " "export --alloc-fn: the folded stacks end at the callers"
+"$MPROF" -alloc-fn xmaloc "$T/w.data" > /dev/null 2> "$T/err"
+is "$?/$(cat "$T/err")" "0/mprof: -alloc-fn: no function named 'xmaloc' in this profile" \
+	"-alloc-fn with a name no stack has: said (a typo left the tables as they were)"
+"$MPROF" export --format pprof --alloc-fn xmalloc -o "$T/w.pb.gz" "$T/w.data" 2> "$T/err"
+like "$?/$(cat "$T/err")" "^2/mprof: export: --alloc-fn is for folded and html \(pprof: -prune_from" \
+	"export --format pprof --alloc-fn: refused, pprof's own option named"
 done_testing

@@ -9,7 +9,8 @@
  * Only calls that go through libc's dynamic symbols are seen: stdio's own
  * reads and writes are internal to libc and are not; fread, fwrite, fgets,
  * getline, fputs, puts and the printf family are counted as calls of their
- * own (the bytes they take or hand over), getc and putc not.  The real functions come
+ * own (the bytes they take or hand over, a memory stream's not), getc and
+ * putc not.  The real functions come
  * from dlsym(RTLD_NEXT).  These wrappers may run in the program's signal
  * handlers (read and write are async-signal-safe): they use the
  * signal-safe unwinder and the lock-free table, and a wrapper that finds
@@ -188,6 +189,27 @@ __attribute__((noinline)) static void io_kend(uint64_t pc, uint64_t ret, int kc)
 		return rc;                                                           \
 	}
 
+static size_t io_len(const char *s)
+{
+	return s ? strlen(s) : 0;
+}
+
+/* n bytes through stream f, or 0 when f is no file's: open_memstream's,
+ * fmemopen's, fopencookie's (no byte of theirs reaches a file here: the
+ * program's write of the buffer, or the cookie's, is the one counted). */
+static int64_t io_filed(FILE *f, int64_t n)
+{
+	int e;
+
+	if (n <= 0)
+		return 0;
+	e = errno;
+	if (!f || fileno_unlocked(f) < 0)
+		n = 0;
+	errno = e;
+	return n;
+}
+
 #define RB RES_READ_BYTES
 #define WB RES_WRITE_BYTES
 /* Every wrapped call: X(type, name, resource, params, args, bytes). */
@@ -208,10 +230,10 @@ __attribute__((noinline)) static void io_kend(uint64_t pc, uint64_t ret, int kc)
 	X(ssize_t, recvfrom, RB, (int fd, void *b, size_t n, int f, struct sockaddr *a, socklen_t *l), (fd, b, n, f, a, l), rc) \
 	X(ssize_t, __recvfrom_chk, RB, (int fd, void *b, size_t n, size_t bl, int f, struct sockaddr *a, socklen_t *l), (fd, b, n, bl, f, a, l), rc) \
 	X(ssize_t, recvmsg, RB, (int fd, struct msghdr *m, int f), (fd, m, f), rc) \
-	X(size_t, fread, RB, (void *p, size_t s, size_t n, FILE *f), (p, s, n, f), rc * s) \
-	X(size_t, fread_unlocked, RB, (void *p, size_t s, size_t n, FILE *f), (p, s, n, f), rc * s) \
-	X(size_t, __fread_chk, RB, (void *p, size_t pl, size_t s, size_t n, FILE *f), (p, pl, s, n, f), rc * s) \
-	X(size_t, __fread_unlocked_chk, RB, (void *p, size_t pl, size_t s, size_t n, FILE *f), (p, pl, s, n, f), rc * s) \
+	X(size_t, fread, RB, (void *p, size_t s, size_t n, FILE *f), (p, s, n, f), io_filed(f, (int64_t)(rc * s))) \
+	X(size_t, fread_unlocked, RB, (void *p, size_t s, size_t n, FILE *f), (p, s, n, f), io_filed(f, (int64_t)(rc * s))) \
+	X(size_t, __fread_chk, RB, (void *p, size_t pl, size_t s, size_t n, FILE *f), (p, pl, s, n, f), io_filed(f, (int64_t)(rc * s))) \
+	X(size_t, __fread_unlocked_chk, RB, (void *p, size_t pl, size_t s, size_t n, FILE *f), (p, pl, s, n, f), io_filed(f, (int64_t)(rc * s))) \
 	X(ssize_t, write, WB, (int fd, const void *b, size_t n), (fd, b, n), rc) \
 	X(ssize_t, pwrite, WB, (int fd, const void *b, size_t n, off_t o), (fd, b, n, o), rc) \
 	X(ssize_t, pwrite64, WB, (int fd, const void *b, size_t n, off64_t o), (fd, b, n, o), rc) \
@@ -223,8 +245,8 @@ __attribute__((noinline)) static void io_kend(uint64_t pc, uint64_t ret, int kc)
 	X(ssize_t, send, WB, (int fd, const void *b, size_t n, int f), (fd, b, n, f), rc) \
 	X(ssize_t, sendto, WB, (int fd, const void *b, size_t n, int f, const struct sockaddr *a, socklen_t l), (fd, b, n, f, a, l), rc) \
 	X(ssize_t, sendmsg, WB, (int fd, const struct msghdr *m, int f), (fd, m, f), rc) \
-	X(size_t, fwrite, WB, (const void *p, size_t s, size_t n, FILE *f), (p, s, n, f), rc * s) \
-	X(size_t, fwrite_unlocked, WB, (const void *p, size_t s, size_t n, FILE *f), (p, s, n, f), rc * s) \
+	X(size_t, fwrite, WB, (const void *p, size_t s, size_t n, FILE *f), (p, s, n, f), io_filed(f, (int64_t)(rc * s))) \
+	X(size_t, fwrite_unlocked, WB, (const void *p, size_t s, size_t n, FILE *f), (p, s, n, f), io_filed(f, (int64_t)(rc * s))) \
 	X(int, fsync, -1, (int fd), (fd), 0) \
 	X(int, fdatasync, -1, (int fd), (fd), 0)
 
@@ -237,34 +259,40 @@ IO_CALLS(WRAP)
  * the wrapped read and write, so nothing is counted twice (as fread and
  * fwrite).  getc, putc and their kin, a call a byte, are not wrapped.
  */
-static size_t io_len(const char *s)
-{
-	return s ? strlen(s) : 0;
-}
 #define IO_STDIO_CALLS(X) \
-	X(char *, fgets, RB, (char *s, int n, FILE *f), (s, n, f), io_len(rc), NULL) \
-	X(char *, fgets_unlocked, RB, (char *s, int n, FILE *f), (s, n, f), io_len(rc), NULL) \
-	X(char *, __fgets_chk, RB, (char *s, size_t sl, int n, FILE *f), (s, sl, n, f), io_len(rc), NULL) \
-	X(char *, __fgets_unlocked_chk, RB, (char *s, size_t sl, int n, FILE *f), (s, sl, n, f), io_len(rc), NULL) \
-	X(ssize_t, getline, RB, (char **l, size_t *n, FILE *f), (l, n, f), rc, -1) \
-	X(ssize_t, getdelim, RB, (char **l, size_t *n, int d, FILE *f), (l, n, d, f), rc, -1) \
-	X(ssize_t, __getdelim, RB, (char **l, size_t *n, int d, FILE *f), (l, n, d, f), rc, -1) \
-	X(int, fputs, WB, (const char *s, FILE *f), (s, f), rc >= 0 ? io_len(s) : 0, EOF) \
-	X(int, fputs_unlocked, WB, (const char *s, FILE *f), (s, f), rc >= 0 ? io_len(s) : 0, EOF) \
-	X(int, puts, WB, (const char *s), (s), rc >= 0 ? io_len(s) + 1 : 0, EOF) \
-	X(int, vfprintf, WB, (FILE *f, const char *fmt, va_list ap), (f, fmt, ap), rc, -1) \
-	X(int, vprintf, WB, (const char *fmt, va_list ap), (fmt, ap), rc, -1) \
-	X(int, __vfprintf_chk, WB, (FILE *f, int fl, const char *fmt, va_list ap), (f, fl, fmt, ap), rc, -1) \
-	X(int, __vprintf_chk, WB, (int fl, const char *fmt, va_list ap), (fl, fmt, ap), rc, -1)
+	X(char *, fgets, RB, (char *s, int n, FILE *f), (s, n, f), io_filed(f, (int64_t)io_len(rc)), NULL) \
+	X(char *, fgets_unlocked, RB, (char *s, int n, FILE *f), (s, n, f), io_filed(f, (int64_t)io_len(rc)), NULL) \
+	X(char *, __fgets_chk, RB, (char *s, size_t sl, int n, FILE *f), (s, sl, n, f), io_filed(f, (int64_t)io_len(rc)), NULL) \
+	X(char *, __fgets_unlocked_chk, RB, (char *s, size_t sl, int n, FILE *f), (s, sl, n, f), io_filed(f, (int64_t)io_len(rc)), NULL) \
+	X(ssize_t, getline, RB, (char **l, size_t *n, FILE *f), (l, n, f), io_filed(f, rc), -1) \
+	X(ssize_t, getdelim, RB, (char **l, size_t *n, int d, FILE *f), (l, n, d, f), io_filed(f, rc), -1) \
+	X(ssize_t, __getdelim, RB, (char **l, size_t *n, int d, FILE *f), (l, n, d, f), io_filed(f, rc), -1) \
+	X(int, fputs, WB, (const char *s, FILE *f), (s, f), rc >= 0 ? io_filed(f, (int64_t)io_len(s)) : 0, EOF) \
+	X(int, fputs_unlocked, WB, (const char *s, FILE *f), (s, f), rc >= 0 ? io_filed(f, (int64_t)io_len(s)) : 0, EOF) \
+	X(int, puts, WB, (const char *s), (s), rc >= 0 ? io_filed(stdout, (int64_t)io_len(s) + 1) : 0, EOF) \
+	X(int, vfprintf, WB, (FILE *f, const char *fmt, va_list ap), (f, fmt, ap), io_filed(f, rc), -1) \
+	X(int, vprintf, WB, (const char *fmt, va_list ap), (fmt, ap), io_filed(stdout, rc), -1) \
+	X(int, __vfprintf_chk, WB, (FILE *f, int fl, const char *fmt, va_list ap), (f, fl, fmt, ap), io_filed(f, rc), -1) \
+	X(int, __vprintf_chk, WB, (int fl, const char *fmt, va_list ap), (fl, fmt, ap), io_filed(stdout, rc), -1) \
+	X(int, vdprintf, WB, (int fd, const char *fmt, va_list ap), (fd, fmt, ap), rc, -1) \
+	X(int, __vdprintf_chk, WB, (int fd, int fl, const char *fmt, va_list ap), (fd, fl, fmt, ap), rc, -1)
 
 IO_STDIO_CALLS(WRAP_F)
 
-/* The variadic ones, as their v-forms, counted at their own callers. */
-#define WRAP_PRINTF(name, vname, params, vargs, last)                                \
+/* A printf's bytes: to stream f (NULL: to a descriptor, dprintf). */
+static int64_t io_printed(FILE *f, int64_t n)
+{
+	return f ? io_filed(f, n) : n;
+}
+
+/* The variadic ones, as their v-forms, counted at their own callers;
+ * stream: the FILE written (NULL: a descriptor). */
+#define WRAP_PRINTF(name, vname, params, vargs, last, stream)                        \
 	CP_VIS int name params                                                       \
 	{                                                                            \
 		va_list ap;                                                          \
 		uint64_t t0;                                                         \
+		int64_t n;                                                           \
 		int rc;                                                              \
 		if (!real_##vname)                                                   \
 			real_##vname = (__typeof__(real_##vname))dlsym(RTLD_NEXT, #vname); \
@@ -276,14 +304,18 @@ IO_STDIO_CALLS(WRAP_F)
 		va_start(ap, last);                                                  \
 		rc = real_##vname vargs;                                             \
 		va_end(ap);                                                          \
-		if (t0 || (cp.col[WB] >= 0 && rc > 0))                               \
-			io_done(t0, WB, rc, RET_ADDR);                               \
+		if (t0 || (cp.col[WB] >= 0 && rc > 0)) {                             \
+			n = io_printed(stream, rc);                                  \
+			io_done(t0, WB, n, RET_ADDR);                                \
+		}                                                                    \
 		return rc;                                                           \
 	}
-WRAP_PRINTF(printf, vprintf, (const char *fmt, ...), (fmt, ap), fmt)
-WRAP_PRINTF(fprintf, vfprintf, (FILE *f, const char *fmt, ...), (f, fmt, ap), fmt)
-WRAP_PRINTF(__printf_chk, __vprintf_chk, (int fl, const char *fmt, ...), (fl, fmt, ap), fmt)
-WRAP_PRINTF(__fprintf_chk, __vfprintf_chk, (FILE *f, int fl, const char *fmt, ...), (f, fl, fmt, ap), fmt)
+WRAP_PRINTF(printf, vprintf, (const char *fmt, ...), (fmt, ap), fmt, stdout)
+WRAP_PRINTF(fprintf, vfprintf, (FILE *f, const char *fmt, ...), (f, fmt, ap), fmt, f)
+WRAP_PRINTF(__printf_chk, __vprintf_chk, (int fl, const char *fmt, ...), (fl, fmt, ap), fmt, stdout)
+WRAP_PRINTF(__fprintf_chk, __vfprintf_chk, (FILE *f, int fl, const char *fmt, ...), (f, fl, fmt, ap), fmt, f)
+WRAP_PRINTF(dprintf, vdprintf, (int fd, const char *fmt, ...), (fd, fmt, ap), fmt, (FILE *)NULL)
+WRAP_PRINTF(__dprintf_chk, __vdprintf_chk, (int fd, int fl, const char *fmt, ...), (fd, fl, fmt, ap), fmt, (FILE *)NULL)
 
 #define RESOLVE(type, name, r, params, args, bytes) \
 	if (!real_##name)                           \

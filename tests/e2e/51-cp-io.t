@@ -3,7 +3,7 @@
 # interval 1024 credits 10 hits); with random intervals the byte shares are
 # within 0.01 of the truth the program prints.
 . "$(dirname "$0")/../lib.sh"
-plan 16
+plan 17
 CPPROF=$B/bin/cpprof
 cc -O2 -g -o "$T/cp_io" "$TOP/tests/progs/cp_io.c" || exit 1
 head -c 4000000 /dev/zero > "$T/in.bin"
@@ -69,4 +69,30 @@ for how in plain fortify; do
 	got=${got% }
 	is "$got" "$want" "stdio, $how: fgets, getline, fprintf and fputs hits, a byte each at 1 KiB"
 done
+# A memory stream's bytes reach no file: counted once, where the program
+# writes its buffer (fprintf to open_memstream counted them twice), and
+# dprintf's as printf's.  1,000,000 lines of 8 bytes made in memory and
+# written whole, then 200,000 dprintf of 8: 9,600,000 bytes, 9375 hits.
+cat > "$T/memw.c" <<'CEOF'
+#include <stdio.h>
+#include <unistd.h>
+int main(void)
+{
+	char *b;
+	size_t n;
+	FILE *m = open_memstream(&b, &n);
+	for (int i = 0; i < 1000000; i++)
+		fprintf(m, "%07d\n", i);
+	fclose(m);
+	for (size_t o = 0; o < n;)
+		o += (size_t)write(1, b + o, n - o);
+	for (int i = 0; i < 200000; i++)
+		dprintf(2, "%07d\n", i);
+	return 0;
+}
+CEOF
+cc -O2 -o "$T/memw" "$T/memw.c" || exit 1
+"$CPPROF" record -e write-bytes:1024 --no-random -o "$T/mw.data" "$T/memw" > /dev/null 2>&1
+like "$("$CPPROF" -c resources "$T/mw.data")" '^\* write-bytes +Bytes Written +9375 samples' \
+	"memory streams counted once, where their buffer is written; dprintf counted: 9375 hits"
 done_testing

@@ -15,6 +15,7 @@
 #include "merge/merge.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +118,47 @@ static const char *kind_name(uint32_t k)
 	return k == FORMAT_KIND_MPROF ? "an mprof" : k == FORMAT_KIND_CPPROF ? "a cpprof" : "a cfprof";
 }
 
+/* How p was recorded: "sampled every N bytes", or "not sampled". */
+static const char *sampled_as(const struct profile *p, char *buf, size_t len)
+{
+	if (!reader_sampled(p))
+		return "not sampled";
+	snprintf(buf, len, "sampled every %" PRIu64 " bytes", reader_sampled(p));
+	return buf;
+}
+
+/*
+ * INFO's totals of the runs (the runtime's exact counts: a sampled
+ * file's header gives its allocations and bytes from them), summed into
+ * buf, when key is one and every file has it; the first file's value
+ * stood for all of them.  0 if not.
+ */
+static int info_sum(const struct profile *p, int n, const char *key, char *buf, size_t len)
+{
+	static const char *const totals[] = { "allocs", "frees", "bytes", "bytes_freed",
+					      "unknown_frees", "dropped" };
+	uint64_t sum = 0;
+	size_t t = 0;
+
+	while (t < sizeof totals / sizeof totals[0] && strcmp(key, totals[t]))
+		t++;
+	if (t == sizeof totals / sizeof totals[0])
+		return 0;
+	for (int i = 0; i < n; i++) {
+		const char *v = reader_info(&p[i], key);
+		char *end;
+		uint64_t x;
+
+		errno = 0;
+		if (!v || !*v || *v == '-' || (x = strtoull(v, &end, 10), errno || *end) ||
+		    x > UINT64_MAX - sum)
+			return 0;
+		sum += x;
+	}
+	snprintf(buf, len, "%" PRIu64, sum);
+	return 1;
+}
+
 int merge_files(const char *const *paths, int n, const char *out, char *err, size_t errlen)
 {
 	struct profile *p = xcalloc((size_t)n, sizeof(*p));
@@ -174,6 +216,14 @@ int merge_files(const char *const *paths, int n, const char *out, char *err, siz
 					 paths[i], p[i].counter_names[k], paths[0], p[0].counter_names[k]);
 				goto out;
 			}
+		if (reader_sampled(&p[i]) != reader_sampled(&p[0])) {
+			/* The header's figures are the samples' at one rate. */
+			char a[64], b[64];
+
+			snprintf(err, errlen, "%s: %s where %s is %s: cannot be merged", paths[i],
+				 sampled_as(&p[i], a, sizeof a), paths[0], sampled_as(&p[0], b, sizeof b));
+			goto out;
+		}
 		if (p[i].nmodules && p[0].nmodules && !same_module(&p[i].modules[0], &p[0].modules[0])) {
 			snprintf(err, errlen, "%s: another program (%s) than %s (%s): cannot be merged",
 				 paths[i], p[i].modules[0].path ? p[i].modules[0].path : "?", paths[0],
@@ -212,10 +262,13 @@ int merge_files(const char *const *paths, int n, const char *out, char *err, siz
 		ninfo += !lispmerge_owns(p[0].info[k].key);
 	format_put_u32(&w, ninfo + (uint32_t)lm.ninfo);
 	for (size_t k = 0; k < p[0].ninfo; k++) {
+		char sum[32];
+
 		if (lispmerge_owns(p[0].info[k].key))
 			continue;
 		format_put_str(&w, p[0].info[k].key);
-		format_put_str(&w, p[0].info[k].value);
+		format_put_str(&w, info_sum(p, n, p[0].info[k].key, sum, sizeof sum)
+					   ? sum : p[0].info[k].value);
 	}
 	for (size_t k = 0; k < lm.ninfo; k++) {
 		format_put_str(&w, lm.info[k].key);

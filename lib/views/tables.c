@@ -995,7 +995,7 @@ void tables_print(FILE *out, const struct model *m, const struct callgraph *g,
 		 * heap of a few samples' worth is far off, and high (the
 		 * most of a noisy sum; a churn of 1.5 MB live said 4.8 MB at
 		 * the default 512 KiB).  Under 100 samples (10%) it says so. */
-		if (every && held / every < 100) {
+		if (every && held && held / every < 100) {
 			uint64_t n = held / every ? held / every : 1;
 
 			fprintf(out, " (rough: about %" PRIu64 " %s live at the peak; "

@@ -9,7 +9,7 @@
 # views and pprof say the figures are estimates; the keep holds a sampled
 # profile too.
 . "$(dirname "$0")/../lib.sh"
-plan 33
+plan 36
 cd "$T" || exit 1
 
 cc -g -O1 -pthread -o share "$TOP/tests/progs/sample_share.c" || exit 1
@@ -101,6 +101,17 @@ MPROF_SAMPLE_SEED=7 "$MPROF" run --sample -o churn.data ./churn || exit 1
 like "$("$MPROF" churn.data | sed -n 1p)" ', peak [0-9]+ bytes live \(rough: about [1-9][0-9]? samples live at the peak; a smaller --sample, or none, for a closer figure\)$' \
 	"a 1.5 MB heap at the default rate: its peak said to be rough"
 unlike "$("$MPROF" ./share s1.data | sed -n 1p)" 'rough' "share's peak, of many samples, is not"
+# Merged sampled runs: the exact totals are the runs' (merge kept the
+# first's, and the header gave one run's allocations beside two runs'
+# peak); runs sampled at two rates, or one not at all, are refused.
+MPROF_SAMPLE_SEED=8 "$MPROF" run --sample -o churn2.data ./churn || exit 1
+"$MPROF" merge churn.data churn2.data -o churn12.data
+like "$("$MPROF" churn12.data | sed -n 1p)" ': 400000 allocations of 599800000 bytes \(exact\); ' \
+	"merged sampled runs: the exact totals summed (2 x 200,000 allocations of 299,900,000 bytes)"
+"$MPROF" merge churn.data one.data -o bad.data 2> err
+is "$?/$(cat err)/$(test -e bad.data && echo written)" \
+	"2/mprof: merge: one.data: sampled every 65536 bytes where churn.data is sampled every 524288 bytes: cannot be merged/" \
+	"merge: runs sampled at two rates are refused"
 # A run with no sample makes no claim the samples cannot back: it said
 # "no memory leaks: every allocated byte was freed" and "no peak: nothing
 # was live" of gcc's 165,560 bytes kept.  (sh's 1,528 bytes at the
@@ -112,6 +123,7 @@ is "$(printf '%s\n' "$none" | grep -c -e 'no allocation was sampled: run without
 	-e 'no sampled allocation is kept: a leak of fewer bytes' -e 'no sampled allocation was live at the peak' \
 	-e 'every allocated byte was freed' -e 'nothing was live')" 3 \
 	"no sample: the tables say so, not that nothing leaked or was live"
+unlike "$(printf '%s\n' "$none" | sed -n 1p)" 'rough' "no sample: no word of samples at the peak"
 "$MPROF" export --format pprof -o s.pb.gz ./share s1.data
 raw=$("$B/tools/pprof" -raw s.pb.gz 2>&1)
 like "$raw" "^Period: 524288$" "pprof: the sampling period"

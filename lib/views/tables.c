@@ -474,15 +474,19 @@ static int leak_cmp(const void *xp, const void *yp)
 
 /*
  * Whether fn is a frame of C++'s standard library (std::, __gnu_cxx::,
- * operator new).  A partial chain shows them but does not count them in
- * its depth: at -O2 a vector's push_back is five inlined frames of the
+ * operator new, and members named without their class).  A partial chain
+ * shows them but does not count them in its depth: at -O2 a vector's push_back is five inlined frames of the
  * library down to operator new, and five frames showed only those, with
  * the program's caller cut off and every caller's chains merged in one
  * row.
  */
-static int library_fn(const char *name)
+int tables_library_fn(const char *name)
 {
-	static const char *const prefix[] = { "std::", "__gnu_cxx::", "__cxxabiv1::" };
+	/* Unqualified: inlined members DWARF names without their class
+	 * (std::thread's _M_invoke, std::__invoke_impl); _M_ and _S_ are
+	 * libstdc++'s names for members, reserved to it. */
+	static const char *const prefix[] = { "std::",	 "__gnu_cxx::", "__cxxabiv1::",
+					      "_M_",	 "_S_",		"__invoke" };
 	char *simple = NULL;
 	int lib = 0;
 
@@ -499,7 +503,7 @@ static int library_fn(const char *name)
 /*
  * How many of stack s's innermost frames (all of them in path, outermost
  * first) a partial chain of depth frames takes: depth of the program's
- * own, with the library's frames among and below them (library_fn;
+ * own, with the library's frames among and below them (tables_library_fn;
  * lib[fn]: 0 not known yet, 1 the program's, 2 the library's).
  */
 static uint32_t chain_len(const struct model *m, const struct model_stack *s, int depth,
@@ -514,7 +518,7 @@ static uint32_t chain_len(const struct model *m, const struct model_stack *s, in
 		uint32_t fn = m->sites[path[k - 1]].fn;
 
 		if (!lib[fn])
-			lib[fn] = library_fn(strtab_get(m->fns, fn)) ? 2 : 1;
+			lib[fn] = tables_library_fn(strtab_get(m->fns, fn)) ? 2 : 1;
 		counted += lib[fn] == 1;
 	}
 	return s->n - k;
@@ -663,11 +667,32 @@ static void print_chain(FILE *out, const struct model *m, const struct tables_op
 		fputs("... > ", out);
 	chain(m, l->stack, l->n, ch->f);
 	for (uint32_t k = 0; k < l->n; k++) {
+		uint32_t more = o->verbosity == TABLES_VERBOSE
+					? 0
+					: tables_library_run(m, ch->f, l->n, k);
+
 		if (k)
 			fputs(" > ", out);
 		print_site(out, m, ch->f[k], o);
+		if (more) {
+			fprintf(out, " > (%u more)", more);
+			k += more;
+		}
 	}
 	fputc('\n', out);
+}
+
+uint32_t tables_library_run(const struct model *m, const uint32_t *sites, uint32_t n, uint32_t k)
+{
+	uint32_t end = k;
+
+	if (k > 0 && tables_library_fn(strtab_get(m->fns, m->sites[sites[k - 1]].fn)))
+		return 0; /* not a run's first */
+	while (end < n && tables_library_fn(strtab_get(m->fns, m->sites[sites[end]].fn)))
+		end++;
+	/* The first (what the program called) and the last (what
+	 * allocated) stay; fewer than two between them are shown too. */
+	return end - k >= 5 ? end - k - 2 : 0;
 }
 
 static const char *const class_names[MPROF_NCLASSES] = {

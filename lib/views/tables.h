@@ -74,6 +74,16 @@ struct tables_chain {
  */
 size_t tables_chains(const struct model *m, int depth, int offsets, struct tables_chain **out);
 
+/* Whether a function of that name is C++'s standard library's: a chain's
+ * depth does not count it (std::, operator new, _M_ members). */
+int tables_library_fn(const char *name);
+/*
+ * Chains print a run of five or more library frames as its first frame,
+ * "(N more)" and its last (what the program called, what allocated):
+ * sites[0..n), outermost first; at k, the first of such a run, N, else 0.
+ */
+uint32_t tables_library_run(const struct model *m, const uint32_t *sites, uint32_t n, uint32_t k);
+
 /*
  * A two-column percentage (mprof.1, FIELDS IN THE OUTPUT): "  " for 0,
  * " ." below 1%, "**" for 100%, else the whole percent, truncated, at most

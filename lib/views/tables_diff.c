@@ -439,8 +439,17 @@ static void table_leaks(FILE *out, const struct model *d, const struct tables_op
 		if (l->cut)
 			fputs("... > ", out);
 		model_inner(d, &d->stacks[l->stack], l->n, f);
-		for (uint32_t k = 0; k < l->n; k++)
+		for (uint32_t k = 0; k < l->n; k++) {
+			uint32_t more = o->verbosity == TABLES_VERBOSE
+						? 0
+						: tables_library_run(d, f, l->n, k);
+
 			fprintf(out, "%s%s", k ? " > " : "", strtab_get(d->fns, d->sites[f[k]].fn));
+			if (more) {
+				fprintf(out, " > (%u more)", more);
+				k += more;
+			}
+		}
 		fputc('\n', out);
 		shown++;
 	}

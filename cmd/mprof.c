@@ -41,10 +41,11 @@ static void usage(FILE *f)
 		"       mprof timeline [--csv] [a.out] [mprof.data]\n"
 		"                                               the heap over time: a chart, or CSV\n"
 		"       mprof export --format folded|pprof|html [--counter NAME] [--full-names] [-o OUT]\n"
-		"                    [--diff-base BASE] [a.out] [mprof.data]\n"
+		"                    [--diff-base BASE] [--alloc-fn NAME]... [a.out] [mprof.data]\n"
 		"                                               the profile for other tools\n"
 		"       mprof merge FILES... -o OUT             many profiles of one program as one\n"
-		"       mprof diff [-verbose|-terse] [-noleaktable] [-depth N] [--full-names] [a.out] BASE NEW\n"
+		"       mprof diff [-verbose|-terse] [-noleaktable] [-depth N] [-alloc-fn NAME]...\n"
+		"                  [--full-names] [a.out] BASE NEW\n"
 		"                                               the four tables of NEW minus BASE\n"
 		"       mprof diff --paths [--counter NAME] [--full-names] [a.out] BASE NEW\n"
 		"                                               call path fractions side by side\n"
@@ -59,8 +60,11 @@ static void usage(FILE *f)
 		"  -nopeaktable   do not print them\n"
 		"  -offsets       leak table: tell call sites apart by +offset in the function\n"
 		"  -lines         leak table: file:line of each call site\n"
-		"  -depth N       leak and peak tables: frames in a partial chain, the\n"
-		"                 allocating function's included (default 5)\n"
+		"  -depth N       leak and peak tables: the program's frames in a partial\n"
+		"                 chain, the allocating function's included (default 5;\n"
+		"                 the C++ library's are shown and not counted)\n"
+		"  -alloc-fn NAME an allocator wrapper (xmalloc): its callers allocate,\n"
+		"                 as memcheck's --alloc-fn (given again: another one)\n"
 		"  -all-frames    keep frames outer to main (_start, __libc_start_main)\n"
 		"  -full-names    C++ names as demangled, with template arguments and\n"
 		"                 parameters (default: std::vector::push_back)\n"
@@ -493,8 +497,8 @@ static int cmd_show(int argc, char **argv)
 	/* A wrapper given that no stack has: said, as cpprof says a name it
 	 * cannot find (a typo left every table as it was, silently). */
 	for (size_t i = 0; i < nalloc_fns; i++)
-		if (strtab_find(m.fns, alloc_fns[i]) < 0)
-			fprintf(stderr, "mprof: -alloc-fn: no function named '%s' in this profile\n",
+		if (!model_alloc_fn_used(&m, i))
+			fprintf(stderr, "mprof: -alloc-fn: no stack has a caller of '%s': nothing changed\n",
 				alloc_fns[i]);
 	callgraph_release(&g);
 	model_release(&m);
@@ -506,7 +510,7 @@ static int cmd_show(int argc, char **argv)
 	return 0;
 }
 
-#define TIMELINE_USAGE "usage: mprof timeline [--csv] [a.out] [mprof.data]"
+#define TIMELINE_USAGE "usage: mprof timeline [--csv] [-alloc-fn NAME]... [a.out] [mprof.data]"
 
 static int cmd_timeline(int argc, char **argv)
 {
@@ -516,11 +520,17 @@ static int cmd_timeline(int argc, char **argv)
 	struct symbols *sy = NULL;
 	struct model m;
 	char err[256], exebuf[PATH_MAX];
-	const char *why;
+	const char *why, **alloc_fns = xcalloc((size_t)argc + 1, sizeof(*alloc_fns));
+	size_t nalloc_fns = 0;
 
 	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i][0] == '-' && argv[i][1] == '-' ? argv[i] + 1 : argv[i];
+
 		if (strcmp(argv[i], "--csv") == 0 || strcmp(argv[i], "-csv") == 0) {
 			as_csv = 1;
+		} else if ((strcmp(a, "-alloc-fn") == 0 && i + 1 < argc) || strncmp(a, "-alloc-fn=", 10) == 0) {
+			/* The key's stacks end at the wrapper's callers (mprof -alloc-fn). */
+			alloc_fns[nalloc_fns++] = a[9] ? a + 10 : argv[++i];
 		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			printf(TIMELINE_USAGE "\n"
 			       "The heap over time (live bytes against seconds, the peak marked ^,\n"
@@ -547,6 +557,8 @@ static int cmd_timeline(int argc, char **argv)
 		    "before its first point)",
 		    data);
 	model_init(&m);
+	m.alloc_fns = alloc_fns;
+	m.nalloc_fns = nalloc_fns;
 	if (!as_csv) {
 		if (exe) {
 			if (launch_find_exe(exe, reader_info(&p, "exe"), exebuf, sizeof(exebuf), &why) <
@@ -564,6 +576,7 @@ static int cmd_timeline(int argc, char **argv)
 	}
 	tables_timeline(stdout, &p, as_csv ? NULL : &m, as_csv);
 	model_release(&m);
+	free(alloc_fns);
 	if (sy)
 		symbols_free(sy);
 	reader_release(&p);

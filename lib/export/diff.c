@@ -242,12 +242,12 @@ static int table_option(int argc, char **argv, int *i, struct tables_opts *o, un
 		o->leaktable = 0;
 	else if (!strcmp(a, "-all-frames"))
 		*mflags |= MODEL_KEEP_ABOVE_MAIN;
-	else if (!strcmp(a, "-alloc-fn")) {
-		if (*i + 1 >= argc)
+	else if (!strcmp(a, "-alloc-fn") || !strncmp(a, "-alloc-fn=", 10)) {
+		if (!a[9] && *i + 1 >= argc)
 			die("diff: -alloc-fn needs a function's name");
 		if (!alloc_fns)
 			alloc_fns = xcalloc((size_t)argc + 1, sizeof(*alloc_fns));
-		alloc_fns[nalloc_fns++] = argv[++*i];
+		alloc_fns[nalloc_fns++] = a[9] ? a + 10 : argv[++*i];
 	} else if (!strcmp(a, "-depth")) {
 		char *end;
 		long d;
@@ -321,6 +321,11 @@ int export_diff_main(int argc, char **argv, int tables)
 	read_side(&n);
 	load(&b, exe, &n, mflags, full);
 	load(&n, exe, &n, mflags, full);
+	for (size_t i = 0; i < nalloc_fns; i++)
+		if (!model_alloc_fn_used(&b.m, i) && !model_alloc_fn_used(&n.m, i))
+			fprintf(stderr, "%s: diff: -alloc-fn: no stack of either has a caller of '%s': "
+					"nothing changed\n",
+				util_progname, alloc_fns[i]);
 	o.full_names = full;
 	if (b.p.kind != n.p.kind)
 		die("%s: not the same kind of profile as %s: no diff", n.path, b.path);

@@ -282,11 +282,14 @@ int export_main(int argc, char **argv, const char *default_data)
 			base_path = argv[++i];
 		} else if (!strcmp(argv[i], "--full-names") || !strcmp(argv[i], "-full-names")) {
 			full = 1;
-		} else if ((!strcmp(argv[i], "--alloc-fn") || !strcmp(argv[i], "-alloc-fn")) &&
-			   i + 1 < argc) {
+		} else if (((!strcmp(argv[i], "--alloc-fn") || !strcmp(argv[i], "-alloc-fn")) &&
+			    i + 1 < argc) ||
+			   !strncmp(argv[i], "--alloc-fn=", 11) || !strncmp(argv[i], "-alloc-fn=", 10)) {
+			const char *eq = strchr(argv[i], '=');
+
 			if (!alloc_fns)
 				alloc_fns = xcalloc((size_t)argc + 1, sizeof(*alloc_fns));
-			alloc_fns[nalloc_fns++] = argv[++i];
+			alloc_fns[nalloc_fns++] = eq ? eq + 1 : argv[++i];
 		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			help(default_data);
 			return 0;
@@ -404,8 +407,8 @@ int export_main(int argc, char **argv, const char *default_data)
 		reader_release(&bp);
 	}
 	for (size_t i = 0; i < nalloc_fns; i++)
-		if (strtab_find(m.fns, alloc_fns[i]) < 0)
-			fprintf(stderr, "%s: export: --alloc-fn: no function named '%s' in this profile\n",
+		if (!model_alloc_fn_used(&m, i))
+			fprintf(stderr, "%s: export: --alloc-fn: no stack has a caller of '%s': nothing changed\n",
 				util_progname, alloc_fns[i]);
 	free(alloc_fns);
 	model_release(&m);

@@ -134,24 +134,42 @@ static int node_new(struct model *m, struct at *a, uint32_t site)
 /* Append a stack ending at a (no frame: a.node is MODEL_NONE), its
  * counters c, coded at cv; frames outer to main are dropped unless
  * keep_all. */
-/* Whether function fn is one of the allocator wrappers (model.alloc_fns). */
-static int alloc_fn(struct model *m, uint32_t fn)
+/* Whether a function named name is the one typed (as model_find_fns: a
+ * short C++ name stands for its full ones, and the other way). */
+static int typed_is(const char *name, const char *typed)
+{
+	char *a, *b;
+	int same;
+
+	if (!strcmp(name, typed))
+		return 1;
+	a = strchr(name, '(') ? cxxname_simplify(name) : NULL;
+	b = strchr(typed, '(') ? cxxname_simplify(typed) : NULL;
+	same = (a && !strcmp(a, typed)) || (b && !strcmp(b, name)) || (a && b && !strcmp(a, b));
+	free(a);
+	free(b);
+	return same;
+}
+
+/* Which allocator wrapper (model.alloc_fns) function fn is: its index + 1,
+ * else 0. */
+static size_t alloc_fn(struct model *m, uint32_t fn)
 {
 	if (fn >= m->alloc_mark_cap) {
 		size_t old = m->alloc_mark_cap;
 
-		util_grow(&m->alloc_mark, &m->alloc_mark_cap, (size_t)fn + 1, 1);
-		memset(m->alloc_mark + old, 0, m->alloc_mark_cap - old);
+		util_grow(&m->alloc_mark, &m->alloc_mark_cap, (size_t)fn + 1, sizeof(*m->alloc_mark));
+		memset(m->alloc_mark + old, 0, (m->alloc_mark_cap - old) * sizeof(*m->alloc_mark));
 	}
 	if (!m->alloc_mark[fn]) {
 		const char *name = strtab_get(m->fns, fn);
 
 		m->alloc_mark[fn] = 1;
-		for (size_t i = 0; i < m->nalloc_fns; i++)
-			if (!strcmp(name, m->alloc_fns[i]))
-				m->alloc_mark[fn] = 2;
+		for (size_t i = 0; i < m->nalloc_fns && m->alloc_mark[fn] == 1; i++)
+			if (typed_is(name, m->alloc_fns[i]))
+				m->alloc_mark[fn] = (uint32_t)i + 2;
 	}
-	return m->alloc_mark[fn] == 2;
+	return m->alloc_mark[fn] - 1;
 }
 
 /* Stack s without its outermost frame of an allocator wrapper and the
@@ -159,15 +177,17 @@ static int alloc_fn(struct model *m, uint32_t fn)
 static void strip_alloc_fns(struct model *m, struct model_stack *s)
 {
 	uint32_t x = s->leaf, r = s->run, strip = 0, leaf = MODEL_NONE, run = 0;
+	size_t which = 0, w;
 
 	for (uint32_t i = 0; i < s->n; i++) {
 		uint32_t up = x > m->runs[r].first ? x - 1 : m->runs[r].parent,
 			 up_run = x > m->runs[r].first ? r : m->runs[r].parent_run;
 
-		if (alloc_fn(m, m->sites[m->site[x]].fn) && i + 1 < s->n) {
+		if ((w = alloc_fn(m, m->sites[m->site[x]].fn)) != 0 && i + 1 < s->n) {
 			strip = i + 1;
 			leaf = up;
 			run = up_run;
+			which = w;
 		}
 		x = up;
 		r = up_run;
@@ -176,7 +196,15 @@ static void strip_alloc_fns(struct model *m, struct model_stack *s)
 		s->leaf = leaf;
 		s->run = run;
 		s->n -= strip;
+		if (!m->alloc_used)
+			m->alloc_used = xcalloc(m->nalloc_fns, 1);
+		m->alloc_used[which - 1] = 1;
 	}
+}
+
+int model_alloc_fn_used(const struct model *m, size_t i)
+{
+	return m->alloc_used && i < m->nalloc_fns && m->alloc_used[i];
 }
 
 static void push(struct model *m, struct at a, int keep_all, uint32_t cut, const uint64_t *c,
@@ -762,6 +790,7 @@ void model_release(struct model *m)
 	strtab_free(m->atypes);
 	free(m->atype_size);
 	free(m->alloc_mark);
+	free(m->alloc_used);
 	memset(m, 0, sizeof(*m));
 }
 

@@ -112,11 +112,12 @@ struct model {
 	/* Allocator wrappers (mprof --alloc-fn, as memcheck's): set before
 	 * model_from_profile, each stack loses its outermost frame of one of
 	 * these functions and every frame inside it, so its caller is the
-	 * one that allocated.  alloc_mark[fn]: 0 not looked at, 1 no, 2 yes. */
+	 * one that allocated (a short C++ name stands for its full ones). */
 	const char *const *alloc_fns;
 	size_t nalloc_fns;
-	uint8_t *alloc_mark;
+	uint32_t *alloc_mark; /* per function: 0 not looked at, 1 none, i + 2 alloc_fns[i] */
 	size_t alloc_mark_cap;
+	uint8_t *alloc_used;  /* per alloc_fns[i]: some stack lost frames to it */
 };
 
 enum {
@@ -124,6 +125,9 @@ enum {
 };
 
 void model_init(struct model *m);
+/* Whether model.alloc_fns[i] took frames off some stack (a name no stack
+ * has, or only as its outermost frame, took none). */
+int model_alloc_fn_used(const struct model *m, size_t i);
 /*
  * Symbolize every stack of a profile.  For allocation data (kind mprof) the
  * counters are mprof's 16, matched by name, in MPROF_C_* order, then the

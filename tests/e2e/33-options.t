@@ -4,7 +4,7 @@
 # Another tool's command (`mprof record ./x`, `cfprof list`) is said to
 # be none, and a missing default data file says where one comes from.
 . "$(dirname "$0")/../lib.sh"
-plan 25
+plan 30
 cc_prog "$T/qsortcb" qsortcb.c
 "$MPROF" run -o "$T/q.data" "$T/qsortcb"; ok $? "qsort program runs"
 out=$("$MPROF" "$T/q.data")
@@ -65,8 +65,28 @@ is "$(cat "$T/err")" "" "... and nothing is said of a name the profile has"
 is "$("$MPROF" export --format folded --alloc-fn xmalloc --alloc-fn xstrdup "$T/w.data" | sort | tr '\n' ' ')" \
 	"main;load 50000 main;parse 23000 " "export --alloc-fn: the folded stacks end at the callers"
 "$MPROF" -alloc-fn xmaloc "$T/w.data" > /dev/null 2> "$T/err"
-is "$?/$(cat "$T/err")" "0/mprof: -alloc-fn: no function named 'xmaloc' in this profile" \
+is "$?/$(cat "$T/err")" "0/mprof: -alloc-fn: no stack has a caller of 'xmaloc': nothing changed" \
 	"-alloc-fn with a name no stack has: said (a typo left the tables as they were)"
+"$MPROF" -alloc-fn main "$T/w.data" > /dev/null 2> "$T/err"
+is "$(cat "$T/err")" "mprof: -alloc-fn: no stack has a caller of 'main': nothing changed" \
+	"-alloc-fn main (outermost, no caller): said, not silently nothing"
+"$MPROF" diff -alloc-fn=xmalloc -alloc-fn nosuch "$T/w.data" "$T/w.data" > /dev/null 2> "$T/err"
+is "$?/$(cat "$T/err")" "0/mprof: diff: -alloc-fn: no stack of either has a caller of 'nosuch': nothing changed" \
+	"diff -alloc-fn=NAME taken; a name no stack has, said"
+like "$("$MPROF" timeline -alloc-fn xmalloc -alloc-fn xstrdup "$T/w.data")" '  main > parse$' \
+	"timeline -alloc-fn: its key's stacks end at the callers"
+is "$("$MPROF" export --format folded --alloc-fn=xmalloc "$T/w.data" | sort | tr '\n' ' ')" \
+	"main;load 50000 main;parse 8000 main;parse;xstrdup 15000 " "export --alloc-fn=NAME, one wrapper of two"
+# A C++ wrapper by the name the tables print, with -full-names too.
+cat > "$T/pool.cc" <<'CEOF'
+#include <cstdlib>
+namespace ns { struct Pool { __attribute__((noinline)) void *get(unsigned long n) { return malloc(n); } }; }
+__attribute__((noinline)) void user(ns::Pool &p) { for (int i = 0; i < 10; i++) p.get(100); }
+int main() { ns::Pool p; user(p); return 0; }
+CEOF
+g++ -O0 -g -o "$T/pool" "$T/pool.cc" && "$MPROF" run -o "$T/pool.data" "$T/pool" || exit 1
+is "$("$MPROF" -alloc-fn ns::Pool::get "$T/pool.data" | awk '/^--------- DIRECT/ { d = 1 } d && $NF == "user" { print $2 }')/$("$MPROF" -full-names -alloc-fn ns::Pool::get "$T/pool.data" | awk '/^--------- DIRECT/ { d = 1 } d && $NF == "user(ns::Pool&)" { print $2 }')" \
+	"1000/1000" "-alloc-fn ns::Pool::get: a C++ method by its short name, with -full-names too"
 "$MPROF" export --format pprof --alloc-fn xmalloc -o "$T/w.pb.gz" "$T/w.data" 2> "$T/err"
 like "$?/$(cat "$T/err")" "^2/mprof: export: --alloc-fn is for folded and html \(pprof: -prune_from" \
 	"export --format pprof --alloc-fn: refused, pprof's own option named"

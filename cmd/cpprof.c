@@ -703,9 +703,9 @@ static int run(struct session *s, char *line)
 			for (i = 0; i < s->nres && at < sizeof have; i++)
 				at += (size_t)snprintf(have + at, sizeof have - at, "%s%s", i ? ", " : "",
 						       s->res[i].name);
-			errx_("resource: this profile has no resource '%s'; it has: %s (cpprof record "
-			      "-e NAME samples another)",
-			      argv[1], have);
+			errx_("resource: this profile has no resource '%s'; it has: %s%s", argv[1], have,
+			      s->p.kind == FORMAT_KIND_CPPROF ? " (cpprof record -e NAME samples another)"
+							      : "");
 			goto failed;
 		}
 		s->cur = i;

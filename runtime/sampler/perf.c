@@ -104,10 +104,10 @@ void pf_set_period(int fd, uint64_t period)
 
 #define RING_PAGES 16 /* data pages: 64 KiB, three stack copies and more */
 /* A kernel-mode ring (kcpu.c) is drained only at its thread's CPU-clock
- * signals, which a thread in the kernel does not get: 128 KiB, fifteen
- * copies of 8 KiB, 15 ms of kernel time at 1 ms.  At 64 KiB (three of 16)
- * a thread that read /dev/zero 5 ms at a time lost a third of them. */
-#define RING_PAGES_KERNEL 32
+ * signals, which a thread in the kernel does not get: 256 KiB, fifteen
+ * copies of 16 KiB, 15 ms of kernel time at 1 ms.  At 64 KiB (three of
+ * 16) a thread that read /dev/zero 5 ms at a time lost a third of them. */
+#define RING_PAGES_KERNEL 64
 
 int pf_open_ring(struct pf_ring *r, int tid, uint32_t type, uint64_t config, uint64_t period,
 		 uint32_t stack, int kernel_only)

@@ -412,6 +412,12 @@ uint64_t keeper_oom_kills(void)
 	return n;
 }
 
+/* Whether h says why its runtime's save failed (keep_save_failed). */
+static int save_why(const struct keep_head *h)
+{
+	return h->state != KEEP_VOID && h->why[0] && memchr(h->why, 0, sizeof h->why);
+}
+
 void keeper_ended(const struct keep_head *h, int status, int oom, char *buf, size_t len)
 {
 	if (WIFSIGNALED(status)) {
@@ -424,8 +430,9 @@ void keeper_ended(const struct keep_head *h, int status, int oom, char *buf, siz
 	} else if (h->exit_called == 1) {
 		snprintf(buf, len, "_exit(%d)", WEXITSTATUS(status));
 	} else if (h->exit_called == 2) {
-		snprintf(buf, len, "exit status %d; its runtime's save at exit failed",
-			 WEXITSTATUS(status));
+		snprintf(buf, len, "exit status %d; its runtime's save at exit failed%s%.*s%s",
+			 WEXITSTATUS(status), save_why(h) ? " (" : "", (int)sizeof h->why,
+			 save_why(h) ? h->why : "", save_why(h) ? ")" : "");
 	} else {
 		snprintf(buf, len, "exit status %d without exit handlers (exit_group)",
 			 WEXITSTATUS(status));
@@ -511,7 +518,7 @@ static int write_from(int kfd, const struct keep_head *h, const char *ended, con
 int keeper_salvage(const struct keeper *k, pid_t pid, int status, int oom, const char *path,
 		   struct keep_head *h, char *why, size_t whylen)
 {
-	char ended[96];
+	char ended[512];
 
 	if (keeper_head(k, h) < 0 || h->state != KEEP_RECORDING || h->pid != (int32_t)pid)
 		return 0;
@@ -596,7 +603,7 @@ static uint64_t start_of(pid_t pid)
 static void kid_ended(struct kids *ks, struct kid *c)
 {
 	struct keep_head h;
-	char ended[128], path[4200], why[4400];
+	char ended[512], path[4200], why[4400];
 	int st = zombie_status(c->pid);
 
 	/* Not a cfprof child that never ran an instrumented function: its
@@ -610,6 +617,13 @@ static void kid_ended(struct kids *ks, struct kid *c)
 		/* How, only while it is a zombie: its parent reaps it, not us. */
 		if (st >= 0)
 			keeper_ended(&h, st, 0, ended, sizeof ended);
+		else if (h.exit_called == 2)
+			/* Its exit handlers ran: it exited, and its save
+			 * failed; only the status is its parent's. */
+			snprintf(ended, sizeof ended,
+				 "exited (its status, its parent knows: it reaped this forked child); "
+				 "its runtime's save at exit failed%s%s%s",
+				 save_why(&h) ? " (" : "", save_why(&h) ? h.why : "", save_why(&h) ? ")" : "");
 		else
 			snprintf(ended, sizeof ended,
 				 "without its save; how, its parent knows (it reaped this forked child)");

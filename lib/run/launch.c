@@ -627,7 +627,7 @@ int launch_run(const struct launch *l, char *const argv[], char *err, size_t err
 	 * wrote the file since, write it from the keep. */
 	if (h.state == KEEP_RECORDING && h.pid == (int32_t)pid &&
 	    !(wrote && written_by_other(had, &before, &after, &h))) {
-		char ended[96];
+		char ended[512];
 
 		oom = keeper_oom_kills() > oom;
 		keeper_ended(&h, status, (int)oom, ended, sizeof ended);

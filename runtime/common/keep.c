@@ -647,6 +647,33 @@ void keep_void(const char *why)
 	strncpy(h->why, why, sizeof h->why - 1);
 }
 
+void keep_save_failed(const char *path, int err)
+{
+	struct keep_head *h = keep_h;
+	const char *e = strerror(err);
+	size_t n = 0, room = sizeof h->why - 1;
+
+	if (!h || __atomic_load_n(&h->state, __ATOMIC_RELAXED) != KEEP_RECORDING)
+		return;
+	/* "PATH: ERROR", the path's end where both do not fit. */
+	if (strlen(path) + 2 + strlen(e) > room) {
+		size_t skip = strlen(path) + 2 + strlen(e) + 3 - room;
+
+		if (skip < strlen(path)) {
+			path += skip;
+			memcpy(h->why, "...", 3);
+			n = 3;
+		}
+	}
+	for (; *path && n < room; path++)
+		h->why[n++] = *path;
+	for (const char *s = ": "; *s && n < room; s++)
+		h->why[n++] = *s;
+	for (; *e && n < room; e++)
+		h->why[n++] = *e;
+	h->why[n] = 0;
+}
+
 /* Whether keep_fd is still the keep's memfd: the program may have closed
  * it (a daemon's closefrom) and opened something else as that number. */
 static int fd_ours(void)

@@ -94,6 +94,11 @@ int keep_exec_number(void);
 void keep_exec_number_back(void);
 /* The keep cannot be trusted any more: the launcher will say why. */
 void keep_void(const char *why);
+/* The runtime's save of its file failed (path, errno err): the keep's
+ * why says so while it still records, and the launcher, which writes the
+ * file from the keep, says why (a worker that dropped to nobody could not
+ * create its file, and nothing said so). */
+void keep_save_failed(const char *path, int err);
 
 /*
  * fork: keep_fork_prepare in the parent just before (after the

@@ -88,8 +88,10 @@ static void fail(struct outfile *o, const char *path, int err)
 
 	/* A collector's file, not one aside, is its last save: under a
 	 * launcher, the launcher writes it from the keep (writer.c's fail). */
-	if (!o->aside && keep_watched())
+	if (!o->aside && keep_watched()) {
+		keep_save_failed(path, err);
 		return;
+	}
 	strncat(msg, strerror(err), sizeof msg - 3);
 	o->warn("cannot write ", path, msg);
 }

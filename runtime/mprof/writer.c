@@ -221,8 +221,10 @@ static void fail(const struct writer_source *src, const char *path, int err)
 	/* The last save, under a launcher: it writes the file from the keep
 	 * (a worker that gave up the right to write it), and says so to a
 	 * terminal; not a line in the program's stderr (nginx's log). */
-	if (src->ended && !src->aside && keep_watched())
+	if (src->ended && !src->aside && keep_watched()) {
+		keep_save_failed(path, err); /* the launcher says why */
 		return;
+	}
 
 	if (join(what, sizeof what, "cannot write ", path, NULL) < 0)
 		join(what, sizeof what, "cannot write the profile", NULL, NULL);

@@ -10,7 +10,7 @@
 # (outfile.h), the program ends as bare, and the launcher writes the
 # profile from the keep.
 . "$(dirname "$0")/../lib.sh"
-plan 12
+plan 14
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
 cat > fsz.c <<'CEOF'
@@ -42,14 +42,14 @@ for how in "mprof run" "mprof run --sample=1" "cpprof record"; do
 	is "$(info f.data reason)/$(cat f.err)" salvage/ \
 		"$how, file-size limit 0: the profile written from the keep, nothing said (the launcher writes it)"
 done
-is "$("$MPROF" dump f.data | sed -n 's/^info ended //p')" "exit status 7; its runtime's save at exit failed" \
-	"cpprof, file-size limit 0: INFO ended: its exit handlers ran, the save failed"
+is "$("$MPROF" dump f.data | sed -n 's/^info ended //p')" "exit status 7; its runtime's save at exit failed ($T/f.data: File too large)" \
+	"cpprof, file-size limit 0: INFO ended: its exit handlers ran, the save failed, and why"
 "$MPROF" run -o f.data ./fsz 2> f.err > /dev/null
 is "$("$MPROF" dump f.data | awk '$1 == "bin" && $2 == 123 { print $3 }')" 100 \
 	"mprof, file-size limit 0: the profile holds its 100 allocations"
 
 if [ "$(id -u)" != 0 ]; then
-	skip 4 "setuid to nobody needs root"
+	skip 6 "setuid to nobody needs root"
 	done_testing
 fi
 chmod 755 "$T"
@@ -73,9 +73,40 @@ out=$("$MPROF" run -o s.data ./su 2> s.err; echo "rc=$?")
 is "$out" "dropped
 rc=0" "the program's output and status"
 is "$(info s.data reason)/$("$MPROF" dump s.data | sed -n 's/^info ended //p')" \
-	"salvage/exit status 0; its runtime's save at exit failed" \
-	"salvaged; INFO ended says the exit handlers ran and the save failed"
+	"salvage/exit status 0; its runtime's save at exit failed ($T/s.data: Permission denied)" \
+	"salvaged; INFO ended says the exit handlers ran and the save failed, and why (it said no why)"
 is "$(cat s.err)" "" "nothing said on the program's stderr: the launcher wrote the file"
 is "$("$MPROF" dump s.data | awk '$1 == "bin" && $2 == 123 { print $3 }')" 100 \
 	"the profile holds its 100 allocations"
+# A server's worker, forked, drops to nobody and exits; its parent reaps
+# it (nginx's workers): "without its save; how, its parent knows", no
+# word of the save that failed, nor why.
+cat > wk.c <<'CEOF'
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+static void *volatile k[50];
+int main(void)
+{
+	pid_t c = fork();
+	if (c == 0) {
+		for (int i = 0; i < 50; i++)
+			k[i] = malloc(77);
+		if (setuid(65534) != 0)
+			_exit(9);
+		exit(0);
+	}
+	waitpid(c, NULL, 0);
+	printf("reaped %d\n", c > 0);
+	return 0;
+}
+CEOF
+cc -O0 -o wk wk.c || exit 1
+out=$("$MPROF" run -o w.data ./wk 2> /dev/null)
+kid=$(ls w.data.* 2> /dev/null | head -1)
+is "$out/$(info "${kid:-none}" reason)" "reaped 1/salvage" "a worker that dropped to nobody: its profile from the keep"
+is "$("$MPROF" dump "${kid:-none}" | sed -n 's/^info ended //p')" \
+	"exited (its status, its parent knows: it reaped this forked child); its runtime's save at exit failed ($T/$kid: Permission denied)" \
+	"... INFO ended: it exited, its save failed, and why"
 done_testing

@@ -267,9 +267,16 @@ static int cmd_run(int argc, char **argv)
 			 * --sample=BYTES: a number of bytes after it is its
 			 * value (a program of that name runs as ./NAME). */
 			strcpy(sample, "524288");
-			if (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9' &&
-			    sample_arg(argv[i + 1], sample, sizeof sample) == 0)
-				i++;
+			if (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9') {
+				if (sample_arg(argv[i + 1], sample, sizeof sample) == 0)
+					i++;
+				else if (access(argv[i + 1], F_OK) != 0)
+					/* No program of that name: a size out of
+					 * range (--sample 0 ran "0"). */
+					die("run: --sample %s: not a number of bytes from 1 to 1t "
+					    "(512k, 1m, 65536)",
+					    argv[i + 1]);
+			}
 		} else if (strncmp(argv[i], "--sample=", 9) == 0) {
 			if (sample_arg(argv[i] + 9, sample, sizeof sample) < 0)
 				die("run: --sample=%s: not a number of bytes from 1 to 1t (512k, 1m, 65536)",

@@ -9,7 +9,7 @@
 # views and pprof say the figures are estimates; the keep holds a sampled
 # profile too.
 . "$(dirname "$0")/../lib.sh"
-plan 36
+plan 37
 cd "$T" || exit 1
 
 cc -g -O1 -pthread -o share "$TOP/tests/progs/sample_share.c" || exit 1
@@ -152,6 +152,11 @@ MPROF_SAMPLE=bogus MPROF_OUT=e3.data LD_PRELOAD="$LIBMPROF/libmprof.so" ./ent 2>
 is "$?/$(cat e3.err)" \
 	"0/mprof: MPROF_SAMPLE=bogus: not a number of bytes from 1 to 1t (512k); recording every allocation" \
 	"MPROF_SAMPLE=bogus: one line"
+# mprof run --sample 0 PROG ran a program named "0".
+"$MPROF" run --sample 0 -o z.data ./ent > /dev/null 2> z.err
+is "$?/$(cat z.err)/$(test -e z.data && echo written)" \
+	"2/mprof: run: --sample 0: not a number of bytes from 1 to 1t (512k, 1m, 65536)/" \
+	"mprof run --sample 0: the size refused, not run as a program"
 is "$("$MPROF" -verbose ./ent e3.data | sed -n '/^--------- ALLOCATION BINS/,$p')" \
 	"$("$MPROF" -verbose ./ent e1.data | sed -n '/^--------- ALLOCATION BINS/,$p')" \
 	"and the exact profile"

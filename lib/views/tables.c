@@ -480,23 +480,49 @@ static int leak_cmp(const void *xp, const void *yp)
  * the program's caller cut off and every caller's chains merged in one
  * row.
  */
-int tables_library_fn(const char *name)
+/* Whether name, as it is, begins in a standard library (tables_library_fn). */
+static int library_name(const char *name)
 {
 	/* Unqualified: inlined members DWARF names without their class
 	 * (std::thread's _M_invoke, std::__invoke_impl); _M_ and _S_ are
-	 * libstdc++'s names for members, reserved to it. */
-	static const char *const prefix[] = { "std::",	 "__gnu_cxx::", "__cxxabiv1::",
-					      "_M_",	 "_S_",		"__invoke" };
-	char *simple = NULL;
-	int lib = 0;
+	 * libstdc++'s names for members, reserved to it.  Rust's standard
+	 * crates (std::, core::, alloc::, and hashbrown:: under std's
+	 * HashMap) and its allocator shims (__rust_alloc, __rdl_alloc). */
+	static const char *const prefix[] = { "std::",	 "__gnu_cxx::", "__cxxabiv1::", "_M_",
+					      "_S_",	 "__invoke",	"core::",	"alloc::",
+					      "hashbrown::", "__rust_", "__rdl_",	"__rg_" };
 
-	if (strchr(name, '(') && (simple = cxxname_simplify(name)) != NULL)
-		name = simple; /* -full-names: the short name's */
+	/* A Rust trait method: <alloc::alloc::Global as Allocator>::grow,
+	 * <&dyn core::ops::Fn<()>>::call_once: its type's path. */
+	if (name[0] == '<') {
+		name++;
+		while (*name == '&' || *name == '[' || *name == '*')
+			name++;
+		if (!strncmp(name, "mut ", 4))
+			name += 4;
+		else if (!strncmp(name, "const ", 6))
+			name += 6;
+		if (!strncmp(name, "dyn ", 4))
+			name += 4;
+	}
 	if (!strcmp(name, "operator new") || !strcmp(name, "operator new[]"))
-		lib = 1;
-	for (size_t i = 0; !lib && i < sizeof(prefix) / sizeof(prefix[0]); i++)
-		lib = !strncmp(name, prefix[i], strlen(prefix[i]));
-	free(simple);
+		return 1;
+	for (size_t i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
+		if (!strncmp(name, prefix[i], strlen(prefix[i])))
+			return 1;
+	return 0;
+}
+
+int tables_library_fn(const char *name)
+{
+	char *simple;
+	int lib = library_name(name);
+
+	/* -full-names: the short name's too. */
+	if (!lib && strchr(name, '(') && (simple = cxxname_simplify(name)) != NULL) {
+		lib = library_name(simple);
+		free(simple);
+	}
 	return lib;
 }
 

@@ -10,7 +10,7 @@
 # instantiations of make_n as one function, and the full names with
 # --full-names.
 . "$(dirname "$0")/../lib.sh"
-plan 72
+plan 74
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 PPROF=$B/tools/pprof
@@ -178,4 +178,20 @@ for cxx in g++ clang++; do
 	like "$peak" '^ +5120 .* main > parse_config > fill_vec > std::vector::push_back \[inline\] > ' \
 		"$cxx -O2: the peak table's chains the same"
 done
+
+# Rust: its standard crates' frames (alloc::, core::, std::, hashbrown::,
+# <alloc::alloc::Global as core::alloc::Allocator>::grow) are the
+# library's too.  Every leak chain was five of them, the program's
+# functions cut off: "... > alloc::raw_vec::finish_grow > ... >
+# alloc::alloc::realloc [inline]".
+if command -v rustc > /dev/null 2>&1 && rustc -O -g -o rs_chains "$TOP/tests/progs/rs_chains.rs" 2> rustc.err; then
+	"$MPROF" run -o rs.data ./rs_chains > rs.out
+	leaks=$("$MPROF" rs.data | sed -n '/^--------- MEMORY LEAKS/,/^--------- HEAP PEAK/p')
+	is "$(cat rs.out)" "1000 100" "Rust: the program's output"
+	like "$leaks" ' > rs_chains::main > rs_chains::build > rs_chains::fill > ' \
+		"Rust: a Vec's growth under the functions that pushed (main > build > fill)"
+else
+	fail "rustc cannot build rs_chains.rs (scripts/install-deps.sh installs Debian's rustc): $(head -c 300 rustc.err 2> /dev/null)"
+	fail "rustc missing"
+fi
 done_testing

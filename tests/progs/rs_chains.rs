@@ -1,0 +1,36 @@
+// Leaks through Rust's standard library, for mprof's partial call chains
+// (tests/e2e/87-cxx-names.t): fill grows a Vec (push: Vec, RawVec,
+// finish_grow, the Global allocator, __rust_realloc), table fills a
+// HashMap (hashbrown under std); both are forgotten, so kept.
+use std::collections::HashMap;
+
+#[inline(never)]
+fn fill(v: &mut Vec<u64>, n: u64) {
+    for i in 0..n {
+        v.push(i);
+    }
+}
+
+#[inline(never)]
+fn build(n: u64) -> Vec<u64> {
+    let mut v = Vec::new();
+    fill(&mut v, n);
+    v
+}
+
+#[inline(never)]
+fn table(n: u64) -> HashMap<u64, u64> {
+    let mut m = HashMap::new();
+    for i in 0..n {
+        m.insert(i, i * 2);
+    }
+    m
+}
+
+fn main() {
+    let a = build(1000);
+    let b = table(100);
+    println!("{} {}", a.len(), b.len());
+    std::mem::forget(a);
+    std::mem::forget(b);
+}

@@ -259,12 +259,13 @@ int merge_files(const char *const *paths, int n, const char *out, char *err, siz
 	format_begin_section(&w, FORMAT_SEC_INFO);
 	/* The first file's facts, but the Lisp functions of all (lispmerge.h). */
 	for (size_t k = 0; k < p[0].ninfo; k++)
-		ninfo += !lispmerge_owns(p[0].info[k].key);
+		ninfo += !lispmerge_owns(p[0].info[k].key) && strcmp(p[0].info[k].key, "merged_files");
 	format_put_u32(&w, ninfo + (uint32_t)lm.ninfo);
 	for (size_t k = 0; k < p[0].ninfo; k++) {
 		char sum[32];
 
-		if (lispmerge_owns(p[0].info[k].key))
+		/* The runs merged, below: a merged file's count, not twice. */
+		if (lispmerge_owns(p[0].info[k].key) || !strcmp(p[0].info[k].key, "merged_files"))
 			continue;
 		format_put_str(&w, p[0].info[k].key);
 		format_put_str(&w, info_sum(p, n, p[0].info[k].key, sum, sizeof sum)
@@ -274,7 +275,18 @@ int merge_files(const char *const *paths, int n, const char *out, char *err, siz
 		format_put_str(&w, lm.info[k].key);
 		format_put_str(&w, lm.info[k].value);
 	}
-	snprintf(why, sizeof why, "%d", n);
+	{
+		uint64_t runs = 0;
+
+		/* A merged file counts its runs. */
+		for (int i = 0; i < n; i++) {
+			const char *v = reader_info(&p[i], "merged_files");
+			uint64_t x = v ? strtoull(v, NULL, 10) : 0;
+
+			runs += x >= 1 && x < (1u << 30) ? x : 1;
+		}
+		snprintf(why, sizeof why, "%" PRIu64, runs);
+	}
 	format_put_str(&w, "merged_files");
 	format_put_str(&w, why);
 	format_end_section(&w);

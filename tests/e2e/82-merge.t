@@ -5,7 +5,7 @@
 # not written.  Peaks add up too: the merged "peak" is the runs' peaks'
 # sum (each run's is exact: widgets has one thread).
 . "$(dirname "$0")/../lib.sh"
-plan 12
+plan 13
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 cd "$T" || exit 1
@@ -24,6 +24,11 @@ is "$("$MPROF" ./widgets w.data | head -1 | sed 's/.*): //')" \
 like "$("$MPROF" ./widgets w.data | head -1)" '^mprof: \./widgets \(pid [0-9]+; 3 runs merged: the first.s command line and pid\): ' \
 	"and it says it is three runs merged (it gave the first's command line alone)"
 like "$("$MPROF" ./widgets w.data)" ' 30000 +make_widget$' "its stacks still name the functions (30000 calls of make_widget)"
+# A merged file merged again counts its runs (it said 2 runs of 3, with
+# INFO merged_files twice).
+"$MPROF" merge w1.data w2.data -o w12.data && "$MPROF" merge w12.data w3.data -o w123.data
+is "$("$MPROF" ./widgets w123.data | head -1 | sed -n 's/.*; \([0-9]*\) runs merged.*/\1/p')/$("$MPROF" dump w123.data | grep -c '^info merged_files ')" "3/1" \
+	"a merge of a merge: 3 runs, said once"
 is "$("$MPROF" export --format folded --counter alloc_objects ./widgets w.data)" \
 	"$("$MPROF" export --format folded --counter alloc_objects ./widgets w1.data | awk '{ $NF = 3 * $NF; print }')" \
 	"one stack of names per path, three runs' counts summed"

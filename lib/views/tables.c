@@ -408,16 +408,9 @@ struct chains {
 	size_t n;
 	uint32_t *order; /* lk's indices, largest first */
 	uint32_t *f, *g; /* two chains' sites, room for the longest stack */
+	uint8_t *lib;    /* the model's library functions (tables_library_fns) */
+	int fold;        /* library runs folded (not -verbose) */
 };
-
-/* Chains are the same when their functions are (and, with -offsets, their
- * call sites). */
-static int site_eq(const struct model *m, uint32_t a, uint32_t b, int offsets)
-{
-	const struct model_site *x = &m->sites[a], *y = &m->sites[b];
-
-	return a == b || (x->fn == y->fn && x->inlined == y->inlined && (!offsets || x->offset == y->offset));
-}
 
 static const struct tables_chain *sort_lk;
 static const struct model *sort_lm;
@@ -472,56 +465,98 @@ static int leak_cmp(const void *xp, const void *yp)
 	return 0;
 }
 
-/*
- * Whether fn is a frame of C++'s standard library (std::, __gnu_cxx::,
- * operator new, and members named without their class).  A partial chain
- * shows them but does not count them in its depth: at -O2 a vector's push_back is five inlined frames of the
- * library down to operator new, and five frames showed only those, with
- * the program's caller cut off and every caller's chains merged in one
- * row.
- */
-/* Whether name, as it is, begins in a standard library (tables_library_fn). */
-static int library_name(const char *name)
+/* Rust's primitive types, whose inherent methods and trait impls are
+ * its standard library's (<u8 as ...>, <str as ...>, <*const T>::add). */
+static int rust_primitive(const char *t)
 {
-	/* Unqualified: inlined members DWARF names without their class
-	 * (std::thread's _M_invoke, std::__invoke_impl); _M_ and _S_ are
-	 * libstdc++'s names for members, reserved to it.  Rust's standard
-	 * crates (std::, core::, alloc::, and hashbrown:: under std's
-	 * HashMap) and its allocator shims (__rust_alloc, __rdl_alloc). */
-	static const char *const prefix[] = { "std::",	 "__gnu_cxx::", "__cxxabiv1::", "_M_",
-					      "_S_",	 "__invoke",	"core::",	"alloc::",
-					      "hashbrown::", "__rust_", "__rdl_",	"__rg_" };
+	static const char *const prim[] = { "u8",  "u16",  "u32", "u64", "u128", "usize", "i8",
+					    "i16", "i32",  "i64", "i128", "isize", "f32",  "f64",
+					    "bool", "char", "str" };
 
-	/* A Rust trait method: <alloc::alloc::Global as Allocator>::grow,
-	 * <&dyn core::ops::Fn<()>>::call_once: its type's path. */
-	if (name[0] == '<') {
-		name++;
-		while (*name == '&' || *name == '[' || *name == '*')
-			name++;
-		if (!strncmp(name, "mut ", 4))
-			name += 4;
-		else if (!strncmp(name, "const ", 6))
-			name += 6;
-		if (!strncmp(name, "dyn ", 4))
-			name += 4;
+	if (*t == '[' || *t == '*' || *t == '(')
+		return 1;
+	for (size_t i = 0; i < sizeof prim / sizeof prim[0]; i++) {
+		size_t n = strlen(prim[i]);
+
+		if (!strncmp(t, prim[i], n) && (t[n] == ' ' || t[n] == '>'))
+			return 1;
 	}
+	return 0;
+}
+
+/*
+ * Whether name, as it is, begins in a standard library: C++'s (std::,
+ * __gnu_cxx::, operator new, and members DWARF names without their class:
+ * std::thread's _M_invoke, std::__invoke_impl; _M_ and _S_ are libstdc++'s
+ * names for members, reserved to it); in a Rust program (rust) Rust's
+ * crates std::, core::, alloc::, hashbrown:: (under std's HashMap), its
+ * allocator shims, and trait methods of their types or of primitive ones
+ * by the trait's path.  Only in a Rust program: a C++ program's own
+ * namespace may be core or alloc.
+ */
+static int library_name(const char *name, int rust)
+{
+	static const char *const cxx[] = { "std::", "__gnu_cxx::", "__cxxabiv1::",
+					   "_M_",   "_S_",	   "__invoke" };
+	static const char *const rs[] = { "core::",  "alloc::", "hashbrown::",
+					  "__rust_", "__rdl_",  "__rg_" };
+
 	if (!strcmp(name, "operator new") || !strcmp(name, "operator new[]"))
 		return 1;
-	for (size_t i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
-		if (!strncmp(name, prefix[i], strlen(prefix[i])))
+	for (size_t i = 0; i < sizeof cxx / sizeof cxx[0]; i++)
+		if (!strncmp(name, cxx[i], strlen(cxx[i])))
+			return 1;
+	if (!rust)
+		return 0;
+	/* A trait method, <TYPE as TRAIT>::f, or an inherent one, <TYPE>::f:
+	 * TYPE's path, or TRAIT's where TYPE is a primitive one. */
+	if (name[0] == '<') {
+		const char *t = name + 1, *as;
+
+		while (*t == '&' || *t == '*')
+			t += *t == '*' && (!strncmp(t + 1, "const ", 6) || !strncmp(t + 1, "mut ", 4))
+				     ? 0
+				     : 1;
+		if (!strncmp(t, "mut ", 4))
+			t += 4;
+		if (!strncmp(t, "dyn ", 4))
+			t += 4;
+		if (rust_primitive(t)) {
+			if (!(as = strstr(t, " as ")))
+				return 1; /* <*const T>::add, <[T]>::to_vec */
+			t = as + 4;
+		}
+		name = t;
+	}
+	for (size_t i = 0; i < sizeof rs / sizeof rs[0]; i++)
+		if (!strncmp(name, rs[i], strlen(rs[i])))
 			return 1;
 	return 0;
 }
 
-int tables_library_fn(const char *name)
+uint8_t *tables_library_fns(const struct model *m)
 {
-	char *simple;
-	int lib = library_name(name);
+	size_t n = strtab_count(m->fns);
+	uint8_t *lib = xcalloc(n + 1, 1);
+	int rust = 0;
 
-	/* -full-names: the short name's too. */
-	if (!lib && strchr(name, '(') && (simple = cxxname_simplify(name)) != NULL) {
-		lib = library_name(simple);
-		free(simple);
+	/* A Rust program: its allocator shims or its runtime's start. */
+	for (size_t f = 0; f < n && !rust; f++) {
+		const char *name = strtab_get(m->fns, (uint32_t)f);
+
+		rust = !strncmp(name, "__rust_", 7) || !strncmp(name, "__rdl_", 6) ||
+		       !strncmp(name, "std::rt::lang_start", 19);
+	}
+	for (size_t f = 0; f < n; f++) {
+		const char *name = strtab_get(m->fns, (uint32_t)f);
+		char *simple;
+
+		lib[f] = (uint8_t)library_name(name, rust);
+		/* -full-names: the short name's too. */
+		if (!lib[f] && strchr(name, '(') && (simple = cxxname_simplify(name)) != NULL) {
+			lib[f] = (uint8_t)library_name(simple, rust);
+			free(simple);
+		}
 	}
 	return lib;
 }
@@ -529,39 +564,62 @@ int tables_library_fn(const char *name)
 /*
  * How many of stack s's innermost frames (all of them in path, outermost
  * first) a partial chain of depth frames takes: depth of the program's
- * own, with the library's frames among and below them (tables_library_fn;
- * lib[fn]: 0 not known yet, 1 the program's, 2 the library's).
+ * own, with the library's frames among and below them (lib: the
+ * model's functions, tables_library_fns).
  */
 static uint32_t chain_len(const struct model *m, const struct model_stack *s, int depth,
-			  uint8_t *lib, uint32_t *path)
+			  const uint8_t *lib, uint32_t *path)
 {
 	uint32_t counted = 0, k;
 
 	if (!s->n)
 		return 0;
 	model_path(m, s, path);
-	for (k = s->n; k > 0 && counted < (uint32_t)depth; k--) {
-		uint32_t fn = m->sites[path[k - 1]].fn;
-
-		if (!lib[fn])
-			lib[fn] = tables_library_fn(strtab_get(m->fns, fn)) ? 2 : 1;
-		counted += lib[fn] == 1;
-	}
+	for (k = s->n; k > 0 && counted < (uint32_t)depth; k--)
+		counted += !lib[m->sites[path[k - 1]].fn];
 	return s->n - k;
 }
 
 /*
- * Merge the stacks into partial chains of o->depth callers (mprof.1, TABLE
- * 2; chain_len): for CHAINS_KEPT the stacks that keep something, for
- * CHAINS_PEAK those live at the peak; sorted, largest first.
+ * A chain as its row prints it (sites[0..n), outermost first), into key:
+ * each frame shown, as (function, offset where offsets, inlined), and a
+ * run of library frames folded (fold: tables_library_run) as its count.
+ * Two chains that print alike are one row (they were two rows alike).
+ * Returns the key's length in uint32_t.
  */
-static size_t collect(const struct model *m, int depth, int offsets, enum chains_of of,
-		      struct tables_chain **out)
+static size_t row_key(const struct model *m, const uint8_t *lib, const uint32_t *sites,
+		      uint32_t n, int offsets, int fold, uint32_t *key)
+{
+	size_t len = 0;
+
+	for (uint32_t k = 0; k < n; k++) {
+		const struct model_site *x = &m->sites[sites[k]];
+		uint32_t more = fold ? tables_library_run(m, lib, sites, n, k) : 0;
+
+		key[len++] = x->fn;
+		key[len++] = offsets ? x->offset : 0;
+		key[len++] = x->inlined;
+		if (more) {
+			key[len++] = MODEL_NONE;
+			key[len++] = more;
+			key[len++] = 0;
+			k += more;
+		}
+	}
+	return len;
+}
+
+/*
+ * Merge the stacks into partial chains of o->depth callers (mprof.1, TABLE
+ * 2; chain_len) that print alike (row_key): for CHAINS_KEPT the stacks
+ * that keep something, for CHAINS_PEAK those live at the peak.
+ */
+static size_t collect(const struct model *m, int depth, int offsets, int fold,
+		      const uint8_t *lib, enum chains_of of, struct tables_chain **out)
 {
 	struct tables_chain *lk = NULL;
 	uint64_t ctr[FORMAT_MAX_COUNTERS];
-	uint32_t *f, *g, *slot;
-	uint8_t *lib;
+	uint32_t *f, *g, *slot, *kf, *kg;
 	size_t nl = 0, cap = 0, nslots = 64;
 
 	while (nslots < 4 * m->nstacks)
@@ -569,13 +627,14 @@ static size_t collect(const struct model *m, int depth, int offsets, enum chains
 	slot = xcalloc(nslots, sizeof(uint32_t));
 	f = xcalloc((size_t)m->maxn + 1, sizeof(uint32_t));
 	g = xcalloc((size_t)m->maxn + 1, sizeof(uint32_t));
-	lib = xcalloc(strtab_count(m->fns) + 1, 1);
+	kf = xcalloc(6 * ((size_t)m->maxn + 1), sizeof(uint32_t));
+	kg = xcalloc(6 * ((size_t)m->maxn + 1), sizeof(uint32_t));
 	for (size_t i = 0; i < m->nstacks; i++) {
 		const struct model_stack *s = &m->stacks[i];
 		uint32_t n;
 		int cut;
 		uint64_t h;
-		size_t j;
+		size_t j, nk;
 		struct tables_chain *l = NULL;
 		const uint64_t *v = model_counts(m, s, ctr);
 
@@ -585,22 +644,17 @@ static size_t collect(const struct model *m, int depth, int offsets, enum chains
 			continue;
 		n = chain_len(m, s, depth, lib, f);
 		cut = s->n > n || s->cut;
-		h = (uint64_t)cut;
 		chain(m, (uint32_t)i, n, f);
-		for (uint32_t k = 0; k < n; k++) {
-			const struct model_site *x = &m->sites[f[k]];
-			uint32_t key[3] = { x->fn, offsets ? x->offset : 0, x->inlined };
-			h = util_hash(key, sizeof(key), h);
-		}
+		nk = row_key(m, lib, f, n, offsets, fold, kf);
+		h = util_hash(kf, nk * sizeof(uint32_t), (uint64_t)cut);
 		for (j = h & (nslots - 1); slot[j]; j = (j + 1) & (nslots - 1)) {
 			struct tables_chain *c = &lk[slot[j] - 1];
-			uint32_t k;
-			if (c->n != n || c->cut != cut)
+
+			if (c->cut != cut)
 				continue;
-			chain(m, c->stack, n, g);
-			for (k = 0; k < n && site_eq(m, g[k], f[k], offsets); k++)
-				;
-			if (k == n) {
+			chain(m, c->stack, c->n, g);
+			if (row_key(m, lib, g, c->n, offsets, fold, kg) == nk &&
+			    !memcmp(kf, kg, nk * sizeof(uint32_t))) {
 				l = c;
 				break;
 			}
@@ -628,14 +682,16 @@ static size_t collect(const struct model *m, int depth, int offsets, enum chains
 	free(slot);
 	free(f);
 	free(g);
-	free(lib);
+	free(kf);
+	free(kg);
 	*out = lk;
 	return nl;
 }
 
-size_t tables_chains(const struct model *m, int depth, int offsets, struct tables_chain **out)
+size_t tables_chains(const struct model *m, int depth, int offsets, int fold, const uint8_t *lib,
+		     struct tables_chain **out)
 {
-	return collect(m, depth, offsets, CHAINS_KEPT, out);
+	return collect(m, depth, offsets, fold, lib, CHAINS_KEPT, out);
 }
 
 /* The chains of `of`, sorted, largest first. */
@@ -644,7 +700,9 @@ static void chains_group(struct chains *ch, const struct model *m, const struct 
 {
 	int depth = o->depth > 0 ? o->depth : 5;
 	struct tables_chain *lk;
-	size_t nl = collect(m, depth, o->offsets, of, &lk);
+	uint8_t *lib = tables_library_fns(m);
+	int fold = o->verbosity != TABLES_VERBOSE;
+	size_t nl = collect(m, depth, o->offsets, fold, lib, of, &lk);
 	uint32_t *f = xcalloc((size_t)m->maxn + 1, sizeof(uint32_t));
 	uint32_t *g = xcalloc((size_t)m->maxn + 1, sizeof(uint32_t));
 
@@ -662,6 +720,8 @@ static void chains_group(struct chains *ch, const struct model *m, const struct 
 	ch->n = nl;
 	ch->f = f;
 	ch->g = g;
+	ch->lib = lib;
+	ch->fold = fold;
 }
 
 static void chains_release(struct chains *ch)
@@ -670,6 +730,7 @@ static void chains_release(struct chains *ch)
 	free(ch->lk);
 	free(ch->f);
 	free(ch->g);
+	free(ch->lib);
 }
 
 static void print_site(FILE *out, const struct model *m, uint32_t id, const struct tables_opts *o)
@@ -693,9 +754,7 @@ static void print_chain(FILE *out, const struct model *m, const struct tables_op
 		fputs("... > ", out);
 	chain(m, l->stack, l->n, ch->f);
 	for (uint32_t k = 0; k < l->n; k++) {
-		uint32_t more = o->verbosity == TABLES_VERBOSE
-					? 0
-					: tables_library_run(m, ch->f, l->n, k);
+		uint32_t more = ch->fold ? tables_library_run(m, ch->lib, ch->f, l->n, k) : 0;
 
 		if (k)
 			fputs(" > ", out);
@@ -708,13 +767,14 @@ static void print_chain(FILE *out, const struct model *m, const struct tables_op
 	fputc('\n', out);
 }
 
-uint32_t tables_library_run(const struct model *m, const uint32_t *sites, uint32_t n, uint32_t k)
+uint32_t tables_library_run(const struct model *m, const uint8_t *lib, const uint32_t *sites,
+			    uint32_t n, uint32_t k)
 {
 	uint32_t end = k;
 
-	if (k > 0 && tables_library_fn(strtab_get(m->fns, m->sites[sites[k - 1]].fn)))
+	if (k > 0 && lib[m->sites[sites[k - 1]].fn])
 		return 0; /* not a run's first */
-	while (end < n && tables_library_fn(strtab_get(m->fns, m->sites[sites[end]].fn)))
+	while (end < n && lib[m->sites[sites[end]].fn])
 		end++;
 	/* The first (what the program called) and the last (what
 	 * allocated) stay; fewer than two between them are shown too. */

@@ -67,22 +67,30 @@ struct tables_chain {
 };
 
 /*
- * Group m's stacks that keep something by their innermost depth frames
- * (with offsets, call sites are told apart by their +offset).  *out (the
- * caller frees it) gets the chains in no particular order; returns how
- * many.  Table 2 and its diff (tables_diff.c) print these.
+ * Group m's stacks that keep something by their innermost depth frames of
+ * the program's own (with offsets, call sites are told apart by their
+ * +offset), as their rows print (fold: runs of library frames folded,
+ * tables_library_run; lib: tables_library_fns).  *out (the caller frees
+ * it) gets the chains in no particular order; returns how many.  Table 2
+ * and its diff (tables_diff.c) print these.
  */
-size_t tables_chains(const struct model *m, int depth, int offsets, struct tables_chain **out);
+size_t tables_chains(const struct model *m, int depth, int offsets, int fold, const uint8_t *lib,
+		     struct tables_chain **out);
 
-/* Whether a function of that name is C++'s standard library's: a chain's
- * depth does not count it (std::, operator new, _M_ members). */
-int tables_library_fn(const char *name);
+/*
+ * The model's functions that are a standard library's, one byte each (1:
+ * the library's), the caller frees it: a chain's depth does not count
+ * them.  C++'s (std::, operator new, _M_ members); Rust's (core::,
+ * alloc::, ...) in a Rust program.
+ */
+uint8_t *tables_library_fns(const struct model *m);
 /*
  * Chains print a run of five or more library frames as its first frame,
  * "(N more)" and its last (what the program called, what allocated):
  * sites[0..n), outermost first; at k, the first of such a run, N, else 0.
  */
-uint32_t tables_library_run(const struct model *m, const uint32_t *sites, uint32_t n, uint32_t k);
+uint32_t tables_library_run(const struct model *m, const uint8_t *lib, const uint32_t *sites,
+			    uint32_t n, uint32_t k);
 
 /*
  * A two-column percentage (mprof.1, FIELDS IN THE OUTPUT): "  " for 0,

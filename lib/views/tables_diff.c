@@ -402,7 +402,9 @@ static void table_leaks(FILE *out, const struct model *d, const struct tables_op
 {
 	int depth = o->depth > 0 ? o->depth : 5;
 	struct tables_chain *lk;
-	size_t nl = tables_chains(d, depth, 0, &lk), hidden = 0, shown = 0;
+	uint8_t *lib = tables_library_fns(d);
+	int fold = o->verbosity != TABLES_VERBOSE;
+	size_t nl = tables_chains(d, depth, 0, fold, lib, &lk), hidden = 0, shown = 0;
 	uint32_t *order = xcalloc(nl + 1, sizeof(uint32_t));
 	uint32_t *f = xcalloc((size_t)d->maxn + 1, sizeof(uint32_t));
 	uint32_t *g = xcalloc((size_t)d->maxn + 1, sizeof(uint32_t));
@@ -440,9 +442,7 @@ static void table_leaks(FILE *out, const struct model *d, const struct tables_op
 			fputs("... > ", out);
 		model_inner(d, &d->stacks[l->stack], l->n, f);
 		for (uint32_t k = 0; k < l->n; k++) {
-			uint32_t more = o->verbosity == TABLES_VERBOSE
-						? 0
-						: tables_library_run(d, f, l->n, k);
+			uint32_t more = fold ? tables_library_run(d, lib, f, l->n, k) : 0;
 
 			fprintf(out, "%s%s", k ? " > " : "", strtab_get(d->fns, d->sites[f[k]].fn));
 			if (more) {
@@ -462,6 +462,7 @@ static void table_leaks(FILE *out, const struct model *d, const struct tables_op
 	free(lk);
 	free(f);
 	free(g);
+	free(lib);
 }
 
 /* ---- Table 3: direct allocation ---------------------------------------- */

@@ -10,7 +10,7 @@
 # instantiations of make_n as one function, and the full names with
 # --full-names.
 . "$(dirname "$0")/../lib.sh"
-plan 74
+plan 77
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 PPROF=$B/tools/pprof
@@ -187,11 +187,60 @@ done
 if command -v rustc > /dev/null 2>&1 && rustc -O -g -o rs_chains "$TOP/tests/progs/rs_chains.rs" 2> rustc.err; then
 	"$MPROF" run -o rs.data ./rs_chains > rs.out
 	leaks=$("$MPROF" rs.data | sed -n '/^--------- MEMORY LEAKS/,/^--------- HEAP PEAK/p')
-	is "$(cat rs.out)" "1000 100" "Rust: the program's output"
+	is "$(cat rs.out)" "1000 100 4096" "Rust: the program's output"
 	like "$leaks" ' > rs_chains::main > rs_chains::build > rs_chains::fill > ' \
 		"Rust: a Vec's growth under the functions that pushed (main > build > fill)"
+	# vec![7u8; n]: <u8 as alloc::vec::spec_from_elem::SpecFromElem>, a
+	# trait of alloc's on a primitive type, is the library's too.
+	like "$leaks" ' > rs_chains::main > rs_chains::bytes > alloc::vec::from_elem( \[inline\])? > \([0-9]+ more\) > [^>]*$' \
+		"Rust: vec![7u8; n] under bytes(), the library's frames folded"
 else
 	fail "rustc cannot build rs_chains.rs (scripts/install-deps.sh installs Debian's rustc): $(head -c 300 rustc.err 2> /dev/null)"
 	fail "rustc missing"
+	fail "rustc missing"
 fi
+# A C++ program's own namespace named core or alloc is the program's:
+# Rust's crates are the library's only in a Rust program.  (Its five
+# frames in core:: were folded away as "(5 more)".)
+cat > ns.cc <<'CEOF'
+#include <cstdlib>
+#include <cstring>
+#define NI __attribute__((noinline))
+namespace core {
+NI void *make_buf(size_t n) { void *p = malloc(n); memset(p, 1, n); return p; }
+NI void *parse_header(int i) { return make_buf(100 + i); }
+NI void *parse_body(int i) { return parse_header(i); }
+NI void *parse_doc(int i) { return parse_body(i); }
+NI void *load_file(int i) { return parse_doc(i); }
+}
+namespace alloc { NI void *pool_get(int i) { return core::load_file(i); } }
+void *keep[100];
+int main() { for (int i = 0; i < 100; i++) keep[i] = alloc::pool_get(i); }
+CEOF
+g++ -O1 -g -fno-inline -fno-optimize-sibling-calls -o ns ns.cc || exit 1
+"$MPROF" run -o ns.data ./ns
+like "$("$MPROF" ns.data)" '^ +14950 .* \.\.\. > core::load_file > core::parse_doc > core::parse_body > core::parse_header > core::make_buf$' \
+	"C++ namespaces core and alloc of the program's own: counted, not folded"
+# Two chains that differ only inside a folded run print alike: one row
+# (they were two rows alike, 100 and 200 bytes).
+cat > dup.cc <<'CEOF'
+#include <cstdlib>
+#define NI __attribute__((noinline))
+void *keep[64]; int nk;
+NI void *leaf(size_t n) { return keep[nk++] = malloc(n); }
+namespace std {
+NI void *a5(size_t n) { return leaf(n); }
+NI void *a4(size_t n) { return a5(n); }
+NI void *a3(size_t n) { return a4(n); }
+NI void *p(size_t n) { return a3(n); }
+NI void *q(size_t n) { return a3(n); }
+NI void *a1(int w) { return w ? p(100) : q(200); }
+}
+NI void x() { std::a1(0); std::a1(1); }
+int main() { x(); }
+CEOF
+g++ -O1 -g -fno-inline -fno-optimize-sibling-calls -o dup dup.cc || exit 1
+"$MPROF" run -o dup.data ./dup
+is "$("$MPROF" dup.data | grep -c 'main > x > std::a1 > (3 more) > std::a5 > leaf$')/$("$MPROF" dup.data | grep -c '^ *300 (\*\*) *2 .*main > x > std::a1 > (3 more) > std::a5 > leaf$')" "2/2" \
+	"chains alike once folded: one leak row and one peak row, 300 bytes in 2 objects"
 done_testing

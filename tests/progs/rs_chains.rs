@@ -1,7 +1,9 @@
 // Leaks through Rust's standard library, for mprof's partial call chains
 // (tests/e2e/87-cxx-names.t): fill grows a Vec (push: Vec, RawVec,
 // finish_grow, the Global allocator, __rust_realloc), table fills a
-// HashMap (hashbrown under std); both are forgotten, so kept.
+// HashMap (hashbrown under std), bytes makes a vec![7u8; n] (<u8 as
+// SpecFromElem>::from_elem: a trait of alloc's on a primitive type); all
+// are forgotten, so kept.
 use std::collections::HashMap;
 
 #[inline(never)]
@@ -27,10 +29,17 @@ fn table(n: u64) -> HashMap<u64, u64> {
     m
 }
 
+#[inline(never)]
+fn bytes(n: usize) -> Vec<u8> {
+    vec![7u8; n]
+}
+
 fn main() {
     let a = build(1000);
     let b = table(100);
-    println!("{} {}", a.len(), b.len());
+    let c = bytes(4096);
+    println!("{} {} {}", a.len(), b.len(), c.len());
     std::mem::forget(a);
     std::mem::forget(b);
+    std::mem::forget(c);
 }

@@ -75,6 +75,7 @@ static void test_difference(void)
 	struct model b, n, d;
 	struct callgraph g;
 	struct tables_chain *lk;
+	uint8_t *lib;
 	size_t nl;
 
 	model_init(&b);
@@ -102,7 +103,9 @@ static void test_difference(void)
 	is_int((int64_t)g.fn.node[id(&d, "main")].out_calls, 19, "difference: main's calls");
 	is_int(strtab_find(d.fns, "same") < 0 || !g.fn.node[id(&d, "same")].called, 1,
 	       "difference: same is not on a changed stack");
-	nl = tables_chains(&d, 5, 0, &lk);
+	lib = tables_library_fns(&d);
+	nl = tables_chains(&d, 5, 0, 1, lib, &lk);
+	free(lib);
 	/* h's change frees all it allocates: no change in what is kept. */
 	is_int(nl, 2, "difference: two chains changed what they keep");
 	for (size_t i = 0; i < nl; i++) {

@@ -137,7 +137,7 @@ struct ksigaction {
  * threads holding a file each under 1024 (seven eighths of it, as bare)
  * had an open fail in one run of five on a loaded machine; at a quarter
  * of the budget, 110 threads under -e page-faults had 94 sampled, not
- * 111.  And 8 at most for a user without CAP_IPC_LOCK: a ring's 132 KiB
+ * 111.  And 8 at most for a user without CAP_IPC_LOCK: a ring's 260 KiB
  * are locked, out of what the user's other rings (-e context-switches,
  * their own perf record) may need.
  */

@@ -321,6 +321,7 @@ int export_diff_main(int argc, char **argv, int tables)
 	read_side(&n);
 	load(&b, exe, &n, mflags, full);
 	load(&n, exe, &n, mflags, full);
+	model_tell_apart_like(&b.m, &n.m);
 	for (size_t i = 0; i < nalloc_fns; i++)
 		if (!model_alloc_fn_used(&b.m, i) && !model_alloc_fn_used(&n.m, i))
 			fprintf(stderr, "%s: diff: -alloc-fn: no stack of either has a caller of '%s': "

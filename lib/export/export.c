@@ -374,6 +374,7 @@ int export_main(int argc, char **argv, const char *default_data)
 		if (model_from_profile(&bm, &bp, bsy, 0, err, sizeof(err)) < 0 ||
 		    export_prepare(&bd, &bp, &bm, err, sizeof(err)) < 0)
 			die("%s: %s", base_path, err);
+		model_tell_apart_like(&bm, &m);
 		bd.sy = bsy;
 	}
 	/* A temporary beside OUT, renamed over it when whole: never through a

@@ -387,6 +387,11 @@ static void addr_sample(struct tabs *t, const struct export_data *d, const struc
 		pb_int(&z, 3, ret ? a - 1 : a);
 		for (int c = 0; c < cnt; c++) {
 			struct pb l = { 0 };
+			/* As the views name it: a.c:load where C has two. */
+			const char *shown = model_shown_name(own ? e->m : d->m, sf[c].func, sf[c].decl);
+
+			if (shown)
+				sf[c].func = shown;
 			pb_int(&l, 1, fn_of(&t->fm, &t->fns, &t->s, &sf[c]));
 			if (sf[c].line > 0)
 				pb_int(&l, 2, (uint64_t)sf[c].line);

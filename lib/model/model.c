@@ -37,6 +37,7 @@ void model_init(struct model *m)
 	m->fns = strtab_new_borrowing(); /* the symbolizer's strings */
 	m->locs = strtab_new();
 	m->atypes = strtab_new_borrowing();
+	m->decls = strtab_new_borrowing(); /* the symbolizer's strings */
 	m->sitemap = xcalloc(1, sizeof(struct sitemap));
 	m->nc = MPROF_NCOUNTERS;
 	m->main_fn = MODEL_NONE;
@@ -172,6 +173,27 @@ static size_t alloc_fn(struct model *m, uint32_t fn)
 	return m->alloc_mark[fn] - 1;
 }
 
+/* The wrapper a site's function is (alloc_fn), or one typed after its
+ * file, as tell_apart shows C's functions of one name (a.c:xmalloc). */
+static size_t alloc_site(struct model *m, const struct model_site *st)
+{
+	size_t w = alloc_fn(m, st->fn), dl;
+	const char *decl;
+
+	if (w || st->decl == MODEL_NONE)
+		return w;
+	decl = strtab_get(m->decls, st->decl & ~MODEL_TWIN);
+	dl = strlen(decl);
+	for (size_t i = 0; i < m->nalloc_fns; i++) {
+		const char *t = m->alloc_fns[i];
+
+		if (!strncmp(t, decl, dl) && t[dl] == ':' && t[dl + 1] != ':' &&
+		    typed_is(strtab_get(m->fns, st->fn), t + dl + 1))
+			return i + 1;
+	}
+	return 0;
+}
+
 /* Stack s without its outermost frame of an allocator wrapper and the
  * frames inside it, when a caller is left. */
 static void strip_alloc_fns(struct model *m, struct model_stack *s)
@@ -183,7 +205,7 @@ static void strip_alloc_fns(struct model *m, struct model_stack *s)
 		uint32_t up = x > m->runs[r].first ? x - 1 : m->runs[r].parent,
 			 up_run = x > m->runs[r].first ? r : m->runs[r].parent_run;
 
-		if ((w = alloc_fn(m, m->sites[m->site[x]].fn)) != 0 && i + 1 < s->n) {
+		if ((w = alloc_site(m, &m->sites[m->site[x]])) != 0 && i + 1 < s->n) {
 			strip = i + 1;
 			leaf = up;
 			run = up_run;
@@ -292,6 +314,7 @@ void model_add(struct model *m, const char *const *names, uint32_t n, const uint
 		st.offset = MODEL_NO_OFFSET;
 		st.loc = MODEL_NO_LOC;
 		st.atype = MODEL_NONE;
+		st.decl = MODEL_NONE;
 		site = site_id(m, &st);
 
 		if (same && i < m->nlast && m->last[i].site == site) {
@@ -436,6 +459,7 @@ static __attribute__((noinline)) const uint32_t *expand_new(struct model *m, str
 		st.offset = MODEL_NO_OFFSET;
 		st.loc = MODEL_NO_LOC;
 		st.atype = MODEL_NONE;
+		st.decl = MODEL_NONE;
 		/* The kind of object it made: the size table's types (no size). */
 		if ((kind = langview_kind(m->lang, FORMAT_LANG_FRAME_ID(addr))) != NULL) {
 			st.atype = strtab_intern(m->atypes, own_copy(m, printable(m, kind)));
@@ -473,6 +497,7 @@ static __attribute__((noinline)) const uint32_t *expand_new(struct model *m, str
 			st.offset = MODEL_NO_OFFSET;
 			st.loc = MODEL_NO_LOC;
 			st.atype = MODEL_NONE;
+			st.decl = MODEL_NONE;
 			a->pool[a->npool] = site_id(m, &st);
 			cnt = 1;
 		}
@@ -496,6 +521,7 @@ static __attribute__((noinline)) const uint32_t *expand_new(struct model *m, str
 				    ? (uint32_t)sf[i].offset : MODEL_NO_OFFSET;
 		st.loc = MODEL_NO_LOC;
 		st.atype = MODEL_NONE;
+		st.decl = MODEL_NONE;
 		if (sf[i].atype) {
 			st.atype = strtab_intern(m->atypes, printable(m, sf[i].atype));
 			if (st.atype >= m->atype_cap) {
@@ -506,6 +532,9 @@ static __attribute__((noinline)) const uint32_t *expand_new(struct model *m, str
 			if (sf[i].asize > m->atype_size[st.atype])
 				m->atype_size[st.atype] = sf[i].asize;
 		}
+		if (sf[i].decl)
+			st.decl = strtab_intern(m->decls, sf[i].decl) |
+				  (sf[i].twin ? MODEL_TWIN : 0);
 		if (sf[i].file) {
 			const char *base = strrchr(sf[i].file, '/');
 			snprintf(buf, sizeof(buf), "%s:%d", base ? base + 1 : sf[i].file, sf[i].line);
@@ -608,6 +637,7 @@ static int category_frame(struct model *m, const struct profile *p, uint32_t c, 
 	st.offset = MODEL_NO_OFFSET;
 	st.loc = MODEL_NO_LOC;
 	st.atype = MODEL_NONE;
+	st.decl = MODEL_NONE;
 	return node_new(m, a, site_id(m, &st));
 }
 
@@ -622,7 +652,125 @@ static int lisp_none_frame(struct model *m, struct at *a)
 	st.offset = MODEL_NO_OFFSET;
 	st.loc = MODEL_NO_LOC;
 	st.atype = MODEL_NONE;
+	st.decl = MODEL_NONE;
 	return node_new(m, a, site_id(m, &st));
+}
+
+/*
+ * C's functions of one name in two files (static ones) are two functions:
+ * each is shown after its file, FILE:NAME (gdb's and callgrind_annotate's
+ * way), wherever the profile has sites of both, or the symbol table says
+ * the module has another local function of that name (so that a run which
+ * met one of them names it as a run which met both does).  Sites whose
+ * file is unknown keep the plain name.  Run once, when every site is in:
+ * the site table is rebuilt for the new function ids.
+ */
+static int is_variant(const struct model *m, uint32_t fn)
+{
+	return fn < m->variant_cap && m->variant_of[fn];
+}
+
+/* force, if not NULL: per function id (nforce of them), names to show
+ * after their files however few the profile has (model_tell_apart_like). */
+static void tell_apart(struct model *m, const uint8_t *force, size_t nforce)
+{
+	size_t nf = strtab_count(m->fns), renamed = 0;
+	uint32_t *first = xmalloc((nf + 1) * sizeof(uint32_t));
+	uint8_t *clash = xcalloc(nf + 1, 1);
+	struct sitemap *sm = m->sitemap;
+
+	for (size_t f = 0; f < nf; f++)
+		first[f] = MODEL_NONE;
+	for (size_t i = 0; i < m->nsites; i++) {
+		const struct model_site *st = &m->sites[i];
+
+		if (st->decl == MODEL_NONE || is_variant(m, st->fn))
+			continue;
+		if (st->decl & MODEL_TWIN || (st->fn < nforce && force[st->fn]))
+			clash[st->fn] = 1;
+		else if (first[st->fn] == MODEL_NONE)
+			first[st->fn] = st->decl;
+		else if (first[st->fn] != st->decl)
+			clash[st->fn] = 1;
+	}
+	if (m->main_fn < nf)
+		clash[m->main_fn] = 0;
+	for (size_t i = 0; i < m->nsites; i++) {
+		struct model_site *st = &m->sites[i];
+		const char *name, *file;
+		char *both;
+		uint32_t id;
+
+		if (st->decl == MODEL_NONE || is_variant(m, st->fn) || !clash[st->fn])
+			continue;
+		name = strtab_get(m->fns, st->fn);
+		file = strtab_get(m->decls, st->decl & ~MODEL_TWIN);
+		both = xmalloc(strlen(file) + strlen(name) + 2);
+		sprintf(both, "%s:%s", file, name);
+		id = own_fn(m, both);
+		free(both);
+		if (id >= m->variant_cap) {
+			size_t old = m->variant_cap;
+
+			util_grow(&m->variant_of, &m->variant_cap, (size_t)id + 1, sizeof(uint32_t));
+			memset(m->variant_of + old, 0, (m->variant_cap - old) * sizeof(uint32_t));
+		}
+		m->variant_of[id] = st->fn + 1;
+		st->fn = id;
+		renamed++;
+	}
+	free(first);
+	free(clash);
+	if (renamed) {
+		/* The sites hash by their fields: again, for model_add's. */
+		memset(sm->slot, 0, sm->nslots * sizeof(uint32_t));
+		for (size_t k = 0; k < m->nsites; k++) {
+			size_t i;
+
+			for (i = site_hash(&m->sites[k], sm->nslots - 1); sm->slot[i];
+			     i = (i + 1) & (sm->nslots - 1))
+				;
+			sm->slot[i] = (uint32_t)k + 1;
+		}
+	}
+}
+
+/* In a, the names b shows after their files (b's variants' plain names). */
+static void tell_apart_as(struct model *a, const struct model *b)
+{
+	size_t n = strtab_count(a->fns);
+	uint8_t *force = xcalloc(n + 1, 1);
+	int any = 0;
+
+	for (size_t f = 0; f < b->variant_cap; f++) {
+		int64_t id;
+
+		if (b->variant_of[f] &&
+		    (id = strtab_find(a->fns, strtab_get(b->fns, b->variant_of[f] - 1))) >= 0)
+			force[id] = 1, any = 1;
+	}
+	if (any)
+		tell_apart(a, force, n);
+	free(force);
+}
+
+const char *model_shown_name(const struct model *m, const char *func, const char *decl)
+{
+	char *both;
+	int64_t id;
+
+	if (!decl || !m->variant_cap)
+		return NULL;
+	both = xasprintf("%s:%s", decl, func);
+	id = strtab_find(m->fns, both);
+	free(both);
+	return id >= 0 && is_variant(m, (uint32_t)id) ? strtab_get(m->fns, (uint32_t)id) : NULL;
+}
+
+void model_tell_apart_like(struct model *a, struct model *b)
+{
+	tell_apart_as(a, b);
+	tell_apart_as(b, a);
 }
 
 int model_from_profile(struct model *m, const struct profile *p, struct symbols *sy,
@@ -748,6 +896,8 @@ int model_from_profile(struct model *m, const struct profile *p, struct symbols 
 		push(m, a, (flags & MODEL_KEEP_ABOVE_MAIN) != 0,
 		     (ps->flags & FORMAT_STACK_TRUNCATED) != 0, c, cv);
 	}
+	if (rc == 0)
+		tell_apart(m, NULL, 0);
 	if (rc == -1)
 		snprintf(err, errlen, "its stacks symbolize into more than 2^32 frames");
 	else if (rc < 0)
@@ -788,6 +938,8 @@ void model_release(struct model *m)
 	if (m->own_names)
 		strtab_free(m->own_names);
 	strtab_free(m->atypes);
+	strtab_free(m->decls);
+	free(m->variant_of);
 	free(m->atype_size);
 	free(m->alloc_mark);
 	free(m->alloc_used);
@@ -802,7 +954,14 @@ size_t model_find_fns(const struct model *m, const char *name, uint8_t *set)
 
 	if (id >= 0) {
 		set[id] = 1;
-		return 1;
+		hits = 1;
+		/* C's functions of the name, each shown with its file. */
+		for (size_t f = 0; f < m->variant_cap; f++)
+			if (m->variant_of[f] == (uint64_t)id + 1) {
+				set[f] = 1;
+				hits++;
+			}
+		return hits;
 	}
 	key = cxxname_simplify(name);
 	for (size_t f = 0; key && f < n; f++) {

@@ -39,8 +39,14 @@ struct model_site {
 	uint32_t atype;   /* the element type an allocating frame names
 			   * (symbols.h: sym_frame.atype), an id in
 			   * model.atypes, or MODEL_NONE */
+	uint32_t decl;    /* the file that defines the function (its last
+			   * part, an id in model.decls; MODEL_TWIN set when
+			   * the symbol table has a local function of its
+			   * name in another file), or MODEL_NONE */
 	uint64_t func_addr; /* entry of the real function, 0 if unknown */
 };
+
+#define MODEL_TWIN 0x80000000u
 
 #define MODEL_NONE UINT32_MAX
 
@@ -64,6 +70,12 @@ struct model {
 	struct strtab *locs; /* "file:line" strings */
 	struct strtab *own_names; /* copies of names made here ("[category]",
 				   * Lisp names, escaped names) */
+	struct strtab *decls;  /* the files sites' functions are defined in */
+	/* Per function id (variant_cap of them, 0 past it): for a name
+	 * shown with its file (tell_apart: a.c:load), its plain name's id +
+	 * 1, else 0. */
+	uint32_t *variant_of;
+	size_t variant_cap;
 	struct strtab *atypes; /* element types allocating frames name, as
 				* demangled: the symbolizer's strings */
 	uint64_t *atype_size;  /* sizeof each, 0 if unknown */
@@ -142,6 +154,20 @@ int model_alloc_fn_used(const struct model *m, size_t i);
 int model_from_profile(struct model *m, const struct profile *p, struct symbols *s,
 		       unsigned flags, char *err, size_t errlen);
 /*
+ * The two sides of a diff, each from model_from_profile: each shows after
+ * its file (a.c:load) a C function whose name the other shows so, so
+ * that one function is named alike in both (a run that met one of two
+ * inlined static functions of a name shows it plain, a run that met both
+ * after their files).
+ */
+void model_tell_apart_like(struct model *a, struct model *b);
+/*
+ * The name the model shows for function func (the symbolizer's name)
+ * defined in file decl (sym_frame.decl): "decl:func" where the model tells
+ * C's functions of that name apart (tell_apart), else NULL.
+ */
+const char *model_shown_name(const struct model *m, const char *func, const char *decl);
+/*
  * Add one stack by function names, outermost first (tests, synthetic data,
  * the difference of two runs).  The outer frames it has in common with
  * the stack added just before are that stack's nodes, not copies: stacks
@@ -162,7 +188,9 @@ void model_inner(const struct model *m, const struct model_stack *s, uint32_t k,
  * typed stands for: the function of that name; failing that, those whose
  * short C++ name (cxxname_simplify) is the typed name's, so that a name
  * typed in full finds its function among short names, and a short name
- * every instantiation among full ones; failing that too, in a Python
+ * every instantiation among full ones (C's functions of one name in two
+ * files, shown as a.c:load and b.c:load, are both load's); failing that
+ * too, in a Python
  * profile, the functions whose own qualified name is NAME, each shown
  * after its module (m.load and json.load for load: langview.c).  Returns
  * how many were marked.

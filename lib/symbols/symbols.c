@@ -64,7 +64,12 @@
 struct elf_sym {
 	uint64_t addr, size; /* absolute */
 	const char *name;    /* in the ELF string table, alive with the Dwfl */
+	const char *file;    /* a local symbol's source file (the STT_FILE
+			      * symbol before it), else NULL */
 	int rank;            /* preference among aliases: global, weak, local */
+	int twin;            /* a local symbol whose name another local
+			      * function of the module has too (C's static
+			      * functions of one name in two files) */
 };
 
 /* The code range of one concrete subprogram DIE. */
@@ -327,6 +332,32 @@ static int cmp_elf_sym(const void *a, const void *b)
 	return strcmp(x->name, y->name); /* deterministic among equals */
 }
 
+static int cmp_sym_name(const void *a, const void *b)
+{
+	const struct elf_sym *const *x = a, *const *y = b;
+	int c = strcmp((*x)->name, (*y)->name);
+
+	return c ? c : (*x)->addr < (*y)->addr ? -1 : (*x)->addr > (*y)->addr;
+}
+
+/* Mark the local symbols of m whose name another local symbol has. */
+static void mark_twins(struct sym_img *m)
+{
+	const struct elf_sym **by = malloc(m->nsyms * sizeof(*by) + 1);
+	size_t n = 0;
+
+	if (!by)
+		return;
+	for (size_t i = 0; i < m->nsyms; i++)
+		if (m->syms[i].rank == 2)
+			by[n++] = &m->syms[i];
+	qsort(by, n, sizeof(*by), cmp_sym_name);
+	for (size_t i = 1; i < n; i++)
+		if (!strcmp(by[i - 1]->name, by[i]->name))
+			((struct elf_sym *)by[i - 1])->twin = ((struct elf_sym *)by[i])->twin = 1;
+	free(by);
+}
+
 /* Load m's function symbols (symtab, else dynsym, from the file or its
  * separate debug info, as libdwfl picks them), sorted, one per address. */
 /* Section name of scn in e, or "". */
@@ -396,6 +427,8 @@ static size_t plt_syms(struct sym_img *m, struct elf_sym *syms, size_t k, size_t
 			syms[k].size = 16;
 			syms[k].name = m->pltnames + used;
 			syms[k].rank = 3;
+			syms[k].file = NULL;
+			syms[k].twin = 0;
 			used += strlen(name) + 5;
 			k++;
 		}
@@ -428,6 +461,7 @@ static void load_syms(struct sym_img *m)
 	Elf *e = dwfl_module_getelf(m->dwmod, &bias);
 	Elf_Scn *scn = NULL;
 	size_t shstrndx, fsize = 0;
+	const char *file = NULL;
 
 	m->syms_loaded = 1;
 	/* Room for the PLT's stubs: one a relocation of .rela.plt, as many
@@ -453,6 +487,8 @@ static void load_syms(struct sym_img *m)
 		const char *name = dwfl_module_getsym_info(m->dwmod, i, &sym, &addr, &shndx, &se, NULL);
 		int type = GELF_ST_TYPE(sym.st_info), bind = GELF_ST_BIND(sym.st_info);
 
+		if (type == STT_FILE) /* the file of the local symbols after it */
+			file = name && name[0] ? name : NULL;
 		if (!name || !name[0] || shndx == SHN_UNDEF || sym.st_shndx == SHN_ABS)
 			continue;
 		if (type != STT_FUNC && type != STT_GNU_IFUNC && !(type == STT_NOTYPE && sym.st_size) &&
@@ -462,6 +498,8 @@ static void load_syms(struct sym_img *m)
 		m->syms[k].size = sym.st_size;
 		m->syms[k].name = name;
 		m->syms[k].rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+		m->syms[k].file = bind == STB_LOCAL ? file : NULL;
+		m->syms[k].twin = 0;
 		k++;
 	}
 	k = plt_syms(m, m->syms, k, (size_t)n - 1 + nplt);
@@ -470,6 +508,7 @@ static void load_syms(struct sym_img *m)
 	for (size_t i = 0; i < k; i++) /* keep the preferred alias at each address */
 		if (m->nsyms == 0 || m->syms[m->nsyms - 1].addr != m->syms[i].addr)
 			m->syms[m->nsyms++] = m->syms[i];
+	mark_twins(m);
 }
 
 size_t symbols_addrs_of(struct symbols *s, const char *name, uint64_t *addrs, size_t max)
@@ -784,6 +823,20 @@ static int own_runtime(const char *base)
 	return 0;
 }
 
+/* The last part of a path (interned), or NULL. */
+static const char *path_base(struct symbols *s, const char *path)
+{
+	const char *b = path ? strrchr(path, '/') : NULL;
+
+	return path ? symbols_intern(s, b ? b + 1 : path) : NULL;
+}
+
+static int is_c(int lang)
+{
+	return lang == DW_LANG_C89 || lang == DW_LANG_C || lang == DW_LANG_C99 ||
+	       lang == DW_LANG_C11;
+}
+
 /*
  * Fill f[] (up to SYM_MAX_INLINE) for pc in mod; returns the count (>= 1).
  * addr is the recorded address, for the "+offset" of every frame.
@@ -803,7 +856,7 @@ static int resolve_in_module(struct symbols *s, struct sym_mod *mod, uint64_t ad
 	int nf = 0, ns;
 	Dwarf_Addr bias = 0;
 	Dwarf_Die scopes[SCOPES_MAX], cu, sub;
-	int have_sub = 0;
+	int have_sub = 0, c_cu = 0;
 
 	addr += shift;
 
@@ -820,6 +873,7 @@ static int resolve_in_module(struct symbols *s, struct sym_mod *mod, uint64_t ad
 			file = dwarf_linesrc(dl, NULL, NULL);
 			dwarf_lineno(dl, &line);
 		}
+		c_cu = is_c(dwarf_srclang(&cu));
 		for (int i = 0; i < ns; i++) {
 			int tag = dwarf_tag(&scopes[i]);
 			Dwarf_Attribute a;
@@ -843,6 +897,8 @@ static int resolve_in_module(struct symbols *s, struct sym_mod *mod, uint64_t ad
 			f[nf].file = src_path(s, &cu, file);
 			f[nf].line = line;
 			f[nf].inlined = 1;
+			if (c_cu)
+				f[nf].decl = path_base(s, dwarf_decl_file(&scopes[i]));
 			nf++;
 			/* The next frame out is at this inlined call's site. */
 			file = NULL;
@@ -872,6 +928,14 @@ static int resolve_in_module(struct symbols *s, struct sym_mod *mod, uint64_t ad
 			func_addr = entry + bias;
 	}
 	symbols_alloc_type(s, &fn, have_sub ? &sub : NULL, &f[nf]);
+	/* The file that defines it, where C's static functions of one name
+	 * must be told apart: DWARF's, else the symbol table's. */
+	f[nf].twin = es && es->twin;
+	if (c_cu || f[nf].twin) {
+		f[nf].decl = have_sub ? path_base(s, dwarf_decl_file(&sub)) : NULL;
+		if (!f[nf].decl && es && es->file)
+			f[nf].decl = path_base(s, es->file);
+	}
 	func = fn.name;
 	f[nf].full = fn.full;
 	if (!func) {

@@ -36,6 +36,12 @@ struct sym_frame {
 	uint64_t func_addr; /* absolute entry address of the real function, 0 if unknown */
 	uint64_t offset;    /* address - func_addr (the "+n" of mprof -offsets) */
 	int inlined;        /* 1 if this frame was inlined into the next one */
+	const char *decl;   /* the last part of the file that defines the
+			     * function, where known for a C function (or a
+			     * twin's), else NULL */
+	int twin;           /* a local function whose name another local
+			     * function of its module has (the symbol table's
+			     * twins: C's static functions of one name) */
 };
 
 /*

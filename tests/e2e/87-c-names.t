@@ -1,0 +1,100 @@
+# C's static functions of one name in two files are two functions: every
+# view shows each after its file (one.c:load, two.c:load), as gdb and
+# callgrind_annotate name them, where before their bytes, samples and
+# calls were summed into one row.  tests/progs/c_statics.c, built as
+# one.c and two.c: part_1 calls one.c's load 5 times for 500 bytes, part_2
+# two.c's 20 times for 1000, each file's inlined mk N + 1 times for 32 * N
+# bytes.  Told apart by DWARF (the inlined mk's) and by the symbol table
+# (its local symbols' files), so that a run which met only one of them
+# names it as a run which met both does.
+. "$(dirname "$0")/../lib.sh"
+plan 25
+CPPROF=$B/bin/cpprof
+CFPROF=$B/bin/cfprof
+cd "$T" || exit 1
+
+# build OUT FLAGS...: the program, its parts built as one.c and two.c.
+build() {
+	out=$1
+	shift
+	cp "$TOP/tests/progs/c_statics.c" one.c && cp one.c two.c &&
+		cc "$@" -c -DPART=1 one.c -o one.o && cc "$@" -c -DPART=2 two.c -o two.o &&
+		cc "$@" -DMAIN -o "$out" "$TOP/tests/progs/c_statics.c" one.o two.o
+}
+build st -O2 -g || exit 1
+"$MPROF" run -o st.data ./st || exit 1
+out=$("$MPROF" ./st st.data)
+like "$out" '^ +20000 \(..\) +20 +20000 \(..\) +main > part_2 > two\.c:load$' \
+	"leaks: two.c's load keeps 20,000 bytes in 20 blocks"
+like "$out" '^ +2500 \(..\) +5 +2500 \(..\) +main > part_1 > one\.c:load$' \
+	"leaks: one.c's load keeps 2,500 bytes in 5 blocks, a row of its own"
+direct=$(printf '%s\n' "$out" | sed -n '/DIRECT ALLOCATION/,/CALL GRAPH/p')
+like "$direct" ' 20000 .* 20  two\.c:load$' "direct: two.c:load, 20,000 bytes in 20 calls"
+like "$direct" ' 2500 .* 5  one\.c:load$' "direct: one.c:load, 2,500 bytes in 5 calls"
+like "$direct" ' 192 .* 3  two\.c:mk$' "direct: the inlined two.c:mk (DWARF), 192 bytes in 3 calls"
+like "$direct" ' 64 .* 2  one\.c:mk$' "direct: the inlined one.c:mk, 64 bytes in 2 calls"
+unlike "$direct" '  (load|mk)$' "direct: no row of load or mk alone"
+like "$out" 'main > part_2 > two\.c:load' "a function of a name of its own is shown plain (part_2, not two.c:part_2)"
+is "$("$MPROF" export --format folded ./st st.data | sort | tr '\n' '|')" \
+	'main;part_1;one.c:load 2500|main;part_1;one.c:mk 64|main;part_2;two.c:load 20000|main;part_2;two.c:mk 192|' \
+	"folded export: each function after its file"
+
+# A run that met only one.c's: named as in the run that met both (the
+# symbol table knows two.c has a load too).
+"$MPROF" run -o one.data ./st 1 || exit 1
+out1=$("$MPROF" ./st one.data)
+like "$out1" '^ +2500 \(..\) +5 +2500 \(..\) +main > part_1 > one\.c:load$' \
+	"a run that met only one.c's load names it one.c:load"
+d=$("$MPROF" diff ./st one.data st.data)
+unlike "$d" 'one\.c:load' "diff of that run and the run of both: one.c's load is the same in both, no row"
+like "$d" 'two\.c:load' "diff: two.c's load is new"
+unlike "$d" '(one\.c:mk|[ >]mk)$' \
+	"diff: the inlined mk, plain in the run that met one, named after its file in both: no row"
+
+# pprof's views name them as ours do.
+PPROF=$B/tools/pprof
+if [ -x "$PPROF" ]; then
+	"$MPROF" export --format pprof -o st.pb.gz ./st st.data
+	top=$("$PPROF" -top -sample_index=alloc_space st.pb.gz 2>&1)
+	like "$top" ' two\.c:load$' "pprof -top: two.c:load"
+	like "$top" ' one\.c:load$' "pprof -top: one.c:load"
+else
+	fail "pprof not built at $PPROF (make builds it from Debian's golang-github-google-pprof-dev)"
+	fail "not run: no pprof"
+fi
+
+# -alloc-fn takes either: the name (both) or the name after its file.
+like "$("$MPROF" -alloc-fn two.c:load ./st st.data)" '^ +2500 \(..\) +5 +2500 \(..\) +main > part_1 > one\.c:load$' \
+	"-alloc-fn two.c:load leaves one.c's load"
+like "$("$MPROF" -alloc-fn two.c:load ./st st.data)" '^ +20000 \(..\) +20 +20000 \(..\) +main > part_2$' \
+	"-alloc-fn two.c:load: its caller part_2 allocates"
+like "$("$MPROF" -alloc-fn load ./st st.data)" '^ +2500 \(..\) +5 +2500 \(..\) +main > part_1$' \
+	"-alloc-fn load takes both"
+
+# No DWARF: the symbol table's files (STT_FILE) tell the two apart.
+build nodbg -O2 || exit 1
+"$MPROF" run -o nodbg.data ./nodbg || exit 1
+out=$("$MPROF" ./nodbg nodbg.data)
+like "$out" '^ +20000 \(..\) +20 +20000 \(..\) +main > part_2 > two\.c:load$' \
+	"built without -g: two.c:load, by the symbol table"
+
+# cpprof: the samples of each spin apart; a command takes either name.
+"$CPPROF" record -o sp.data ./st spin > /dev/null || exit 1
+f=$("$CPPROF" -c function ./st sp.data)
+a=$(printf '%s\n' "$f" | sed -n 's/^[0-9.]* one\.c:spin \[\([0-9]*\)\]$/\1/p')
+b=$(printf '%s\n' "$f" | sed -n 's/^[0-9.]* two\.c:spin \[\([0-9]*\)\]$/\1/p')
+n=$(printf '%s\n' "$f" | sed -n 's/^\([0-9]*\) samples.*/\1/p')
+[ -n "$a" ] && [ -n "$b" ] && [ "$a" -gt 20 ] && [ "$b" -gt 20 ] && [ $((a + b)) -le "$n" ]
+ok $? "cpprof: one.c:spin [$a] and two.c:spin [$b] apart, of $n samples"
+up=$("$CPPROF" -c 'up spin' ./st sp.data)
+like "$up" "^[0-9.]+ \\(main (part_1 )?one\\.c:spin\\) \\[$a\\]\$" "cpprof up spin: one.c's"
+like "$up" "^[0-9.]+ \\(main (part_2 )?two\\.c:spin\\) \\[$b\\]\$" "cpprof up spin: two.c's"
+unlike "$("$CPPROF" -c 'up two.c:spin' ./st sp.data)" 'one\.c' "cpprof up two.c:spin: two.c's alone"
+
+# cfprof: the exact calls of each.
+build stf -O2 -g -finstrument-functions || exit 1
+"$CFPROF" record -o cf.data ./stf || exit 1
+f=$("$CFPROF" ./stf cf.data | sed -n '1,/^Call graph/p')
+like "$f" ' 20 +[0-9.]+  two\.c:load$' "cfprof: two.c:load called 20 times"
+like "$f" ' 5 +[0-9.]+  one\.c:load$' "cfprof: one.c:load called 5 times"
+done_testing

@@ -484,6 +484,18 @@ static int rust_primitive(const char *t)
 	return 0;
 }
 
+/* Whether name is std's __rust_begin_short_backtrace (its path moved:
+ * std::sys_common::backtrace::, std::sys::backtrace::), with or without
+ * its parameters (-full-names). */
+static int rust_begin(const char *name)
+{
+	static const char tail[] = "::__rust_begin_short_backtrace";
+	const char *p = strstr(name, tail);
+
+	return p && !strncmp(name, "std::", 5) &&
+	       (p[sizeof tail - 1] == 0 || p[sizeof tail - 1] == '<' || p[sizeof tail - 1] == '(');
+}
+
 /*
  * Whether name, as it is, begins in a standard library: C++'s (std::,
  * __gnu_cxx::, operator new, and members DWARF names without their class:
@@ -557,6 +569,12 @@ uint8_t *tables_library_fns(const struct model *m)
 			lib[f] = (uint8_t)library_name(simple, rust);
 			free(simple);
 		}
+		/* Where a Rust thread's own code begins (main's, a spawned
+		 * thread's closure): what std calls it through, as Rust's own
+		 * backtraces, and the runtime's start outside it, are not the
+		 * program's chain. */
+		if (rust && rust_begin(name))
+			lib[f] = TABLES_LIB_BEGIN;
 	}
 	return lib;
 }
@@ -568,15 +586,28 @@ uint8_t *tables_library_fns(const struct model *m)
  * model's functions, tables_library_fns).
  */
 static uint32_t chain_len(const struct model *m, const struct model_stack *s, int depth,
-			  const uint8_t *lib, uint32_t *path)
+			  const uint8_t *lib, uint32_t *path, int *begun)
 {
-	uint32_t counted = 0, k;
+	uint32_t counted = 0, k, own;
 
+	*begun = 0;
 	if (!s->n)
 		return 0;
 	model_path(m, s, path);
-	for (k = s->n; k > 0 && counted < (uint32_t)depth; k--)
-		counted += !lib[m->sites[path[k - 1]].fn];
+	for (k = s->n; k > 0 && counted < (uint32_t)depth; k--) {
+		uint8_t l = lib[m->sites[path[k - 1]].fn];
+
+		if (l == TABLES_LIB_BEGIN) {
+			/* A Rust thread's start: the chain begins inside it,
+			 * at the program's first frame (the closure std calls
+			 * it through is not). */
+			for (own = k; own < s->n && lib[m->sites[path[own]].fn]; own++)
+				;
+			*begun = 1;
+			return s->n - (own < s->n ? own : k);
+		}
+		counted += !l;
+	}
 	return s->n - k;
 }
 
@@ -642,8 +673,8 @@ static size_t collect(const struct model *m, int depth, int offsets, int fold,
 						model_bytes(v) == model_freed(v)
 				      : !model_peak(m, v) && !model_peak_objects(m, v))
 			continue;
-		n = chain_len(m, s, depth, lib, f);
-		cut = s->n > n || s->cut;
+		n = chain_len(m, s, depth, lib, f, &cut);
+		cut = (s->n > n && !cut) || s->cut;
 		chain(m, (uint32_t)i, n, f);
 		nk = row_key(m, lib, f, n, offsets, fold, kf);
 		h = util_hash(kf, nk * sizeof(uint32_t), (uint64_t)cut);

@@ -81,8 +81,12 @@ size_t tables_chains(const struct model *m, int depth, int offsets, int fold, co
  * The model's functions that are a standard library's, one byte each (1:
  * the library's), the caller frees it: a chain's depth does not count
  * them.  C++'s (std::, operator new, _M_ members); Rust's (core::,
- * alloc::, ...) in a Rust program.
+ * alloc::, ...) in a Rust program, where std's
+ * __rust_begin_short_backtrace, which a thread's own code (main's, a
+ * spawned closure's) runs under, is TABLES_LIB_BEGIN: a chain begins at
+ * the program's first frame inside it, as Rust's backtraces do.
  */
+#define TABLES_LIB_BEGIN 2
 uint8_t *tables_library_fns(const struct model *m);
 /*
  * Chains print a run of five or more library frames as its first frame,

@@ -10,7 +10,7 @@
 # instantiations of make_n as one function, and the full names with
 # --full-names.
 . "$(dirname "$0")/../lib.sh"
-plan 77
+plan 79
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 PPROF=$B/tools/pprof
@@ -188,14 +188,23 @@ if command -v rustc > /dev/null 2>&1 && rustc -O -g -o rs_chains "$TOP/tests/pro
 	"$MPROF" run -o rs.data ./rs_chains > rs.out
 	leaks=$("$MPROF" rs.data | sed -n '/^--------- MEMORY LEAKS/,/^--------- HEAP PEAK/p')
 	is "$(cat rs.out)" "1000 100 4096" "Rust: the program's output"
-	like "$leaks" ' > rs_chains::main > rs_chains::build > rs_chains::fill > ' \
-		"Rust: a Vec's growth under the functions that pushed (main > build > fill)"
+	# A chain begins where the thread's own code does, inside std's
+	# __rust_begin_short_backtrace, as Rust's backtraces do: not at C's
+	# main > std::rt::lang_start_internal > (10 more) > call_once.
+	like "$leaks" '  rs_chains::main > rs_chains::build > rs_chains::fill > ' \
+		"Rust: a Vec's growth under the functions that pushed (main > build > fill), from the program's main"
 	# vec![7u8; n]: <u8 as alloc::vec::spec_from_elem::SpecFromElem>, a
 	# trait of alloc's on a primitive type, is the library's too.
-	like "$leaks" ' > rs_chains::main > rs_chains::bytes > alloc::vec::from_elem( \[inline\])? > \([0-9]+ more\) > [^>]*$' \
+	like "$leaks" '  rs_chains::main > rs_chains::bytes > alloc::vec::from_elem( \[inline\])? > \([0-9]+ more\) > [^>]*$' \
 		"Rust: vec![7u8; n] under bytes(), the library's frames folded"
+	like "$leaks" '  rs_chains::main::\{\{closure\}\}( \[inline\])? > rs_chains::build > rs_chains::fill > ' \
+		"Rust: a spawned thread's chain begins at its closure (not ... > start_thread > thread_start > ...)"
+	unlike "$leaks" 'std::rt::lang_start_internal > .*rs_chains::|thread_start' \
+		"Rust: no chain of the program's goes through the runtime's start"
 else
 	fail "rustc cannot build rs_chains.rs (scripts/install-deps.sh installs Debian's rustc): $(head -c 300 rustc.err 2> /dev/null)"
+	fail "rustc missing"
+	fail "rustc missing"
 	fail "rustc missing"
 	fail "rustc missing"
 fi

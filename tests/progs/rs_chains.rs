@@ -2,8 +2,8 @@
 // (tests/e2e/87-cxx-names.t): fill grows a Vec (push: Vec, RawVec,
 // finish_grow, the Global allocator, __rust_realloc), table fills a
 // HashMap (hashbrown under std), bytes makes a vec![7u8; n] (<u8 as
-// SpecFromElem>::from_elem: a trait of alloc's on a primitive type); all
-// are forgotten, so kept.
+// SpecFromElem>::from_elem: a trait of alloc's on a primitive type); a
+// spawned thread's closure builds another; all are forgotten, so kept.
 use std::collections::HashMap;
 
 #[inline(never)]
@@ -38,6 +38,7 @@ fn main() {
     let a = build(1000);
     let b = table(100);
     let c = bytes(4096);
+    std::thread::spawn(|| std::mem::forget(build(300))).join().unwrap();
     println!("{} {} {}", a.len(), b.len(), c.len());
     std::mem::forget(a);
     std::mem::forget(b);

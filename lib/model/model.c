@@ -180,9 +180,9 @@ static size_t alloc_site(struct model *m, const struct model_site *st)
 	size_t w = alloc_fn(m, st->fn), dl;
 	const char *decl;
 
-	if (w || st->decl == MODEL_NONE)
+	if (w || st->decl == MODEL_NONE || st->decl == MODEL_EXTERNAL)
 		return w;
-	decl = strtab_get(m->decls, st->decl & ~MODEL_TWIN);
+	decl = strtab_get(m->decls, st->decl);
 	dl = strlen(decl);
 	for (size_t i = 0; i < m->nalloc_fns; i++) {
 		const char *t = m->alloc_fns[i];
@@ -533,8 +533,9 @@ static __attribute__((noinline)) const uint32_t *expand_new(struct model *m, str
 				m->atype_size[st.atype] = sf[i].asize;
 		}
 		if (sf[i].decl)
-			st.decl = strtab_intern(m->decls, sf[i].decl) |
-				  (sf[i].twin ? MODEL_TWIN : 0);
+			st.decl = strtab_intern(m->decls, sf[i].decl);
+		else if (sf[i].external)
+			st.decl = MODEL_EXTERNAL;
 		if (sf[i].file) {
 			const char *base = strrchr(sf[i].file, '/');
 			snprintf(buf, sizeof(buf), "%s:%d", base ? base + 1 : sf[i].file, sf[i].line);
@@ -657,13 +658,12 @@ static int lisp_none_frame(struct model *m, struct at *a)
 }
 
 /*
- * C's functions of one name in two files (static ones) are two functions:
- * each is shown after its file, FILE:NAME (gdb's and callgrind_annotate's
- * way), wherever the profile has sites of both, or the symbol table says
- * the module has another local function of that name (so that a run which
- * met one of them names it as a run which met both does).  Sites whose
- * file is unknown keep the plain name.  Run once, when every site is in:
- * the site table is rebuilt for the new function ids.
+ * C's static functions of one name in two files are two functions: where
+ * the profile has sites of both (or of one and of an external function
+ * of the name), each static one is shown after its file, FILE:NAME (gdb's
+ * and callgrind_annotate's way); the external one keeps its name, as do
+ * sites whose file is unknown.  Run when every site is in: the site table
+ * is rebuilt for the new function ids.
  */
 static int is_variant(const struct model *m, uint32_t fn)
 {
@@ -686,7 +686,7 @@ static void tell_apart(struct model *m, const uint8_t *force, size_t nforce)
 
 		if (st->decl == MODEL_NONE || is_variant(m, st->fn))
 			continue;
-		if (st->decl & MODEL_TWIN || (st->fn < nforce && force[st->fn]))
+		if (st->fn < nforce && force[st->fn])
 			clash[st->fn] = 1;
 		else if (first[st->fn] == MODEL_NONE)
 			first[st->fn] = st->decl;
@@ -701,10 +701,11 @@ static void tell_apart(struct model *m, const uint8_t *force, size_t nforce)
 		char *both;
 		uint32_t id;
 
-		if (st->decl == MODEL_NONE || is_variant(m, st->fn) || !clash[st->fn])
+		if (st->decl == MODEL_NONE || st->decl == MODEL_EXTERNAL || is_variant(m, st->fn) ||
+		    !clash[st->fn])
 			continue;
 		name = strtab_get(m->fns, st->fn);
-		file = strtab_get(m->decls, st->decl & ~MODEL_TWIN);
+		file = strtab_get(m->decls, st->decl);
 		both = xmalloc(strlen(file) + strlen(name) + 2);
 		sprintf(both, "%s:%s", file, name);
 		id = own_fn(m, both);

@@ -39,16 +39,15 @@ struct model_site {
 	uint32_t atype;   /* the element type an allocating frame names
 			   * (symbols.h: sym_frame.atype), an id in
 			   * model.atypes, or MODEL_NONE */
-	uint32_t decl;    /* the file that defines the function (its last
-			   * part, an id in model.decls; MODEL_TWIN set when
-			   * the symbol table has a local function of its
-			   * name in another file), or MODEL_NONE */
+	uint32_t decl;    /* a static C function's: the file that defines
+			   * it (its last part, an id in model.decls);
+			   * MODEL_EXTERNAL an external C function's; else
+			   * MODEL_NONE */
 	uint64_t func_addr; /* entry of the real function, 0 if unknown */
 };
 
-#define MODEL_TWIN 0x80000000u
-
 #define MODEL_NONE UINT32_MAX
+#define MODEL_EXTERNAL (UINT32_MAX - 1)
 
 struct model_stack {
 	uint32_t leaf;       /* node of the innermost frame, MODEL_NONE if n is 0 */

@@ -67,9 +67,6 @@ struct elf_sym {
 	const char *file;    /* a local symbol's source file (the STT_FILE
 			      * symbol before it), else NULL */
 	int rank;            /* preference among aliases: global, weak, local */
-	int twin;            /* a local symbol whose name another local
-			      * function of the module has too (C's static
-			      * functions of one name in two files) */
 };
 
 /* The code range of one concrete subprogram DIE. */
@@ -332,32 +329,6 @@ static int cmp_elf_sym(const void *a, const void *b)
 	return strcmp(x->name, y->name); /* deterministic among equals */
 }
 
-static int cmp_sym_name(const void *a, const void *b)
-{
-	const struct elf_sym *const *x = a, *const *y = b;
-	int c = strcmp((*x)->name, (*y)->name);
-
-	return c ? c : (*x)->addr < (*y)->addr ? -1 : (*x)->addr > (*y)->addr;
-}
-
-/* Mark the local symbols of m whose name another local symbol has. */
-static void mark_twins(struct sym_img *m)
-{
-	const struct elf_sym **by = malloc(m->nsyms * sizeof(*by) + 1);
-	size_t n = 0;
-
-	if (!by)
-		return;
-	for (size_t i = 0; i < m->nsyms; i++)
-		if (m->syms[i].rank == 2)
-			by[n++] = &m->syms[i];
-	qsort(by, n, sizeof(*by), cmp_sym_name);
-	for (size_t i = 1; i < n; i++)
-		if (!strcmp(by[i - 1]->name, by[i]->name))
-			((struct elf_sym *)by[i - 1])->twin = ((struct elf_sym *)by[i])->twin = 1;
-	free(by);
-}
-
 /* Load m's function symbols (symtab, else dynsym, from the file or its
  * separate debug info, as libdwfl picks them), sorted, one per address. */
 /* Section name of scn in e, or "". */
@@ -428,7 +399,6 @@ static size_t plt_syms(struct sym_img *m, struct elf_sym *syms, size_t k, size_t
 			syms[k].name = m->pltnames + used;
 			syms[k].rank = 3;
 			syms[k].file = NULL;
-			syms[k].twin = 0;
 			used += strlen(name) + 5;
 			k++;
 		}
@@ -499,7 +469,6 @@ static void load_syms(struct sym_img *m)
 		m->syms[k].name = name;
 		m->syms[k].rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
 		m->syms[k].file = bind == STB_LOCAL ? file : NULL;
-		m->syms[k].twin = 0;
 		k++;
 	}
 	k = plt_syms(m, m->syms, k, (size_t)n - 1 + nplt);
@@ -508,7 +477,6 @@ static void load_syms(struct sym_img *m)
 	for (size_t i = 0; i < k; i++) /* keep the preferred alias at each address */
 		if (m->nsyms == 0 || m->syms[m->nsyms - 1].addr != m->syms[i].addr)
 			m->syms[m->nsyms++] = m->syms[i];
-	mark_twins(m);
 }
 
 size_t symbols_addrs_of(struct symbols *s, const char *name, uint64_t *addrs, size_t max)
@@ -838,6 +806,39 @@ static int is_c(int lang)
 }
 
 /*
+ * The last part of the file that defines a static function (DIE die, a
+ * subprogram or an inlined subroutine, its abstract origin's attributes
+ * integrated), or NULL; *external set for an external one, the one of
+ * its name in the program (glibc's inline realpath of <stdlib.h> is
+ * libc's realpath).
+ * Not dwarf_decl_file: in DWARF 5, file 0 is the CU's own (clang's
+ * default), and libdw 0.188 returns NULL for it.
+ */
+static const char *static_decl(struct symbols *s, Dwarf_Die *die, int *external)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word idx;
+	Dwarf_Die cu;
+	Dwarf_Half version;
+	Dwarf_Files *files;
+	size_t nfiles;
+
+	if ((*external = dwarf_hasattr_integrate(die, DW_AT_external)) ||
+	    !dwarf_attr_integrate(die, DW_AT_decl_file, &a) || dwarf_formudata(&a, &idx) != 0 ||
+	    !dwarf_cu_die(a.cu, &cu, &version, NULL, NULL, NULL, NULL, NULL) ||
+	    (idx == 0 && version < 5) || dwarf_getsrcfiles(&cu, &files, &nfiles) != 0 ||
+	    idx >= nfiles)
+		return NULL;
+	return path_base(s, dwarf_filesrc(files, idx, NULL, NULL));
+}
+
+/* Whether a symbol's name is a C function's: not mangled C++ or Rust. */
+static int c_symbol(const char *name)
+{
+	return strncmp(name, "_Z", 2) && strncmp(name, "_R", 2);
+}
+
+/*
  * Fill f[] (up to SYM_MAX_INLINE) for pc in mod; returns the count (>= 1).
  * addr is the recorded address, for the "+offset" of every frame.
  */
@@ -898,7 +899,7 @@ static int resolve_in_module(struct symbols *s, struct sym_mod *mod, uint64_t ad
 			f[nf].line = line;
 			f[nf].inlined = 1;
 			if (c_cu)
-				f[nf].decl = path_base(s, dwarf_decl_file(&scopes[i]));
+				f[nf].decl = static_decl(s, &scopes[i], &f[nf].external);
 			nf++;
 			/* The next frame out is at this inlined call's site. */
 			file = NULL;
@@ -928,13 +929,15 @@ static int resolve_in_module(struct symbols *s, struct sym_mod *mod, uint64_t ad
 			func_addr = entry + bias;
 	}
 	symbols_alloc_type(s, &fn, have_sub ? &sub : NULL, &f[nf]);
-	/* The file that defines it, where C's static functions of one name
-	 * must be told apart: DWARF's, else the symbol table's. */
-	f[nf].twin = es && es->twin;
-	if (c_cu || f[nf].twin) {
-		f[nf].decl = have_sub ? path_base(s, dwarf_decl_file(&sub)) : NULL;
-		if (!f[nf].decl && es && es->file)
+	/* The file that defines a static C function, where two of one name
+	 * must be told apart: DWARF's, else (no DWARF for it) the symbol
+	 * table's. */
+	if (have_sub && c_cu)
+		f[nf].decl = static_decl(s, &sub, &f[nf].external);
+	else if (!have_sub && es && c_symbol(es->name)) {
+		if (es->rank == 2 && es->file)
 			f[nf].decl = path_base(s, es->file);
+		f[nf].external = es->rank < 2;
 	}
 	func = fn.name;
 	f[nf].full = fn.full;

@@ -36,12 +36,11 @@ struct sym_frame {
 	uint64_t func_addr; /* absolute entry address of the real function, 0 if unknown */
 	uint64_t offset;    /* address - func_addr (the "+n" of mprof -offsets) */
 	int inlined;        /* 1 if this frame was inlined into the next one */
-	const char *decl;   /* the last part of the file that defines the
-			     * function, where known for a C function (or a
-			     * twin's), else NULL */
-	int twin;           /* a local function whose name another local
-			     * function of its module has (the symbol table's
-			     * twins: C's static functions of one name) */
+	const char *decl;   /* a static C function's: the last part of the
+			     * file that defines it (DWARF's, else the symbol
+			     * table's), else NULL */
+	int external;       /* a C function that is not static: the one of
+			     * its name in the program */
 };
 
 /*

@@ -2,13 +2,15 @@
 # view shows each after its file (one.c:load, two.c:load), as gdb and
 # callgrind_annotate name them, where before their bytes, samples and
 # calls were summed into one row.  tests/progs/c_statics.c, built as
-# one.c and two.c: part_1 calls one.c's load 5 times for 500 bytes, part_2
-# two.c's 20 times for 1000, each file's inlined mk N + 1 times for 32 * N
-# bytes.  Told apart by DWARF (the inlined mk's) and by the symbol table
-# (its local symbols' files), so that a run which met only one of them
-# names it as a run which met both does.
+# one.c, two.c and three.c: part_1 calls one.c's static load 5 times for
+# 500 bytes, part_2 two.c's 20 times for 1000, part_3 three.c's external
+# load 45 times for 1500; each file's inlined mk N + 1 times for 32 * N
+# bytes.  Told apart by DWARF (gcc's DWARF 4 and clang's DWARF 5), and
+# without it by the symbol table (its local symbols' files); C only: C++
+# names merge by design (87-cxx-names.t), and an external function is the
+# one of its name (glibc's inline realpath and libc's).
 . "$(dirname "$0")/../lib.sh"
-plan 25
+plan 31
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 cd "$T" || exit 1
@@ -17,10 +19,12 @@ cd "$T" || exit 1
 build() {
 	out=$1
 	shift
-	cp "$TOP/tests/progs/c_statics.c" one.c && cp one.c two.c &&
-		cc "$@" -c -DPART=1 one.c -o one.o && cc "$@" -c -DPART=2 two.c -o two.o &&
-		cc "$@" -DMAIN -o "$out" "$TOP/tests/progs/c_statics.c" one.o two.o
+	cp "$TOP/tests/progs/c_statics.c" one.c && cp one.c two.c && cp one.c three.c &&
+		$CC "$@" -c -DPART=1 one.c -o one.o && $CC "$@" -c -DPART=2 two.c -o two.o &&
+		$CC "$@" -c -DPART=3 three.c -o three.o &&
+		$CC "$@" -DMAIN -o "$out" "$TOP/tests/progs/c_statics.c" one.o two.o three.o
 }
+CC=cc
 build st -O2 -g || exit 1
 "$MPROF" run -o st.data ./st || exit 1
 out=$("$MPROF" ./st st.data)
@@ -39,17 +43,25 @@ is "$("$MPROF" export --format folded ./st st.data | sort | tr '\n' '|')" \
 	'main;part_1;one.c:load 2500|main;part_1;one.c:mk 64|main;part_2;two.c:load 20000|main;part_2;two.c:mk 192|' \
 	"folded export: each function after its file"
 
-# A run that met only one.c's: named as in the run that met both (the
-# symbol table knows two.c has a load too).
+# A run that met only one.c's: one load in that profile, named plain.
 "$MPROF" run -o one.data ./st 1 || exit 1
 out1=$("$MPROF" ./st one.data)
-like "$out1" '^ +2500 \(..\) +5 +2500 \(..\) +main > part_1 > one\.c:load$' \
-	"a run that met only one.c's load names it one.c:load"
+like "$out1" '^ +2500 \(..\) +5 +2500 \(..\) +main > part_1 > load$' \
+	"a run that met only one.c's load names it load"
+# A diff's sides name a function alike: as the run of both, one.c:load.
 d=$("$MPROF" diff ./st one.data st.data)
-unlike "$d" 'one\.c:load' "diff of that run and the run of both: one.c's load is the same in both, no row"
+unlike "$d" 'one\.c:(load|mk)|[ >](load|mk)$' \
+	"diff of that run and the run of both: one.c's load and mk are the same in both, no row"
 like "$d" 'two\.c:load' "diff: two.c's load is new"
-unlike "$d" '(one\.c:mk|[ >]mk)$' \
-	"diff: the inlined mk, plain in the run that met one, named after its file in both: no row"
+
+# A static load and the external one: the static one after its file, the
+# external one is the program's load.
+"$MPROF" run -o ext.data ./st 1 3 || exit 1
+out3=$("$MPROF" ./st ext.data)
+like "$out3" '^ +67500 \(..\) +45 +67500 \(..\) +main > part_3 > load$' \
+	"three.c's external load: load, 67,500 bytes in 45 blocks"
+like "$out3" '^ +2500 \(..\) +5 +2500 \(..\) +main > part_1 > one\.c:load$' \
+	"beside it, one.c's static load: one.c:load"
 
 # pprof's views name them as ours do.
 PPROF=$B/tools/pprof
@@ -77,6 +89,60 @@ build nodbg -O2 || exit 1
 out=$("$MPROF" ./nodbg nodbg.data)
 like "$out" '^ +20000 \(..\) +20 +20000 \(..\) +main > part_2 > two\.c:load$' \
 	"built without -g: two.c:load, by the symbol table"
+
+# clang's DWARF 5: the file of a function defined in the CU's own file is
+# file 0 (libdw's dwarf_decl_file gives none for it).
+if command -v clang > /dev/null 2>&1; then
+	CC=clang build stc -O2 -g || exit 1
+	"$MPROF" run -o stc.data ./stc || exit 1
+	f=$("$MPROF" export --format folded ./stc stc.data)
+	like "$f" '^main;part_1;one\.c:mk 64$' "clang -g (DWARF 5): the inlined one.c:mk"
+	like "$f" '^main;part_2;two\.c:load 20000$' "clang -g: two.c:load"
+else
+	fail "clang not found (scripts/install-deps.sh installs it)"
+	fail "not run: no clang"
+fi
+
+# External functions are one: glibc's inline realpath (-D_FORTIFY_SOURCE,
+# <stdlib.h>) is libc's realpath, not stdlib.h:realpath.
+cat > rp.c <<'CEOF'
+#include <stdio.h>
+#include <stdlib.h>
+int main(void)
+{
+	char *p = realpath(".", NULL);
+	puts(p ? "ok" : "none");
+	return 0;
+}
+CEOF
+cc -O2 -g -D_FORTIFY_SOURCE=2 -o rp rp.c || exit 1
+"$MPROF" run -o rp.data ./rp > /dev/null || exit 1
+f=$("$MPROF" export --format folded ./rp rp.data)
+like "$f" '^main;realpath;realpath;' "the fortified realpath: main > realpath [inline] > realpath, not named after files"
+
+# C++: no name after its file; its template instances in two files (and
+# their GCC clones) are one function.
+for f in a b; do
+	cat > $f.cc <<CEOF
+#include <map>
+#include <string>
+std::map<std::string, std::string> *m_$f = new std::map<std::string, std::string>;
+void fill_$f(const char *s)
+{
+	for (int i = 0; i < 50; i++) {
+		std::string k = std::string(s) + std::to_string(i) + "-a-rather-long-key-of-$f";
+		(*m_$f)[k] = k + "-and-a-value-too-long-for-the-small-string";
+	}
+}
+CEOF
+done
+printf 'void fill_a(const char *);\nvoid fill_b(const char *);\nint main() { fill_a("x"); fill_b("y"); }\n' > m.cc
+for g in -g0 -g; do
+	g++ -O2 $g -o cxx$g a.cc b.cc m.cc || exit 1
+	"$MPROF" run -o cxx$g.data ./cxx$g || exit 1
+	unlike "$("$MPROF" export --format folded ./cxx$g cxx$g.data)" '(^|;)[^;:]+\.(cc|h|tcc):' \
+		"C++ (g++ -O2 $g): no function named after its file"
+done
 
 # cpprof: the samples of each spin apart; a command takes either name.
 "$CPPROF" record -o sp.data ./st spin > /dev/null || exit 1

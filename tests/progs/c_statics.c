@@ -1,10 +1,12 @@
 /*
  * c_statics.c - C's static functions of one name in two files, which are
- * two functions (tests/e2e/87-c-names.t).  Built three times: as one.c
- * with -DPART=1, as two.c with -DPART=2, and with -DMAIN.
+ * two functions (tests/e2e/87-c-names.t).  Built four times: as one.c
+ * with -DPART=1, as two.c with -DPART=2, as three.c with -DPART=3, and
+ * with -DMAIN.
  *
- * part_N calls its file's static load() 5 * N * N times for N * 500 bytes
- * (part_1: 5 x 500, part_2: 20 x 1000), all kept; its static inline mk()
+ * part_N calls its file's load() 5 * N * N times for N * 500 bytes
+ * (part_1: 5 x 500, part_2: 20 x 1000, part_3: 45 x 1500), all kept:
+ * static in one.c and two.c, external in three.c; its static inline mk()
  * (inlined) N + 1 times for 32 * N bytes, kept; its static spin() N * 10^8
  * iterations.  main runs the parts its arguments name (default: 1 and 2),
  * and spins only with "spin" first.
@@ -15,6 +17,7 @@
 #ifdef MAIN
 void part_1(int);
 void part_2(int);
+void part_3(int);
 
 int main(int argc, char **argv)
 {
@@ -26,6 +29,8 @@ int main(int argc, char **argv)
 			part_1(spin);
 		if (!strcmp(argv[i], "2"))
 			part_2(spin);
+		if (!strcmp(argv[i], "3"))
+			part_3(spin);
 	}
 	if (!any) {
 		part_1(spin);
@@ -37,10 +42,15 @@ int main(int argc, char **argv)
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
 
-void *CAT(kept_, PART)[64];
+void *CAT(kept_, PART)[128];
 volatile unsigned long CAT(sink_, PART);
 
-__attribute__((noinline, noclone)) static void *load(size_t n)
+#if PART == 3
+void *load(size_t n);
+#else
+static
+#endif
+__attribute__((noinline, noclone)) void *load(size_t n)
 {
 	void *p = malloc(n);
 

@@ -89,7 +89,10 @@ ok $(awk -v m="${m:-0}" -v s="${spin:-1}" 'BEGIN { exit !(m >= s && s > 0) }'; e
 # interposed one: the overflow signals went into gprof's histogram (its
 # gmon.out 90 times the run's time) and cpprof had every sample on one
 # stack (a, 1.0).  The action profil sets is the program's now, run for
-# its ITIMER_PROF ticks; the sampler's handler is back.
+# its ITIMER_PROF ticks; the sampler's handler is back.  The bound is
+# loose (0.4 to 2.5 times bare): a and b's CPU seconds moved 1.77x from
+# one run to the next on a loaded 2-core VM (0.66 s bare, 1.17 s under
+# cpprof), where the defect was 90 times.
 command -v gprof > /dev/null || { echo "gprof (binutils) is missing: make deps" >&2; exit 1; }
 cc -O1 -g -pg -o pg "$TOP/tests/progs/cp_gprof.c" || exit 1
 ./pg > pg.bare && mv gmon.out bare.gmon
@@ -98,7 +101,7 @@ secs() { gprof -b -p ./pg "$1" | awk '$NF == "a" || $NF == "b" { s += $3 } END {
 "$CPPROF" record -o pg.data ./pg > pg.out
 is "$?/$(cat pg.out)" "0/$(cat pg.bare)" "gcc -pg: exit 0, output as bare"
 bare=$(secs bare.gmon) prof=$(secs gmon.out)
-ok $(awk -v a="$prof" -v b="$bare" 'BEGIN { exit !(b > 0 && a / b > 0.6 && a / b < 1.6) }'; echo $?) \
+ok $(awk -v a="$prof" -v b="$bare" 'BEGIN { exit !(b > 0 && a / b > 0.4 && a / b < 2.5) }'; echo $?) \
 	"gcc -pg: gprof's histogram counts its own ticks only ($prof s of a and b under cpprof, $bare bare)"
 prof=$("$CPPROF" -c 'threshold 0; function' ./pg pg.data)
 fa=$(printf '%s\n' "$prof" | awk '$2 == "a" { print $1 }') fb=$(printf '%s\n' "$prof" | awk '$2 == "b" { print $1 }')

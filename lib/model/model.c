@@ -820,6 +820,7 @@ int model_from_profile(struct model *m, const struct profile *p, struct symbols 
 	 * has about 1 per 40; an allocation profile far fewer). */
 	ac.max = p->size / 4 + (1u << 14);
 	m->main_fn = strtab_intern(m->fns, "main");
+	m->all_frames = (flags & MODEL_KEEP_ABOVE_MAIN) != 0;
 	ac.p = p;
 	ac.start_fn[0] = strtab_intern(m->fns, "__libc_start_call_main");
 	ac.start_fn[1] = strtab_intern(m->fns, "__libc_start_main");

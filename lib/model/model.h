@@ -99,6 +99,7 @@ struct model {
 	struct model_stack *stacks;
 	uint32_t maxn;        /* the largest n: room model_path needs */
 	uint32_t main_fn;     /* function id of main (frames outer to it drop) */
+	int all_frames;       /* built with MODEL_KEEP_ABOVE_MAIN: they don't */
 	size_t nc;            /* counters per stack: MPROF_NCOUNTERS, or
 			       * MPROF_NCOUNTERS_ALL with has_peak, or
 			       * MPROF_NCOUNTERS_SCAN with has_scan too, in

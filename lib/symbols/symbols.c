@@ -832,6 +832,15 @@ static const char *static_decl(struct symbols *s, Dwarf_Die *die, int *external)
 	return path_base(s, dwarf_filesrc(files, idx, NULL, NULL));
 }
 
+/* Whether a local symbol's file (STT_FILE) is a C source: "x.c", not
+ * LLVM's codegen units ("crate.1a2b-cgu.0", with Rust's __rust_try). */
+static int c_file(const char *file)
+{
+	size_t n = file ? strlen(file) : 0;
+
+	return n > 2 && !strcmp(file + n - 2, ".c");
+}
+
 /* Whether a symbol's name is a C function's: not mangled C++ or Rust. */
 static int c_symbol(const char *name)
 {
@@ -934,8 +943,8 @@ static int resolve_in_module(struct symbols *s, struct sym_mod *mod, uint64_t ad
 	 * table's. */
 	if (have_sub && c_cu)
 		f[nf].decl = static_decl(s, &sub, &f[nf].external);
-	else if (!have_sub && es && c_symbol(es->name)) {
-		if (es->rank == 2 && es->file)
+	else if (!have_sub && es && c_symbol(es->name) && (es->rank < 2 || c_file(es->file))) {
+		if (es->rank == 2)
 			f[nf].decl = path_base(s, es->file);
 		f[nf].external = es->rank < 2;
 	}

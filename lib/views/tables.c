@@ -473,8 +473,9 @@ static int rust_primitive(const char *t)
 					    "i16", "i32",  "i64", "i128", "isize", "f32",  "f64",
 					    "bool", "char", "str" };
 
-	if (*t == '[' || *t == '*' || *t == '(')
-		return 1;
+	if (*t == '[' || *t == '*' || *t == '(' || !strncmp(t, "fn(", 3) ||
+	    !strncmp(t, "unsafe fn(", 10) || !strncmp(t, "extern \"C\" fn(", 14))
+		return 1; /* slices, pointers, tuples, functions (v0's <fn() as FnOnce>) */
 	for (size_t i = 0; i < sizeof prim / sizeof prim[0]; i++) {
 		size_t n = strlen(prim[i]);
 
@@ -493,7 +494,8 @@ static int rust_begin(const char *name)
 	const char *p = strstr(name, tail);
 
 	return p && !strncmp(name, "std::", 5) &&
-	       (p[sizeof tail - 1] == 0 || p[sizeof tail - 1] == '<' || p[sizeof tail - 1] == '(');
+	       (p[sizeof tail - 1] == 0 || p[sizeof tail - 1] == '<' || p[sizeof tail - 1] == '(' ||
+		!strncmp(p + sizeof tail - 1, "::<", 3)); /* v0: ::<fn(), ()> */
 }
 
 /*
@@ -510,7 +512,7 @@ static int library_name(const char *name, int rust)
 {
 	static const char *const cxx[] = { "std::", "__gnu_cxx::", "__cxxabiv1::",
 					   "_M_",   "_S_",	   "__invoke" };
-	static const char *const rs[] = { "core::",  "alloc::", "hashbrown::",
+	static const char *const rs[] = { "core::",  "alloc::", "hashbrown::", "std::",
 					  "__rust_", "__rdl_",  "__rg_" };
 
 	if (!strcmp(name, "operator new") || !strcmp(name, "operator new[]"))
@@ -557,7 +559,8 @@ uint8_t *tables_library_fns(const struct model *m)
 		const char *name = strtab_get(m->fns, (uint32_t)f);
 
 		rust = !strncmp(name, "__rust_", 7) || !strncmp(name, "__rdl_", 6) ||
-		       !strncmp(name, "std::rt::lang_start", 19);
+		       !strncmp(name, "__rustc::", 9) || !strncmp(name, "std::rt::lang_start", 19) ||
+		       rust_begin(name);
 	}
 	for (size_t f = 0; f < n; f++) {
 		const char *name = strtab_get(m->fns, (uint32_t)f);
@@ -573,7 +576,7 @@ uint8_t *tables_library_fns(const struct model *m)
 		 * thread's closure): what std calls it through, as Rust's own
 		 * backtraces, and the runtime's start outside it, are not the
 		 * program's chain. */
-		if (rust && rust_begin(name))
+		if (rust && rust_begin(name) && !m->all_frames)
 			lib[f] = TABLES_LIB_BEGIN;
 	}
 	return lib;
@@ -608,6 +611,13 @@ static uint32_t chain_len(const struct model *m, const struct model_stack *s, in
 		}
 		counted += !l;
 	}
+	/* The depth used up on a Rust thread's first frame: nothing of the
+	 * program's above it, no "...". */
+	for (own = k; own > 0 && lib[m->sites[path[own - 1]].fn]; own--)
+		if (lib[m->sites[path[own - 1]].fn] == TABLES_LIB_BEGIN) {
+			*begun = 1;
+			break;
+		}
 	return s->n - k;
 }
 

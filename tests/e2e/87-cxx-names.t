@@ -10,7 +10,7 @@
 # instantiations of make_n as one function, and the full names with
 # --full-names.
 . "$(dirname "$0")/../lib.sh"
-plan 79
+plan 86
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 PPROF=$B/tools/pprof
@@ -201,12 +201,62 @@ if command -v rustc > /dev/null 2>&1 && rustc -O -g -o rs_chains "$TOP/tests/pro
 		"Rust: a spawned thread's chain begins at its closure (not ... > start_thread > thread_start > ...)"
 	unlike "$leaks" 'std::rt::lang_start_internal > .*rs_chains::|thread_start' \
 		"Rust: no chain of the program's goes through the runtime's start"
+	# The depth used up on the thread's first frame: no "..." above it.
+	like "$("$MPROF" -depth 3 rs.data)" '[0-9]  rs_chains::main::\{\{closure\}\}( \[inline\])? > rs_chains::build > rs_chains::fill > ' \
+		"Rust, -depth 3: the thread's chain, its three frames, no '...' above them"
+	like "$("$MPROF" -all-frames rs.data | sed -n '/^--------- MEMORY LEAKS/,/^--------- HEAP PEAK/p')" \
+		'__rust_begin_short_backtrace' \
+		"Rust, -all-frames: the runtime's frames above the program's kept"
+	# Rust's v0 mangling: <fn() as FnOnce<()>>::call_once and
+	# __rust_begin_short_backtrace::<fn(), ()>.
+	if rustc -O -g -C symbol-mangling-version=v0 -o rs_v0 "$TOP/tests/progs/rs_chains.rs" 2>> rustc.err; then
+		"$MPROF" run -o v0.data ./rs_v0 > /dev/null
+		l=$("$MPROF" v0.data | sed -n '/^--------- MEMORY LEAKS/,/^--------- HEAP PEAK/p')
+		like "$l" '  rs_chains::main > rs_chains::build > rs_chains::fill > ' "Rust v0 names: main's chain from rs_chains::main"
+		like "$l" '  rs_chains::main::\{closure#[0-9]+\}( \[inline\])? > rs_chains::build > rs_chains::fill > ' \
+			"Rust v0 names: the thread's from its closure"
+	else
+		fail "rustc -C symbol-mangling-version=v0: $(tail -c 300 rustc.err)"
+		fail "not run: no v0 build"
+	fi
+	# -O0 (cargo's debug build): catch_unwind's __rust_try, LLVM's, with no
+	# DWARF and a codegen unit's file symbol, is the library's: not
+	# rs_chains.1a2b-cgu.0:__rust_try (a review saw three such in a
+	# program whose __rust_try were in three codegen units).
+	if rustc -C opt-level=0 -g -o rs_O0 "$TOP/tests/progs/rs_chains.rs" 2>> rustc.err; then
+		"$MPROF" run -o O0.data ./rs_O0 > /dev/null
+		l=$("$MPROF" -verbose O0.data)
+		like "$l" '> __rust_try > ' "Rust -O0: __rust_try by its name"
+		unlike "$l" 'cgu\.[0-9]+:' "Rust -O0: no function named after a codegen unit"
+	else
+		fail "rustc -C opt-level=0: $(tail -c 300 rustc.err)"
+		fail "not run: no -O0 build"
+	fi
+	# A Rust library called from C (built -O2: no __rust_ shim on any
+	# stack): a Rust program all the same; its thread's chain begins at
+	# its closure.
+	cat > rslib.rs <<'REOF'
+#[inline(never)]
+fn build(n: u64) -> Vec<u64> {
+    (0..n).collect()
+}
+#[no_mangle]
+pub extern "C" fn rs_thread(n: u64) {
+    std::thread::spawn(move || std::mem::forget(build(n))).join().unwrap();
+}
+REOF
+	printf 'void rs_thread(unsigned long);\nint main(void) { rs_thread(500); return 0; }\n' > cmain.c
+	if rustc --crate-type cdylib -O -g -o librsl.so rslib.rs 2>> rustc.err &&
+		cc -g -o cmain cmain.c -L. -lrsl -Wl,-rpath,"$T"; then
+		"$MPROF" run -o cd.data ./cmain
+		like "$("$MPROF" cd.data)" '  rslib::rs_thread::\{\{closure\}\}( \[inline\])? > rslib::build' \
+			"a Rust cdylib under a C main: its thread's chain from its closure"
+	else
+		fail "rustc --crate-type cdylib: $(tail -c 300 rustc.err)"
+	fi
 else
 	fail "rustc cannot build rs_chains.rs (scripts/install-deps.sh installs Debian's rustc): $(head -c 300 rustc.err 2> /dev/null)"
-	fail "rustc missing"
-	fail "rustc missing"
-	fail "rustc missing"
-	fail "rustc missing"
+	for i in 1 2 3 4 5 6 7 8 9 10 11; do fail "rustc missing"; done
 fi
 # A C++ program's own namespace named core or alloc is the program's:
 # Rust's crates are the library's only in a Rust program.  (Its five

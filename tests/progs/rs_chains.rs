@@ -3,7 +3,8 @@
 // finish_grow, the Global allocator, __rust_realloc), table fills a
 // HashMap (hashbrown under std), bytes makes a vec![7u8; n] (<u8 as
 // SpecFromElem>::from_elem: a trait of alloc's on a primitive type); a
-// spawned thread's closure builds another; all are forgotten, so kept.
+// spawned thread's closure builds another, and so does one under
+// catch_unwind; all are forgotten, so kept.
 use std::collections::HashMap;
 
 #[inline(never)]
@@ -39,6 +40,7 @@ fn main() {
     let b = table(100);
     let c = bytes(4096);
     std::thread::spawn(|| std::mem::forget(build(300))).join().unwrap();
+    std::mem::forget(std::panic::catch_unwind(|| build(200)).unwrap());
     println!("{} {} {}", a.len(), b.len(), c.len());
     std::mem::forget(a);
     std::mem::forget(b);

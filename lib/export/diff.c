@@ -64,11 +64,12 @@ static void read_side(struct side *s)
 		die("%s: %s", s->path, err);
 }
 
-/* s's model and counters; exe, the a.out given, is NEW's: BASE's too only
+/* s's model and counters (its language frames named as peer's need too:
+ * langview.h); exe, the a.out given, is NEW's: BASE's too only
  * when both are of one build (before a change, BASE is of another, and
  * read in that one's symbols it was misnamed: main _fini, main atol). */
 static void load(struct side *s, const char *exe, const struct side *new_side, unsigned mflags,
-		 int full)
+		 int full, const struct profile *peer)
 {
 	char err[256];
 
@@ -79,6 +80,7 @@ static void load(struct side *s, const char *exe, const struct side *new_side, u
 		die("out of memory opening symbols");
 	symbols_full_names(s->sy, full);
 	model_init(&s->m);
+	s->m.peer = peer;
 	s->m.alloc_fns = alloc_fns;
 	s->m.nalloc_fns = nalloc_fns;
 	if (model_from_profile(&s->m, &s->p, s->sy, mflags, err, sizeof err) < 0 ||
@@ -319,8 +321,8 @@ int export_diff_main(int argc, char **argv, int tables)
 	}
 	read_side(&b);
 	read_side(&n);
-	load(&b, exe, &n, mflags, full);
-	load(&n, exe, &n, mflags, full);
+	load(&b, exe, &n, mflags, full, &n.p);
+	load(&n, exe, &n, mflags, full, &b.p);
 	model_tell_apart_like(&b.m, &n.m);
 	for (size_t i = 0; i < nalloc_fns; i++)
 		if (!model_alloc_fn_used(&b.m, i) && !model_alloc_fn_used(&n.m, i))

@@ -140,17 +140,21 @@ static int tail_cmp(const void *x, const void *y)
  * importlib._bootstrap>).  The module is its path's last part, or more of
  * its last parts where a function of the same name is in another module
  * of the profile that ends alike ("a.util.f", "b.util.f": then a profile
- * with one of them alone names it "util.f").  Line numbers do not part
+ * with one of them alone names it "util.f"), or of the peer's (the other
+ * side of a diff: peer[0..npeer), values as fn's, named nothing here, so
+ * that both sides name a function alike).  Line numbers do not part
  * functions: one function's frames are at many lines.
  */
-static void tell_apart(struct langview *l)
+static void tell_apart(struct langview *l, const char *const *peer, size_t npeer)
 {
-	struct fnkey *k = xcalloc(l->nfn ? l->nfn : 1, sizeof(*k));
-	struct fnkey **by_tail = xcalloc((size_t)l->nfn + 1, sizeof(*by_tail));
-	size_t n = 0, *run = xcalloc((size_t)l->nfn + 2, sizeof(*run));
+	size_t all = (size_t)l->nfn + npeer;
+	struct fnkey *k = xcalloc(all ? all : 1, sizeof(*k));
+	struct fnkey **by_tail = xcalloc(all + 1, sizeof(*by_tail));
+	size_t n = 0, *run = xcalloc(all + 2, sizeof(*run));
 
-	for (uint32_t id = 0; id < l->nfn; id++) {
-		const char *v = l->fn[id], *tab, *colon;
+	for (size_t e = 0; e < all; e++) {
+		uint32_t id = e < l->nfn ? (uint32_t)e : UINT32_MAX;
+		const char *v = e < l->nfn ? l->fn[e] : peer[e - l->nfn], *tab, *colon;
 
 		if (!v || !(tab = strchr(v, '\t')))
 			continue;
@@ -194,7 +198,11 @@ static void tell_apart(struct langview *l)
 			       len = me->plen - s + 1 + me->nlen + 1;
 
 			for (size_t i = run[f]; i < run[f + 1]; i++) {
-				char *name = l->name[k[i].id] = xmalloc(len);
+				char *name;
+
+				if (k[i].id == UINT32_MAX || l->name[k[i].id])
+					continue; /* the peer's; or a key twice */
+				name = l->name[k[i].id] = xmalloc(len);
 
 				for (size_t j = s; j < me->plen; j++)
 					*name++ = me->path[j] == '/' ? '.' : me->path[j];
@@ -209,10 +217,32 @@ static void tell_apart(struct langview *l)
 	free(k);
 }
 
-struct langview *langview_open(const struct profile *p)
+/* The values of peer's lang.fn.N entries (its function, tab, file:line;
+ * its kind cut off), *n of them, copies. */
+static char **peer_fns(const struct profile *peer, size_t *n)
+{
+	char **v = NULL, *tab;
+
+	*n = 0;
+	if (!peer || !reader_info(peer, "lang"))
+		return NULL;
+	v = xcalloc(peer->ninfo + 1, sizeof(*v));
+	for (size_t i = 0; i < peer->ninfo; i++) {
+		if (!langview_fn_id(peer->info[i].key) || !peer->info[i].value)
+			continue;
+		v[*n] = xstrdup(peer->info[i].value);
+		if ((tab = strchr(v[*n], '\t')) && (tab = strchr(tab + 1, '\t')))
+			*tab = 0;
+		(*n)++;
+	}
+	return v;
+}
+
+struct langview *langview_open(const struct profile *p, const struct profile *peer)
 {
 	struct langview *l;
-	char *tab;
+	char *tab, **pv;
+	size_t npv;
 
 	if (!reader_info(p, "lang"))
 		return NULL;
@@ -240,7 +270,11 @@ struct langview *langview_open(const struct profile *p)
 		}
 	}
 	l->name = xcalloc(l->nfn ? l->nfn : 1, sizeof(*l->name));
-	tell_apart(l);
+	pv = peer_fns(peer, &npv);
+	tell_apart(l, (const char *const *)pv, npv);
+	for (size_t i = 0; i < npv; i++)
+		free(pv[i]);
+	free(pv);
 	return l;
 }
 

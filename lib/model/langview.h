@@ -13,8 +13,11 @@
 struct profile;
 struct langview;
 
-/* p's language frames, or NULL when it has none (no INFO lang). */
-struct langview *langview_open(const struct profile *p);
+/* p's language frames, or NULL when it has none (no INFO lang).  peer, if
+ * not NULL, is the other side of a diff: functions are named as both
+ * profiles' modules need (a.util.f where the peer has b/util.py's f), so
+ * that the two sides name a function alike. */
+struct langview *langview_open(const struct profile *p, const struct profile *peer);
 void langview_free(struct langview *l);
 
 /* The name of frame id into *fn and its file:line into *loc (NULL when

@@ -824,7 +824,7 @@ int model_from_profile(struct model *m, const struct profile *p, struct symbols 
 	ac.p = p;
 	ac.start_fn[0] = strtab_intern(m->fns, "__libc_start_call_main");
 	ac.start_fn[1] = strtab_intern(m->fns, "__libc_start_main");
-	m->lang = langview_open(p);
+	m->lang = langview_open(p, m->peer);
 	m->lisp = lispview_open(p);
 	if (m->lisp)
 		m->toplevel_fn = own_fn(m, LISP_TOPLEVEL);

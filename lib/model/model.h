@@ -100,6 +100,10 @@ struct model {
 	uint32_t maxn;        /* the largest n: room model_path needs */
 	uint32_t main_fn;     /* function id of main (frames outer to it drop) */
 	int all_frames;       /* built with MODEL_KEEP_ABOVE_MAIN: they don't */
+	/* Set before model_from_profile: the other side of a diff, whose
+	 * language frames' modules its names take into account (langview.h):
+	 * the two sides name a function alike. */
+	const struct profile *peer;
 	size_t nc;            /* counters per stack: MPROF_NCOUNTERS, or
 			       * MPROF_NCOUNTERS_ALL with has_peak, or
 			       * MPROF_NCOUNTERS_SCAN with has_scan too, in

@@ -12,12 +12,12 @@
 # tests/progs/py_shapes.py keeps what a thread, a generator, a caught
 # exception, a coroutine and json's C encoder make, and exits with 3.
 . "$(dirname "$0")/../lib.sh"
-plan 54
+plan 57
 cd "$T" || exit 1
 
 PY=/usr/bin/python3
 if [ ! -x "$PY" ]; then
-	absent 54 "$PY (Debian's python3, scripts/install-deps.sh)"
+	absent 57 "$PY (Debian's python3, scripts/install-deps.sh)"
 	done_testing
 fi
 lib=$LIBMPROF/libmprof.so
@@ -358,4 +358,31 @@ is "$("$B/bin/cpprof" -c 'threshold 0.1; down' pk.data | sed -n 's/^[01]\.[0-9]*
 is "$("$B/bin/cpprof" -c 'threshold 0; up main.<locals>.<listcomp>' pk.data | sed -n 's/^[0-9.]* (\([^ ]*\)) .*/\1/p' | sort | tr '\n' ' ')" \
 	"__main__.main.<locals>.<listcomp> pkg.main.<locals>.<listcomp> " \
 	"cpprof: up by a qualified name finds the functions of that name, not every <listcomp>"
+# A diff's two sides name a function alike: a run that loads a/util.py
+# alone names its f util.f, one that loads b/util.py beside it a.util.f
+# and b.util.f; the diff names it a.util.f on both sides, so a's f
+# (2,000 strings both times) has no row, b's is new.
+mkdir -p a b
+printf 'def f(n, k):\n    return ["u" * k + str(i) for i in range(n)]\n' > a/util.py
+cp a/util.py b/util.py
+cat > one.py <<'PYEOF2'
+import sys
+sys.path.insert(0, "a")
+import util
+KEEP = util.f(2000, 50)
+PYEOF2
+cat > two.py <<'PYEOF2'
+import importlib.util
+def load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
+KEEP = load("ua", "a/util.py").f(2000, 50), load("ub", "b/util.py").f(1000, 80)
+PYEOF2
+MPROF_OUT=one.data LD_PRELOAD=$lib "$PY" one.py && MPROF_OUT=two.data LD_PRELOAD=$lib "$PY" two.py
+like "$("$MPROF" one.data)" ' util\.f\.<locals>\.<listcomp>$' "a run with one util.py names its f util.f"
+d=$("$MPROF" diff one.data two.data | sed -n '/^--------- DIRECT ALLOCATION/,/^--------- ALLOCATION CALL GRAPH/p')
+unlike "$d" '  (a\.)?util\.f\.<locals>\.<listcomp>$' "diff: a/util.py's f named alike on both sides, unchanged: no row"
+like "$d" '^ +\+[0-9]+ .*  b\.util\.f\.<locals>\.<listcomp>$' "diff: b/util.py's f, new"
 done_testing

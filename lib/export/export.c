@@ -325,7 +325,21 @@ int export_main(int argc, char **argv, const char *default_data)
 	if (!sy)
 		die("out of memory opening symbols");
 	symbols_full_names(sy, full);
+	/* A base first: each side's Python functions are named as both
+	 * sides' files need (model.peer). */
+	if (base_path) {
+		if (strcmp(format, "pprof"))
+			die("export: --diff-base is for --format pprof");
+		if (reader_load(base_path, &bp, err, sizeof(err)) < 0)
+			die("%s: %s", base_path, err);
+		if (bp.kind != p.kind || bp.ncounters != p.ncounters)
+			die("%s: not the same kind of profile as %s: no diff", base_path, data);
+		for (size_t j = 0; j < p.ncounters; j++)
+			if (strcmp(bp.counter_names[j], p.counter_names[j]))
+				die("%s: other counters than %s: no diff", base_path, data);
+	}
 	model_init(&m);
+	m.peer = base_path ? &bp : NULL;
 	m.alloc_fns = alloc_fns;
 	m.nalloc_fns = nalloc_fns;
 	if (model_from_profile(&m, &p, sy, 0, err, sizeof(err)) < 0 ||
@@ -355,15 +369,6 @@ int export_main(int argc, char **argv, const char *default_data)
 		die("%s: no counter '%s' (it has %s)", data, counter, names);
 	}
 	if (base_path) {
-		if (strcmp(format, "pprof"))
-			die("export: --diff-base is for --format pprof");
-		if (reader_load(base_path, &bp, err, sizeof(err)) < 0)
-			die("%s: %s", base_path, err);
-		if (bp.kind != p.kind || bp.ncounters != p.ncounters)
-			die("%s: not the same kind of profile as %s: no diff", base_path, data);
-		for (size_t j = 0; j < p.ncounters; j++)
-			if (strcmp(bp.counter_names[j], p.counter_names[j]))
-				die("%s: other counters than %s: no diff", base_path, data);
 		/* The a.out given is the profile's: the base's only if it
 		 * is of the same build (else it is named from its own). */
 		bsy = symbols_open(&bp, merge_same_program(&p, &bp) ? exe : NULL);
@@ -371,6 +376,7 @@ int export_main(int argc, char **argv, const char *default_data)
 			die("out of memory opening symbols");
 		symbols_full_names(bsy, full);
 		model_init(&bm);
+		bm.peer = &p;
 		if (model_from_profile(&bm, &bp, bsy, 0, err, sizeof(err)) < 0 ||
 		    export_prepare(&bd, &bp, &bm, err, sizeof(err)) < 0)
 			die("%s: %s", base_path, err);

@@ -12,12 +12,12 @@
 # tests/progs/py_shapes.py keeps what a thread, a generator, a caught
 # exception, a coroutine and json's C encoder make, and exits with 3.
 . "$(dirname "$0")/../lib.sh"
-plan 57
+plan 59
 cd "$T" || exit 1
 
 PY=/usr/bin/python3
 if [ ! -x "$PY" ]; then
-	absent 57 "$PY (Debian's python3, scripts/install-deps.sh)"
+	absent 59 "$PY (Debian's python3, scripts/install-deps.sh)"
 	done_testing
 fi
 lib=$LIBMPROF/libmprof.so
@@ -385,4 +385,14 @@ like "$("$MPROF" one.data)" ' util\.f\.<locals>\.<listcomp>$' "a run with one ut
 d=$("$MPROF" diff one.data two.data | sed -n '/^--------- DIRECT ALLOCATION/,/^--------- ALLOCATION CALL GRAPH/p')
 unlike "$d" '  (a\.)?util\.f\.<locals>\.<listcomp>$' "diff: a/util.py's f named alike on both sides, unchanged: no row"
 like "$d" '^ +\+[0-9]+ .*  b\.util\.f\.<locals>\.<listcomp>$' "diff: b/util.py's f, new"
+# And so does pprof's diff (export --diff-base).
+if [ -x "$B/tools/pprof" ]; then
+	"$MPROF" export --format pprof --diff-base one.data -o d.pb.gz two.data
+	top=$("$B/tools/pprof" -top -sample_index=alloc_space d.pb.gz 2>&1)
+	like "$top" ' b\.util\.f\.<locals>\.<listcomp>$' "pprof --diff-base: b's f"
+	unlike "$top" ' (a\.)?util\.f\.<locals>\.<listcomp>$' "pprof --diff-base: a's f, alike on both sides, nets to nothing"
+else
+	fail "pprof not built at $B/tools/pprof (make builds it)"
+	fail "not run: no pprof"
+fi
 done_testing

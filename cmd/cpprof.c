@@ -456,12 +456,25 @@ static void cut_note(const struct session *s)
 		       100.0 * (double)cut / (double)all);
 }
 
-/* Under a downward profile whose root holds under half the samples: where
- * the rest are (a threaded program's workers, under start_thread: the
- * profile from main showed 0.05 and said nothing of the 0.95). */
-static void outside(const struct session *s, const struct cp_result *r, const char *root)
+/* Whether a thread's stack begins with fn, the kernel's entry into it
+ * (clone, clone3), which says nothing of the thread. */
+static int thread_entry(const char *fn)
 {
-	uint64_t in = 0;
+	return strstr(fn, "clone") != NULL && strlen(fn) <= 16;
+}
+
+/* Under a downward profile whose root (set) holds under half the
+ * samples: where the rest are, by the outermost functions of their
+ * stacks, the ones to start from (a threaded program's workers: the
+ * profile from main showed 0.05 and said nothing of the 0.95; a cfprof
+ * run's, under their start routine, not start_thread). */
+static void outside(const struct session *s, const struct cp_result *r, const char *root,
+		    const uint8_t *set)
+{
+	const uint64_t *w = s->res[s->cur].w;
+	size_t nf = strtab_count(s->m.fns);
+	uint64_t in = 0, *by = NULL;
+	uint32_t *path, top[3] = { MODEL_NONE, MODEL_NONE, MODEL_NONE };
 
 	for (size_t i = 0; i < r->n; i++)
 		if (r->e[i].len == 1)
@@ -469,8 +482,38 @@ static void outside(const struct session *s, const struct cp_result *r, const ch
 	if (!r->total || 2 * in >= r->total)
 		return;
 	printf("(%.2f of the samples are not under %s: `threads` lists the threads, "
-	       "`function` shows every function; `down start_thread` for a program's threads)\n",
+	       "`function` shows every function",
 	       (double)(r->total - in) / (double)r->total, root ? root : s->root ? s->root : "the root");
+	by = xcalloc(nf + 1, sizeof(*by));
+	path = xcalloc((size_t)s->m.maxn + 1, sizeof(*path));
+	for (size_t i = 0; i < s->m.nstacks; i++) {
+		uint32_t n = w[i] ? model_path(&s->m, &s->m.stacks[i], path) : 0, k, j = 0;
+
+		for (k = 0; k < n && !set[s->m.sites[path[k]].fn]; k++)
+			;
+		if (k < n || !n)
+			continue;
+		while (j + 1 < n && thread_entry(strtab_get(s->m.fns, s->m.sites[path[j]].fn)))
+			j++;
+		/* cfprof's hooks' own time (cfprof.1) is nowhere to start. */
+		if (s->calls && !strcmp(strtab_get(s->m.fns, s->m.sites[path[j]].fn),
+					"__cyg_profile_func_enter"))
+			continue;
+		by[s->m.sites[path[j]].fn] += w[i];
+	}
+	for (uint32_t f = 0; f < nf; f++)
+		for (int t = 0; t < 3; t++)
+			if (by[f] && (top[t] == MODEL_NONE || by[f] > by[top[t]])) {
+				memmove(top + t + 1, top + t, (size_t)(2 - t) * sizeof(*top));
+				top[t] = f;
+				break;
+			}
+	for (int t = 0; t < 3 && top[t] != MODEL_NONE; t++)
+		printf("%s`down %s` %.2f", t ? ", " : "; outside it: ", strtab_get(s->m.fns, top[t]),
+		       (double)by[top[t]] / (double)r->total);
+	printf(")\n");
+	free(by);
+	free(path);
 }
 
 static int show(struct session *s, enum view v, const char *root)
@@ -490,7 +533,7 @@ static int show(struct session *s, enum view v, const char *root)
 			break;
 		header(s, "Downward Call Path Profile", "usage_fraction (call_path) [#raw_samples]");
 		print_paths(s, &r, 0);
-		outside(s, &r, root);
+		outside(s, &r, root, set);
 		break;
 	case V_UP:
 		if ((rc = callpath_up(&in, set, &r)) < 0)

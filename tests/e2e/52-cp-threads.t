@@ -4,7 +4,7 @@
 # A program with a SIGPROF profiler of its own keeps it, and gets none of
 # the sampler's signals.
 . "$(dirname "$0")/../lib.sh"
-plan 19
+plan 21
 CPPROF=$B/bin/cpprof
 cc -O2 -g -pthread -o "$T/cp_threads" "$TOP/tests/progs/cp_threads.c" || exit 1
 cc -O2 -g -o "$T/cp_fork" "$TOP/tests/progs/cp_fork.c" || exit 1
@@ -23,6 +23,16 @@ like "$("$CPPROF" -c 'down worker' ./cp_threads th.data)" '^0\.9[0-9]+ \(worker 
 # nothing of the workers' (a helper walking the docs took it for all).
 like "$("$CPPROF" -c down ./cp_threads th.data)" '^\(0\.[0-9]+ of the samples are not under main: `threads` lists the threads' \
 	"down from main says what share of the samples lies outside it"
+# And where to start from: the stacks' outermost functions outside main,
+# past the kernel's clone3 (start_thread here; under cfprof the thread's
+# start routine, as cfprof sees only instrumented functions: it said
+# `down start_thread` there too).
+like "$("$CPPROF" -c down ./cp_threads th.data)" '; outside it: `down start_thread` 0\.[0-9]+\)$' \
+	"and where the rest is: down start_thread"
+cc -O2 -g -pthread -finstrument-functions -o cf_threads "$TOP/tests/progs/cf_threads.c" || exit 1
+"$B/bin/cfprof" record -o cfth.data ./cf_threads 200 > /dev/null || exit 1
+like "$("$CPPROF" -c down ./cf_threads cfth.data)" '; outside it: `down worker` [01]\.[0-9]+\)$' \
+	"cfprof data: the threads' start routine, down worker"
 
 # Short threads: a thread's first sample boundary is drawn as if it joined
 # a run already going (state.h's cp_draw_first), so its CPU time is

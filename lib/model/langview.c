@@ -130,6 +130,39 @@ static int tail_cmp(const void *x, const void *y)
 	return (unsigned char)f->path[i - 1] < (unsigned char)g->path[j - 1] ? -1 : 1;
 }
 
+/* A name as tell_apart shows it: the last need parts of key's path, dots
+ * between, then its function.  Freed by the caller. */
+static char *shown(const struct fnkey *key, size_t need)
+{
+	size_t s = tail_start(key->path, key->plen, need), len = key->plen - s + 1 + key->nlen + 1;
+	char *name = xmalloc(len), *o = name;
+
+	for (size_t j = s; j < key->plen; j++)
+		*o++ = key->path[j] == '/' ? '.' : key->path[j];
+	snprintf(o, key->nlen + 2, ".%.*s", (int)key->nlen, key->name);
+	return name;
+}
+
+/* Raise key's need to that of a name the peer shows which its path ends
+ * with (tell_apart), looking up to 8 parts more than its own. */
+static void peer_need(struct fnkey *key, const struct strtab *peer)
+{
+	size_t last = tail_start(key->path, key->plen, key->need);
+
+	for (size_t need = key->need + 1; need <= key->need + 8; need++) {
+		size_t s = tail_start(key->path, key->plen, need);
+		char *name;
+
+		if (s == last)
+			break; /* no more parts */
+		last = s;
+		name = shown(key, need);
+		if (strtab_find(peer, name) >= 0)
+			key->need = need;
+		free(name);
+	}
+}
+
 /*
  * Every function is named after its module, so that functions of several
  * files that share a name (a script's load and json's, every module's
@@ -140,21 +173,23 @@ static int tail_cmp(const void *x, const void *y)
  * importlib._bootstrap>).  The module is its path's last part, or more of
  * its last parts where a function of the same name is in another module
  * of the profile that ends alike ("a.util.f", "b.util.f": then a profile
- * with one of them alone names it "util.f"), or of the peer's (the other
- * side of a diff: peer[0..npeer), values as fn's, named nothing here, so
- * that both sides name a function alike).  Line numbers do not part
+ * with one of them alone names it "util.f").  Line numbers do not part
  * functions: one function's frames are at many lines.
+ *
+ * peer, if not NULL, holds the names the other side of a diff shows (its
+ * own, by this rule): a function takes as many parts as a name there that
+ * its path ends with ("a.util.f", where the peer had b/util.py's f too),
+ * so that both sides name it alike; the same module in two directories
+ * (two checkouts) stays "util.f" on both.
  */
-static void tell_apart(struct langview *l, const char *const *peer, size_t npeer)
+static void tell_apart(struct langview *l, const struct strtab *peer)
 {
-	size_t all = (size_t)l->nfn + npeer;
-	struct fnkey *k = xcalloc(all ? all : 1, sizeof(*k));
-	struct fnkey **by_tail = xcalloc(all + 1, sizeof(*by_tail));
-	size_t n = 0, *run = xcalloc(all + 2, sizeof(*run));
+	struct fnkey *k = xcalloc(l->nfn ? l->nfn : 1, sizeof(*k));
+	struct fnkey **by_tail = xcalloc((size_t)l->nfn + 1, sizeof(*by_tail));
+	size_t n = 0, *run = xcalloc((size_t)l->nfn + 2, sizeof(*run));
 
-	for (size_t e = 0; e < all; e++) {
-		uint32_t id = e < l->nfn ? (uint32_t)e : UINT32_MAX;
-		const char *v = e < l->nfn ? l->fn[e] : peer[e - l->nfn], *tab, *colon;
+	for (uint32_t id = 0; id < l->nfn; id++) {
+		const char *v = l->fn[id], *tab, *colon;
 
 		if (!v || !(tab = strchr(v, '\t')))
 			continue;
@@ -192,23 +227,11 @@ static void tell_apart(struct langview *l, const char *const *peer, size_t npeer
 			if (c > by_tail[f + 1]->need)
 				by_tail[f + 1]->need = c;
 		}
-		for (size_t f = 0; f < mods; f++) {
-			const struct fnkey *me = &k[run[f]];
-			size_t s = tail_start(me->path, me->plen, me->need),
-			       len = me->plen - s + 1 + me->nlen + 1;
-
-			for (size_t i = run[f]; i < run[f + 1]; i++) {
-				char *name;
-
-				if (k[i].id == UINT32_MAX || l->name[k[i].id])
-					continue; /* the peer's; or a key twice */
-				name = l->name[k[i].id] = xmalloc(len);
-
-				for (size_t j = s; j < me->plen; j++)
-					*name++ = me->path[j] == '/' ? '.' : me->path[j];
-				snprintf(name, me->nlen + 2, ".%.*s", (int)me->nlen, me->name);
-			}
-		}
+		for (size_t f = 0; peer && f < mods; f++)
+			peer_need(&k[run[f]], peer);
+		for (size_t f = 0; f < mods; f++)
+			for (size_t i = run[f]; i < run[f + 1]; i++)
+				l->name[k[i].id] = shown(&k[run[f]], k[run[f]].need);
 	}
 	for (size_t i = 0; i < n; i++)
 		free(k[i].path);
@@ -217,35 +240,16 @@ static void tell_apart(struct langview *l, const char *const *peer, size_t npeer
 	free(k);
 }
 
-/* The values of peer's lang.fn.N entries (its function, tab, file:line;
- * its kind cut off), *n of them, copies. */
-static char **peer_fns(const struct profile *peer, size_t *n)
-{
-	char **v = NULL, *tab;
-
-	*n = 0;
-	if (!peer || !reader_info(peer, "lang"))
-		return NULL;
-	v = xcalloc(peer->ninfo + 1, sizeof(*v));
-	for (size_t i = 0; i < peer->ninfo; i++) {
-		if (!langview_fn_id(peer->info[i].key) || !peer->info[i].value)
-			continue;
-		v[*n] = xstrdup(peer->info[i].value);
-		if ((tab = strchr(v[*n], '\t')) && (tab = strchr(tab + 1, '\t')))
-			*tab = 0;
-		(*n)++;
-	}
-	return v;
-}
-
 struct langview *langview_open(const struct profile *p, const struct profile *peer)
 {
-	struct langview *l;
-	char *tab, **pv;
-	size_t npv;
+	struct langview *l, *o = peer ? langview_open(peer, NULL) : NULL;
+	struct strtab *shown_there = NULL;
+	char *tab;
 
-	if (!reader_info(p, "lang"))
+	if (!reader_info(p, "lang")) {
+		langview_free(o);
 		return NULL;
+	}
 	l = xcalloc(1, sizeof(*l));
 	for (size_t i = 0; i < p->ninfo; i++) {
 		uint32_t id = langview_fn_id(p->info[i].key);
@@ -270,11 +274,17 @@ struct langview *langview_open(const struct profile *p, const struct profile *pe
 		}
 	}
 	l->name = xcalloc(l->nfn ? l->nfn : 1, sizeof(*l->name));
-	pv = peer_fns(peer, &npv);
-	tell_apart(l, (const char *const *)pv, npv);
-	for (size_t i = 0; i < npv; i++)
-		free(pv[i]);
-	free(pv);
+	/* The names the peer shows on its own, by the same rule. */
+	if (o) {
+		shown_there = strtab_new();
+		for (uint32_t i = 0; i < o->nfn; i++)
+			if (o->name[i])
+				strtab_intern(shown_there, o->name[i]);
+		langview_free(o);
+	}
+	tell_apart(l, shown_there);
+	if (shown_there)
+		strtab_free(shown_there);
 	return l;
 }
 

@@ -14,9 +14,9 @@ struct profile;
 struct langview;
 
 /* p's language frames, or NULL when it has none (no INFO lang).  peer, if
- * not NULL, is the other side of a diff: functions are named as both
- * profiles' modules need (a.util.f where the peer has b/util.py's f), so
- * that the two sides name a function alike. */
+ * not NULL, is the other side of a diff: a function takes as many parts
+ * of its module's path as the peer's name of it (a.util.f where the peer
+ * has b/util.py's f too), so that the two sides name it alike. */
 struct langview *langview_open(const struct profile *p, const struct profile *peer);
 void langview_free(struct langview *l);
 

@@ -12,12 +12,12 @@
 # tests/progs/py_shapes.py keeps what a thread, a generator, a caught
 # exception, a coroutine and json's C encoder make, and exits with 3.
 . "$(dirname "$0")/../lib.sh"
-plan 59
+plan 60
 cd "$T" || exit 1
 
 PY=/usr/bin/python3
 if [ ! -x "$PY" ]; then
-	absent 59 "$PY (Debian's python3, scripts/install-deps.sh)"
+	absent 60 "$PY (Debian's python3, scripts/install-deps.sh)"
 	done_testing
 fi
 lib=$LIBMPROF/libmprof.so
@@ -385,6 +385,18 @@ like "$("$MPROF" one.data)" ' util\.f\.<locals>\.<listcomp>$' "a run with one ut
 d=$("$MPROF" diff one.data two.data | sed -n '/^--------- DIRECT ALLOCATION/,/^--------- ALLOCATION CALL GRAPH/p')
 unlike "$d" '  (a\.)?util\.f\.<locals>\.<listcomp>$' "diff: a/util.py's f named alike on both sides, unchanged: no row"
 like "$d" '^ +\+[0-9]+ .*  b\.util\.f\.<locals>\.<listcomp>$' "diff: b/util.py's f, new"
+# The same code in two directories (two checkouts): util.f on both sides,
+# unchanged, no row (naming by both sides' files named them v1.app.util.f
+# and v2.app.util.f: every function removed and added).
+for v in v1 v2; do
+	mkdir -p $v/app
+	cp a/util.py $v/app/util.py
+	: > $v/app/__init__.py
+	printf 'from app import util\nKEEP = util.f(1500, 40)\n' > $v/main.py
+	(cd $v && MPROF_OUT=../$v.data LD_PRELOAD=$lib "$PY" main.py)
+done
+d=$("$MPROF" diff v1.data v2.data | sed -n '/^--------- DIRECT ALLOCATION/,/^--------- ALLOCATION CALL GRAPH/p')
+unlike "$d" 'util\.f' "diff of one program in two directories: its util.f named alike, unchanged: no row"
 # And so does pprof's diff (export --diff-base).
 if [ -x "$B/tools/pprof" ]; then
 	"$MPROF" export --format pprof --diff-base one.data -o d.pb.gz two.data

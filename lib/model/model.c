@@ -173,23 +173,27 @@ static size_t alloc_fn(struct model *m, uint32_t fn)
 	return m->alloc_mark[fn] - 1;
 }
 
+static int ends_with_parts(const char *p, const char *t, size_t tl);
+
 /* The wrapper a site's function is (alloc_fn), or one typed after its
- * file, as tell_apart shows C's functions of one name (a.c:xmalloc). */
+ * file, as tell_apart shows C's functions of one name (a.c:xmalloc,
+ * lib/a.c:xmalloc: the path's last parts). */
 static size_t alloc_site(struct model *m, const struct model_site *st)
 {
-	size_t w = alloc_fn(m, st->fn), dl;
+	size_t w = alloc_fn(m, st->fn);
 	const char *decl;
 
 	if (w || st->decl == MODEL_NONE || st->decl == MODEL_EXTERNAL)
 		return w;
 	decl = strtab_get(m->decls, st->decl);
-	dl = strlen(decl);
 	for (size_t i = 0; i < m->nalloc_fns; i++) {
-		const char *t = m->alloc_fns[i];
+		const char *t = m->alloc_fns[i], *c;
 
-		if (!strncmp(t, decl, dl) && t[dl] == ':' && t[dl + 1] != ':' &&
-		    typed_is(strtab_get(m->fns, st->fn), t + dl + 1))
-			return i + 1;
+		for (c = strchr(t, ':'); c; c = strchr(c + 1, ':'))
+			if (c > t && c[1] != ':' && c[-1] != ':' &&
+			    ends_with_parts(decl, t, (size_t)(c - t)) &&
+			    typed_is(strtab_get(m->fns, st->fn), c + 1))
+				return i + 1;
 	}
 	return 0;
 }
@@ -661,24 +665,144 @@ static int lisp_none_frame(struct model *m, struct at *a)
  * C's static functions of one name in two files are two functions: where
  * the profile has sites of both (or of one and of an external function
  * of the name), each static one is shown after its file, FILE:NAME (gdb's
- * and callgrind_annotate's way); the external one keeps its name, as do
- * sites whose file is unknown.  Run when every site is in: the site table
- * is rebuilt for the new function ids.
+ * and callgrind_annotate's way): the file's last part, or as many more
+ * of its parts as tell it from the other files of the name's (a/util.c
+ * and b/util.c).  The external one keeps its name, as do sites whose file
+ * is unknown.  Run when every site is in: the site table is rebuilt for
+ * the new function ids.
  */
 static int is_variant(const struct model *m, uint32_t fn)
 {
 	return fn < m->variant_cap && m->variant_of[fn];
 }
 
-/* force, if not NULL: per function id (nforce of them), names to show
- * after their files however few the profile has (model_tell_apart_like). */
-static void tell_apart(struct model *m, const uint8_t *force, size_t nforce)
+/* Whether path p ends with the tl bytes of parts t (whole parts). */
+static int ends_with_parts(const char *p, const char *t, size_t tl)
 {
-	size_t nf = strtab_count(m->fns), renamed = 0;
+	size_t pl = strlen(p);
+
+	return pl >= tl && !memcmp(p + pl - tl, t, tl) && (pl == tl || p[pl - tl - 1] == '/');
+}
+
+/* The last parts of path p, the fewest that none of the n other paths
+ * ends with, or all of p. */
+static const char *tail_apart(const char *p, const char *const *paths, size_t n)
+{
+	const char *t = p + strlen(p);
+
+	for (;;) {
+		size_t i;
+
+		while (t > p && t[-1] == '/')
+			t--;
+		while (t > p && t[-1] != '/')
+			t--;
+		if (t == p)
+			return p;
+		for (i = 0; i < n; i++)
+			if (strcmp(paths[i], p) && ends_with_parts(paths[i], t, strlen(t)))
+				break;
+		if (i == n)
+			return t;
+	}
+}
+
+/* In a diff, the file part of the peer's name of function name defined
+ * in path: the longest the peer shows that path ends with (its length
+ * in *len), or NULL. */
+static const char *peer_file(const struct model *peer, const char *name, const char *path,
+			     size_t *len)
+{
+	const char *best = NULL;
+	size_t nl = strlen(name);
+
+	*len = 0;
+	for (size_t f = 0; peer && f < peer->variant_cap; f++) {
+		const char *shown;
+		size_t fl;
+
+		if (!peer->variant_of[f] ||
+		    strcmp(strtab_get(peer->fns, peer->variant_of[f] - 1), name))
+			continue;
+		shown = strtab_get(peer->fns, (uint32_t)f);
+		fl = strlen(shown) - nl - 1;
+		if (fl > *len && ends_with_parts(path, shown, fl))
+			best = shown, *len = fl;
+	}
+	return best;
+}
+
+struct decl_pair {
+	uint32_t fn, decl, id; /* the plain function, its file, the name shown */
+};
+
+static int pair_cmp(const void *a, const void *b)
+{
+	const struct decl_pair *x = a, *y = b;
+
+	if (x->fn != y->fn)
+		return x->fn < y->fn ? -1 : 1;
+	return x->decl < y->decl ? -1 : x->decl > y->decl;
+}
+
+/* The name shown for the (function, file) pairs p[0..n) of one function. */
+static void name_pairs(struct model *m, const struct model *peer, struct decl_pair *p, size_t n)
+{
+	const char **paths = xmalloc(n * sizeof(*paths));
+	const char *name = strtab_get(m->fns, p[0].fn);
+
+	for (size_t i = 0; i < n; i++)
+		paths[i] = strtab_get(m->decls, p[i].decl);
+	for (size_t i = 0; i < n; i++) {
+		size_t fl;
+		const char *file = peer_file(peer, name, paths[i], &fl);
+		char *both, *key;
+		uint32_t k;
+
+		if (!file) {
+			file = tail_apart(paths[i], paths, n);
+			fl = strlen(file);
+		}
+		both = xasprintf("%.*s:%s", (int)fl, file, name);
+		p[i].id = own_fn(m, both);
+		free(both);
+		if (p[i].id >= m->variant_cap) {
+			size_t old = m->variant_cap;
+
+			util_grow(&m->variant_of, &m->variant_cap, (size_t)p[i].id + 1,
+				  sizeof(uint32_t));
+			memset(m->variant_of + old, 0, (m->variant_cap - old) * sizeof(uint32_t));
+		}
+		m->variant_of[p[i].id] = p[i].fn + 1;
+		/* model_shown_name's key: the file's path and the name. */
+		key = xasprintf("%s\n%s", paths[i], name);
+		k = strtab_intern(m->vkeys, key);
+		free(key);
+		if (k >= m->vkey_cap)
+			util_grow(&m->vkey_fn, &m->vkey_cap, (size_t)k + 1, sizeof(uint32_t));
+		m->vkey_fn[k] = p[i].id;
+	}
+	free(paths);
+}
+
+/* peer, if not NULL: the other side of a diff, whose names shown after
+ * their files are so shown here too however few files this profile has
+ * of them (model_tell_apart_like), and with as many parts. */
+static void tell_apart(struct model *m, const struct model *peer)
+{
+	size_t nf = strtab_count(m->fns), np = 0, pcap = 0;
 	uint32_t *first = xmalloc((nf + 1) * sizeof(uint32_t));
-	uint8_t *clash = xcalloc(nf + 1, 1);
+	uint8_t *clash = xcalloc(nf + 1, 1), *force = xcalloc(nf + 1, 1);
+	struct decl_pair *pairs = NULL;
 	struct sitemap *sm = m->sitemap;
 
+	for (size_t f = 0; peer && f < peer->variant_cap; f++) {
+		int64_t id;
+
+		if (peer->variant_of[f] &&
+		    (id = strtab_find(m->fns, strtab_get(peer->fns, peer->variant_of[f] - 1))) >= 0)
+			force[id] = 1;
+	}
 	for (size_t f = 0; f < nf; f++)
 		first[f] = MODEL_NONE;
 	for (size_t i = 0; i < m->nsites; i++) {
@@ -686,7 +810,7 @@ static void tell_apart(struct model *m, const uint8_t *force, size_t nforce)
 
 		if (st->decl == MODEL_NONE || is_variant(m, st->fn))
 			continue;
-		if (st->fn < nforce && force[st->fn])
+		if (force[st->fn])
 			clash[st->fn] = 1;
 		else if (first[st->fn] == MODEL_NONE)
 			first[st->fn] = st->decl;
@@ -696,33 +820,39 @@ static void tell_apart(struct model *m, const uint8_t *force, size_t nforce)
 	if (m->main_fn < nf)
 		clash[m->main_fn] = 0;
 	for (size_t i = 0; i < m->nsites; i++) {
-		struct model_site *st = &m->sites[i];
-		const char *name, *file;
-		char *both;
-		uint32_t id;
+		const struct model_site *st = &m->sites[i];
 
 		if (st->decl == MODEL_NONE || st->decl == MODEL_EXTERNAL || is_variant(m, st->fn) ||
 		    !clash[st->fn])
 			continue;
-		name = strtab_get(m->fns, st->fn);
-		file = strtab_get(m->decls, st->decl);
-		both = xmalloc(strlen(file) + strlen(name) + 2);
-		sprintf(both, "%s:%s", file, name);
-		id = own_fn(m, both);
-		free(both);
-		if (id >= m->variant_cap) {
-			size_t old = m->variant_cap;
-
-			util_grow(&m->variant_of, &m->variant_cap, (size_t)id + 1, sizeof(uint32_t));
-			memset(m->variant_of + old, 0, (m->variant_cap - old) * sizeof(uint32_t));
-		}
-		m->variant_of[id] = st->fn + 1;
-		st->fn = id;
-		renamed++;
+		util_grow(&pairs, &pcap, np + 1, sizeof(*pairs));
+		pairs[np++] = (struct decl_pair){ st->fn, st->decl, 0 };
 	}
-	free(first);
-	free(clash);
-	if (renamed) {
+	if (np) {
+		size_t u = 0;
+
+		qsort(pairs, np, sizeof(*pairs), pair_cmp);
+		for (size_t i = 0; i < np; i++)
+			if (!u || pair_cmp(&pairs[u - 1], &pairs[i]))
+				pairs[u++] = pairs[i];
+		np = u;
+		if (!m->vkeys)
+			m->vkeys = strtab_new();
+		for (size_t i = 0, j; i < np; i = j) {
+			for (j = i + 1; j < np && pairs[j].fn == pairs[i].fn; j++)
+				;
+			name_pairs(m, peer, pairs + i, j - i);
+		}
+		for (size_t i = 0; i < m->nsites; i++) {
+			struct model_site *st = &m->sites[i];
+			struct decl_pair key = { st->fn, st->decl, 0 }, *hit;
+
+			if (st->decl == MODEL_NONE || st->decl == MODEL_EXTERNAL ||
+			    is_variant(m, st->fn) || !clash[st->fn])
+				continue;
+			hit = bsearch(&key, pairs, np, sizeof(*pairs), pair_cmp);
+			st->fn = hit->id;
+		}
 		/* The sites hash by their fields: again, for model_add's. */
 		memset(sm->slot, 0, sm->nslots * sizeof(uint32_t));
 		for (size_t k = 0; k < m->nsites; k++) {
@@ -734,44 +864,29 @@ static void tell_apart(struct model *m, const uint8_t *force, size_t nforce)
 			sm->slot[i] = (uint32_t)k + 1;
 		}
 	}
-}
-
-/* In a, the names b shows after their files (b's variants' plain names). */
-static void tell_apart_as(struct model *a, const struct model *b)
-{
-	size_t n = strtab_count(a->fns);
-	uint8_t *force = xcalloc(n + 1, 1);
-	int any = 0;
-
-	for (size_t f = 0; f < b->variant_cap; f++) {
-		int64_t id;
-
-		if (b->variant_of[f] &&
-		    (id = strtab_find(a->fns, strtab_get(b->fns, b->variant_of[f] - 1))) >= 0)
-			force[id] = 1, any = 1;
-	}
-	if (any)
-		tell_apart(a, force, n);
+	free(pairs);
+	free(first);
+	free(clash);
 	free(force);
 }
 
 const char *model_shown_name(const struct model *m, const char *func, const char *decl)
 {
-	char *both;
+	char *key;
 	int64_t id;
 
-	if (!decl || !m->variant_cap)
+	if (!decl || !m->vkeys)
 		return NULL;
-	both = xasprintf("%s:%s", decl, func);
-	id = strtab_find(m->fns, both);
-	free(both);
-	return id >= 0 && is_variant(m, (uint32_t)id) ? strtab_get(m->fns, (uint32_t)id) : NULL;
+	key = xasprintf("%s\n%s", decl, func);
+	id = strtab_find(m->vkeys, key);
+	free(key);
+	return id >= 0 ? strtab_get(m->fns, m->vkey_fn[id]) : NULL;
 }
 
 void model_tell_apart_like(struct model *a, struct model *b)
 {
-	tell_apart_as(a, b);
-	tell_apart_as(b, a);
+	tell_apart(a, b);
+	tell_apart(b, a);
 }
 
 int model_from_profile(struct model *m, const struct profile *p, struct symbols *sy,
@@ -899,7 +1014,7 @@ int model_from_profile(struct model *m, const struct profile *p, struct symbols 
 		     (ps->flags & FORMAT_STACK_TRUNCATED) != 0, c, cv);
 	}
 	if (rc == 0)
-		tell_apart(m, NULL, 0);
+		tell_apart(m, NULL);
 	if (rc == -1)
 		snprintf(err, errlen, "its stacks symbolize into more than 2^32 frames");
 	else if (rc < 0)
@@ -941,6 +1056,9 @@ void model_release(struct model *m)
 		strtab_free(m->own_names);
 	strtab_free(m->atypes);
 	strtab_free(m->decls);
+	if (m->vkeys)
+		strtab_free(m->vkeys);
+	free(m->vkey_fn);
 	free(m->variant_of);
 	free(m->atype_size);
 	free(m->alloc_mark);

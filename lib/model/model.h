@@ -40,7 +40,7 @@ struct model_site {
 			   * (symbols.h: sym_frame.atype), an id in
 			   * model.atypes, or MODEL_NONE */
 	uint32_t decl;    /* a static C function's: the file that defines
-			   * it (its last part, an id in model.decls);
+			   * it (its path, an id in model.decls);
 			   * MODEL_EXTERNAL an external C function's; else
 			   * MODEL_NONE */
 	uint64_t func_addr; /* entry of the real function, 0 if unknown */
@@ -75,6 +75,11 @@ struct model {
 	 * 1, else 0. */
 	uint32_t *variant_of;
 	size_t variant_cap;
+	/* Their keys, "PATH\nNAME" (the file's path as the symbolizer gives
+	 * it, the plain name), and per key its function id: NULL until one. */
+	struct strtab *vkeys;
+	uint32_t *vkey_fn;
+	size_t vkey_cap;
 	struct strtab *atypes; /* element types allocating frames name, as
 				* demangled: the symbolizer's strings */
 	uint64_t *atype_size;  /* sizeof each, 0 if unknown */
@@ -167,8 +172,9 @@ int model_from_profile(struct model *m, const struct profile *p, struct symbols 
 void model_tell_apart_like(struct model *a, struct model *b);
 /*
  * The name the model shows for function func (the symbolizer's name)
- * defined in file decl (sym_frame.decl): "decl:func" where the model tells
- * C's functions of that name apart (tell_apart), else NULL.
+ * defined in file decl (sym_frame.decl): "FILE:func", FILE the last parts
+ * of decl, where the model tells C's functions of that name apart
+ * (tell_apart), else NULL.
  */
 const char *model_shown_name(const struct model *m, const char *func, const char *decl);
 /*

@@ -806,7 +806,47 @@ static int is_c(int lang)
 }
 
 /*
- * The last part of the file that defines a static function (DIE die, a
+ * Path p with its "." and "x/.." parts taken out and its slashes single,
+ * in place: a header's static inline function is one function in CUs
+ * that found it as src/../include/util.h and lib/../include/util.h.
+ */
+static char *path_tidy(char *p)
+{
+	int abs = *p == '/';
+	char *root = p + abs, *out = root; /* out: past the parts kept */
+	const char *in = root;
+	size_t kept = 0; /* parts kept other than ".." */
+
+	while (*in) {
+		const char *end = in;
+		size_t n;
+		int up;
+
+		while (*end && *end != '/')
+			end++;
+		n = (size_t)(end - in);
+		up = n == 2 && in[0] == '.' && in[1] == '.';
+		if (up && kept) { /* "x/..": x goes */
+			while (out > root && out[-1] != '/')
+				out--;
+			if (out > root)
+				out--;
+			kept--;
+		} else if (n && !(n == 1 && in[0] == '.') && !(up && abs)) {
+			if (out > root)
+				*out++ = '/';
+			memmove(out, in, n);
+			out += n;
+			kept += !up;
+		}
+		in = *end ? end + 1 : end;
+	}
+	*out = '\0';
+	return p;
+}
+
+/*
+ * The path of the file that defines a static function (DIE die, a
  * subprogram or an inlined subroutine, its abstract origin's attributes
  * integrated), or NULL; *external set for an external one, the one of
  * its name in the program (glibc's inline realpath of <stdlib.h> is
@@ -822,14 +862,23 @@ static const char *static_decl(struct symbols *s, Dwarf_Die *die, int *external)
 	Dwarf_Half version;
 	Dwarf_Files *files;
 	size_t nfiles;
+	const char *path, *dir;
+	char *tidy;
 
 	if ((*external = dwarf_hasattr_integrate(die, DW_AT_external)) ||
 	    !dwarf_attr_integrate(die, DW_AT_decl_file, &a) || dwarf_formudata(&a, &idx) != 0 ||
 	    !dwarf_cu_die(a.cu, &cu, &version, NULL, NULL, NULL, NULL, NULL) ||
 	    (idx == 0 && version < 5) || dwarf_getsrcfiles(&cu, &files, &nfiles) != 0 ||
-	    idx >= nfiles)
+	    idx >= nfiles || !(path = dwarf_filesrc(files, idx, NULL, NULL)))
 		return NULL;
-	return path_base(s, dwarf_filesrc(files, idx, NULL, NULL));
+	/* A path libdw leaves relative is the compilation directory's. */
+	if (path[0] != '/' && (dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &a))))
+		tidy = path_tidy(xasprintf("%s/%s", dir, path));
+	else
+		tidy = path_tidy(xstrdup(path));
+	path = symbols_intern(s, tidy);
+	free(tidy);
+	return path;
 }
 
 /* Whether a local symbol's file (STT_FILE) is a C source: "x.c", not

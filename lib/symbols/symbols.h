@@ -36,9 +36,9 @@ struct sym_frame {
 	uint64_t func_addr; /* absolute entry address of the real function, 0 if unknown */
 	uint64_t offset;    /* address - func_addr (the "+n" of mprof -offsets) */
 	int inlined;        /* 1 if this frame was inlined into the next one */
-	const char *decl;   /* a static C function's: the last part of the
-			     * file that defines it (DWARF's, else the symbol
-			     * table's), else NULL */
+	const char *decl;   /* a static C function's: the file that defines
+			     * it (DWARF's path, else the symbol table's,
+			     * which is its last part), else NULL */
 	int external;       /* a C function that is not static: the one of
 			     * its name in the program */
 };

@@ -5,12 +5,12 @@
 # one.c, two.c and three.c: part_1 calls one.c's static load 5 times for
 # 500 bytes, part_2 two.c's 20 times for 1000, part_3 three.c's external
 # load 45 times for 1500; each file's inlined mk N + 1 times for 32 * N
-# bytes.  Told apart by DWARF (gcc's DWARF 4 and clang's DWARF 5), and
+# bytes; in files of one last part, a/util.c:load.  Told apart by DWARF (gcc's DWARF 4 and clang's DWARF 5), and
 # without it by the symbol table (its local symbols' files); C only: C++
 # names merge by design (87-cxx-names.t), and an external function is the
 # one of its name (glibc's inline realpath and libc's).
 . "$(dirname "$0")/../lib.sh"
-plan 31
+plan 39
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 cd "$T" || exit 1
@@ -82,6 +82,49 @@ like "$("$MPROF" -alloc-fn two.c:load ./st st.data)" '^ +20000 \(..\) +20 +20000
 	"-alloc-fn two.c:load: its caller part_2 allocates"
 like "$("$MPROF" -alloc-fn load ./st st.data)" '^ +2500 \(..\) +5 +2500 \(..\) +main > part_1$' \
 	"-alloc-fn load takes both"
+
+# Files of one last part (a/util.c and b/util.c): as many more of their
+# parts as tell them apart (a/util.c built in a/, b/util.c from above:
+# DWARF's path of one is its compilation directory's).  Before, both
+# were util.c: one row of load.
+mkdir -p a b && cp "$TOP/tests/progs/c_statics.c" a/util.c && cp a/util.c b/util.c &&
+	cp a/util.c three.c && (cd a && cc -O2 -g -c -DPART=1 util.c -o ../a.o) &&
+	cc -O2 -g -c -DPART=2 b/util.c -o b.o && cc -O2 -g -c -DPART=3 three.c -o three.o &&
+	cc -O2 -g -DMAIN -o sb "$TOP/tests/progs/c_statics.c" a.o b.o three.o || exit 1
+"$MPROF" run -o sb.data ./sb || exit 1
+direct=$("$MPROF" ./sb sb.data | sed -n '/DIRECT ALLOCATION/,/CALL GRAPH/p')
+like "$direct" ' 20000 .* 20  b/util\.c:load$' "a/util.c and b/util.c: b/util.c:load, 20,000 bytes in 20 calls"
+like "$direct" ' 2500 .* 5  a/util\.c:load$' "a/util.c:load, 2,500 bytes in 5 calls"
+like "$direct" ' 64 .* 2  a/util\.c:mk$' "the inlined a/util.c:mk, 64 bytes in 2 calls"
+like "$("$MPROF" -alloc-fn b/util.c:load ./sb sb.data)" '^ +20000 \(..\) +20 +20000 \(..\) +main > part_2$' \
+	"-alloc-fn b/util.c:load: its caller part_2 allocates"
+# A run that met a/util.c's alone names it load; in the diff, as the
+# other side does.
+"$MPROF" run -o sb1.data ./sb 1 || exit 1
+d=$("$MPROF" diff ./sb sb1.data sb.data)
+unlike "$d" 'a/util\.c:(load|mk)|[ >](load|mk)$' \
+	"diff of that run and the run of both: a/util.c's load and mk unchanged, no row"
+like "$d" ' b/util\.c:load$' "diff: b/util.c's load is new"
+if [ -x "$PPROF" ]; then
+	"$MPROF" export --format pprof -o sb.pb.gz ./sb sb.data
+	like "$("$PPROF" -top -sample_index=alloc_space sb.pb.gz 2>&1)" ' b/util\.c:load$' "pprof -top: b/util.c:load"
+else
+	fail "pprof not built at $PPROF"
+fi
+
+# A header's static inline function is one, in files that found the
+# header by two paths (src/../include/h.h, lib/../include/h.h).
+mkdir -p include src lib && cat > include/h.h <<'CEOF'
+#include <stdlib.h>
+static inline void *hmk(size_t n) { void *p = malloc(n); if (p) *(char *)p = 1; return p; }
+CEOF
+printf '#include "h.h"\nvoid *fx(void) { return hmk(10); }\n' > src/x.c
+printf '#include "h.h"\nvoid *fy(void) { return hmk(20); }\n' > lib/y.c
+printf '#include <stdio.h>\nvoid *fx(void); void *fy(void);\nint main(void) { printf("%%p %%p\\n", fx(), fy()); return 0; }\n' > hm.c
+(cd src && cc -O2 -g -I../include -c x.c) && (cd lib && cc -O2 -g -I../include -c y.c) &&
+	cc -O2 -g -o hd hm.c src/x.o lib/y.o && "$MPROF" run -o hd.data ./hd > /dev/null || exit 1
+is "$("$MPROF" export --format folded ./hd hd.data | sort | tr '\n' '|')" 'main;fx;hmk 10|main;fy;hmk 20|' \
+	"a header's static inline function found by two paths: one hmk"
 
 # No DWARF: the symbol table's files (STT_FILE) tell the two apart.
 build nodbg -O2 || exit 1

@@ -102,7 +102,7 @@ static int cmd_record(int argc, char **argv)
 	const char *why;
 	int i, found;
 
-	record_init(&o, "cfprof.data");
+	record_init(&o, "cfprof.data", "CFPROF_");
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--")) {

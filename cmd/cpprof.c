@@ -882,10 +882,10 @@ static void usage(FILE *f)
 
 /* ---- record and list: running a program under the sampler ------------- */
 
-static int no_perf(void)
+static const char *no_perf(void)
 {
 	const char *s = getenv("CPPROF_NO_PERF");
-	return s && s[0] == '1';
+	return s && s[0] == '1' ? "CPPROF_NO_PERF" : NULL;
 }
 
 static void fmt_interval(int r, uint64_t v, char *buf, size_t len)
@@ -938,7 +938,7 @@ static int cmd_record(int argc, char **argv)
 	char events[1024];
 	int i;
 
-	record_init(&o, "cpprof.data");
+	record_init(&o, "cpprof.data", "CPPROF_");
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--")) {

@@ -12,17 +12,19 @@
 
 #include "base/util.h"
 
-static int no_perf(void)
+/* The variable that turns perf_event_open off, if it is set to 1. */
+static const char *no_perf(const struct record_opts *r)
 {
-	const char *s = getenv("CPPROF_NO_PERF");
-	return s && s[0] == '1';
+	const char *s = getenv(r->no_perf);
+	return s && s[0] == '1' ? r->no_perf : NULL;
 }
 
-void record_init(struct record_opts *r, const char *out)
+void record_init(struct record_opts *r, const char *out, const char *env)
 {
 	memset(r, 0, sizeof(*r));
 	r->random = 1;
 	r->out = out;
+	r->no_perf = !strcmp(env, "CFPROF_") ? "CFPROF_NO_PERF" : "CPPROF_NO_PERF";
 }
 
 /* One RESOURCE[:INTERVAL] of -e's list. */
@@ -111,7 +113,7 @@ void record_events(const struct record_opts *r, char *events, size_t len)
 			continue;
 		if (!r->want[k])
 			iv = res_table[k].interval;
-		if (res_probe(k, no_perf(), how, sizeof how, why, sizeof why) < 0) {
+		if (res_probe(k, no_perf(r), how, sizeof how, why, sizeof why) < 0) {
 			errx_("record: %s not sampled: %s", res_table[k].name, why);
 			continue;
 		}

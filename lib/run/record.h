@@ -17,10 +17,13 @@ struct record_opts {
 	int nwant;
 	int random;
 	const char *out;
+	const char *no_perf; /* "CPPROF_NO_PERF", "CFPROF_NO_PERF": the
+			      * collector's variable, read as it reads it */
 };
 
-/* Defaults: nothing asked (cpu then), random intervals, out. */
-void record_init(struct record_opts *r, const char *out);
+/* Defaults: nothing asked (cpu then), random intervals, out; env, the
+ * collector's variables' prefix ("CPPROF_", "CFPROF_"). */
+void record_init(struct record_opts *r, const char *out, const char *env);
 
 /*
  * If argv[*i] is -e/--event, -o/--output or --no-random, take it and its

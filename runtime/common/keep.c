@@ -37,6 +37,10 @@ static uint64_t keep_size;
 static int keep_fd = -1;
 static uint64_t keep_dev, keep_ino; /* keep_fd's file, while it is ours */
 static int keep_tried; /* this image asked once */
+/* Why the keep was void before it was taken (keep_void): cfprof's first
+ * hook takes it after a collector that did not start, and counted calls
+ * the launcher wrote as a file of no counters, which no tool read. */
+static const char *keep_void_early;
 /* The launcher's socket, where a forked child sends the keep it makes of
  * its own (keep_fork_child), or -1; its inode, checked before each use. */
 static int keep_sock = -1;
@@ -347,6 +351,8 @@ void keep_attach(const char *keep_env_name, const char *root_env, uint32_t kind,
 out:
 	if (!keep_h && keep_sock >= 0)
 		image_keep(kind, layout);
+	if (keep_void_early)
+		keep_void(keep_void_early);
 	errno = e;
 }
 
@@ -641,6 +647,10 @@ void keep_void(const char *why)
 	struct keep_head *h = keep_h;
 	uint32_t st = KEEP_RECORDING;
 
+	if (!h && !keep_tried) {
+		keep_void_early = why;
+		return;
+	}
 	if (!h || !__atomic_compare_exchange_n(&h->state, &st, KEEP_VOID, 0, __ATOMIC_ACQ_REL,
 					      __ATOMIC_RELAXED))
 		return;

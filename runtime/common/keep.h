@@ -92,7 +92,8 @@ void keep_exec_failed(void);
 int keep_exec_number(void);
 /* That file went (the exec failed): its number is free again. */
 void keep_exec_number_back(void);
-/* The keep cannot be trusted any more: the launcher will say why. */
+/* The keep cannot be trusted any more: the launcher will say why.  Before
+ * the keep is taken, it will be void when it is. */
 void keep_void(const char *why);
 /* The runtime's save of its file failed (path, errno err): the keep's
  * why says so while it still records, and the launcher, which writes the

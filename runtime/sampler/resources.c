@@ -190,9 +190,7 @@ static void perf_why(int err, char *why, size_t whylen)
 	}
 }
 
-static const char no_perf_why[] = "perf_event_open disabled by CPPROF_NO_PERF";
-
-int res_probe(int r, int no_perf, char *how, size_t howlen, char *why, size_t whylen)
+int res_probe(int r, const char *no_perf, char *how, size_t howlen, char *why, size_t whylen)
 {
 	const struct res_info *ri = &res_table[r];
 	char tmp[256];
@@ -207,7 +205,7 @@ int res_probe(int r, int no_perf, char *how, size_t howlen, char *why, size_t wh
 			snprintf(tmp, sizeof tmp, "perf task-clock");
 		} else {
 			if (no_perf)
-				snprintf(why, whylen, "%s", no_perf_why);
+				snprintf(why, whylen, "perf_event_open disabled by %s", no_perf);
 			else
 				perf_why(err, why, whylen);
 			snprintf(tmp, sizeof tmp, "POSIX CPU-time timer, fires at scheduler ticks (%s)", why);
@@ -229,7 +227,7 @@ int res_probe(int r, int no_perf, char *how, size_t howlen, char *why, size_t wh
 	case RES_HOW_RING: {
 		uint64_t config = ri->perf_config;
 		if (no_perf) {
-			snprintf(why, whylen, "%s", no_perf_why);
+			snprintf(why, whylen, "perf_event_open disabled by %s", no_perf);
 			return -1;
 		}
 		if (r == RES_SYSCALLS) {

@@ -60,11 +60,12 @@ int res_parse_interval(int r, const char *s, uint64_t *out);
 
 /*
  * Can resource r be sampled here?  0 if so (and `how` tells by what means,
- * e.g. "perf task-clock"), -1 if not, with the reason in `why`.  no_perf
- * forces perf_event_open off (CPPROF_NO_PERF=1, a test facility).  Opens
+ * e.g. "perf task-clock"), -1 if not, with the reason in `why`.  no_perf,
+ * if not NULL, forces perf_event_open off, and names the variable that
+ * did (CPPROF_NO_PERF=1 or CFPROF_NO_PERF=1, a test facility).  Opens
  * and closes probe events: call outside signal context.
  */
-int res_probe(int r, int no_perf, char *how, size_t howlen, char *why, size_t whylen);
+int res_probe(int r, const char *no_perf, char *how, size_t howlen, char *why, size_t whylen);
 
 /* The raw_syscalls:sys_exit tracepoint id from tracefs, or -1 (why set). */
 int64_t res_tracepoint_id(const char *event, char *why, size_t whylen);

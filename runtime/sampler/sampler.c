@@ -620,7 +620,7 @@ static void keep_start(void)
 __attribute__((constructor(101))) static void cp_start(void)
 {
 	const char *ev = env("EVENTS"), *s;
-	char how[512], why[512];
+	char how[512], why[512], no_perf[32];
 
 	/* Every real function the interposed ones call, before anything can
 	 * return: later, dlsym would take the loader's lock (io.h).  The
@@ -649,9 +649,11 @@ __attribute__((constructor(101))) static void cp_start(void)
 		keep_void(NOT_STARTED);
 		return;
 	}
+	strcpy(no_perf, cp_sink.env); /* 7 bytes */
+	strcat(no_perf, "NO_PERF");
 	for (int k = 0; k < cp.nres;) {
 		int r = cp.res[k];
-		if (res_probe(r, cp.no_perf, how, sizeof how, why, sizeof why) < 0) {
+		if (res_probe(r, cp.no_perf ? no_perf : NULL, how, sizeof how, why, sizeof why) < 0) {
 			cp_warn(res_table[r].name, " not sampled: ", why);
 			drop(r);
 			continue;

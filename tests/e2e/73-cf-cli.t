@@ -6,7 +6,7 @@
 # (missing, empty, truncated, garbage, mprof's or cpprof's data) is one
 # line on stderr naming the file, exit status 2, nothing on stdout.
 . "$(dirname "$0")/../lib.sh"
-plan 59
+plan 64
 CFPROF=$B/bin/cfprof
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
@@ -32,6 +32,38 @@ bad "--frobnicate" --frobnicate -o bad.data
 "$CFPROF" record > bad.out 2> bad.err
 is "$?/$(wc -l < bad.err)" "2/1" "record with no program: exit 2, one line"
 like "$(cat bad.err)" 'usage: cfprof record' "record with no program: the usage"
+
+# --- CFPROF_NO_PERF (cfprof.1): record reads the variable the runtime
+# reads.  It read CPPROF_NO_PERF, ran the program, and the runtime, which
+# sampled nothing, left a file of calls without counters no tool read.
+CFPROF_NO_PERF=1 "$CFPROF" record -e page-faults -o np.data ./cf_fg 50 > np.out 2> np.err
+is "$?/$(wc -c < np.out)/$([ -e np.data ] && echo data)" "2/0/" \
+	"CFPROF_NO_PERF=1 record -e page-faults: nothing can be sampled, exit 2, the program not run"
+like "$(cat np.err)" '^cfprof: record: page-faults not sampled: perf_event_open disabled by CFPROF_NO_PERF$' \
+	"and the line names CFPROF_NO_PERF"
+CFPROF_NO_PERF=1 "$CFPROF" record -o np.data ./cf_fg 50 > np.out 2> np.err
+is "$?/$("$MPROF" dump np.data | sed -n "s/^info cpu_clock //p")" \
+	"0/POSIX CPU-time timer" "CFPROF_NO_PERF=1 record: the CPU clock is a timer"
+# A program that turns it on for the image it execs: that image's
+# collector does not start, and no file is left that no tool reads.
+cat > npx.c <<'CEOF'
+#include <stdlib.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	(void)argc;
+	setenv("CFPROF_NO_PERF", "1", 1);
+	execv(argv[1], argv + 1);
+	return 127;
+}
+CEOF
+cc -O2 -finstrument-functions -o npx npx.c || exit 1
+rm -f np.data
+"$CFPROF" record -e page-faults -o np.data ./npx ./cf_fg 50 > np.out 2> np.err
+is "$?/$(truth np.out f)/$([ -e np.data ] && echo data)" "0/50/" \
+	"an exec'd image whose collector did not start: the program's status and output, no file"
+like "$(cat np.err)" 'wrote no profile to .*np\.data \(its collector did not start' \
+	"and record says why"
 
 # --- the display's options, on the paper's f/g program
 "$CFPROF" record --no-random -e cpu -e real -o fg.data ./cf_fg 500 > fg.out 2> fg.err

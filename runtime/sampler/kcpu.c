@@ -153,11 +153,6 @@ static int room(void)
 	return 0;
 }
 
-static int is_fault(int r)
-{
-	return r == RES_PAGE_FAULTS || r == RES_MINOR_FAULTS || r == RES_MAJOR_FAULTS;
-}
-
 void kc_open(struct cp_thread *t)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), len;
@@ -168,7 +163,7 @@ void kc_open(struct cp_thread *t)
 
 	t->kc = NULL;
 	for (int r = 0; r < RES_N; r++)
-		faults += is_fault(r) && cp.col[r] >= 0 && t->r[r].fd >= 0;
+		faults += res_is_fault(r) && cp.col[r] >= 0 && t->r[r].fd >= 0;
 	/* Not for cfprof (a stackless collector), whose current function
 	 * then is not the one the record was in (a program that read into
 	 * fresh memory in one function and touched fresh memory in the next
@@ -216,7 +211,7 @@ void kc_open(struct cp_thread *t)
 		const struct res_info *ri = &res_table[r];
 		struct kc_fault *f = &k->f[k->nf];
 
-		if (!faults || !is_fault(r) || cp.col[r] < 0 || t->r[r].fd < 0 || !room())
+		if (!faults || !res_is_fault(r) || cp.col[r] < 0 || t->r[r].fd < 0 || !room())
 			continue;
 		f->res = r;
 		f->next = cp_draw_first(t, cp.interval[r]);

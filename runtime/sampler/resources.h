@@ -52,6 +52,20 @@ extern const struct res_info res_table[RES_N];
 int res_find(const char *name);
 
 /*
+ * Whether r is a fault event's.  Its overflow comes at the faulting
+ * instruction, and its hits go there, never to another event's signal
+ * (the CPU clock's, in code that faults no more: perl's regex engine had
+ * 24% of its page faults), unless that is another fault event's, at the
+ * same fault (two at interval 1 overflow at one fault, and their
+ * signals make one).  Its boundaries crossed meanwhile wait for its next
+ * overflow (sampler.c).
+ */
+static inline int res_is_fault(int r)
+{
+	return r == RES_PAGE_FAULTS || r == RES_MINOR_FAULTS || r == RES_MAJOR_FAULTS;
+}
+
+/*
  * Parse an interval for resource r: a decimal count of gticks, with an
  * optional unit suffix for time resources (ns, us, ms, s) and byte
  * resources (k, m: KiB, MiB).  0 and overflow are errors.  0 or -1.

@@ -73,6 +73,11 @@ struct cp_rstate {
 	/* The CPU clock's perf event: its raw count when its period was last
 	 * set (about), and that period; 0 before (sampler.c, clock_late). */
 	uint64_t armed, armed_period;
+	/* syscalls: hits whose boundary was found crossed away from a system
+	 * call's return (at another event's signal, in the program's code):
+	 * given to the next signal that is at one (sampler.c, take). */
+	uint64_t owed;
+	int owed_armed; /* the kernel's period set short for them */
 };
 
 struct cp_slot;

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <unwind.h>
 
@@ -318,6 +319,15 @@ static int open_task_file(long tid, const char *file)
 	return (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 }
 
+/*
+ * A thread found running is read again, a millisecond later, for up to
+ * THREAD_WAIT_MS in all: a worker that has finished its part and is
+ * about to wait for more (xz -T2's, at exit) was caught running in 4
+ * runs of 10, and the scan skipped.
+ */
+#define THREAD_WAIT_MS 100
+static int thread_waited_ms;
+
 /* One other thread: 0, 1 when it is gone, -1 when it runs or cannot be
  * read. */
 static int thread_add(long tid)
@@ -325,16 +335,26 @@ static int thread_add(long tid)
 	char buf[256];
 	struct thread t, *p;
 	long n;
-	int fd = open_task_file(tid, "syscall");
+	int fd;
 
-	if (fd < 0)
-		return errno == ENOENT || errno == ESRCH ? 1 : -1;
-	do
-		n = syscall(SYS_read, fd, buf, sizeof buf);
-	while (n < 0 && errno == EINTR);
-	syscall(SYS_close, fd);
-	if (n <= 0 || syscall_line(buf, n, &t) < 0)
-		return -1;
+	for (;;) {
+		struct timespec ms = { 0, 1000000 };
+
+		if ((fd = open_task_file(tid, "syscall")) < 0)
+			return errno == ENOENT || errno == ESRCH ? 1 : -1;
+		do
+			n = syscall(SYS_read, fd, buf, sizeof buf);
+		while (n < 0 && errno == EINTR);
+		syscall(SYS_close, fd);
+		if (n <= 0)
+			return -1;
+		if (syscall_line(buf, n, &t) == 0)
+			break;
+		if (n < 7 || memcmp(buf, "running", 7) || thread_waited_ms >= THREAD_WAIT_MS)
+			return -1;
+		thread_waited_ms++;
+		syscall(SYS_nanosleep, &ms, NULL);
+	}
 	if ((p = vec_add(&lr.threads, sizeof *p)))
 		*p = t;
 	return 0;
@@ -412,6 +432,7 @@ int leakroots_open(const void *self, const void *alloc, int *others, const char 
 	int nth = 0;
 
 	memset(&lr, 0, sizeof lr);
+	thread_waited_ms = 0;
 	lr.self = (uintptr_t)self;
 	lr.alloc = (uintptr_t)alloc;
 	*others = 0;

@@ -22,6 +22,9 @@
  * buffer: with a thread alive, libc's buffers are not released).
  * With "big N", N objects more in a reachable list and N in a lost one.
  * With "spin", a thread is running at exit: the scan is skipped.
+ * With "settle", a thread holding one of 400 is still running at exit, for
+ * 20 ms, then waits in pause(), as a worker that finished its part: the
+ * scan waits for it, and it is scanned as "thread"'s.
  * With "pool", a malloc'd chunk of 320 bytes kept in a global holds ten
  * objects of 32 reported with mprof_alloc: the first (a pointer to the
  * chunk is one to it) and the second (a global) are reachable, the third
@@ -32,6 +35,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <mprof.h>
@@ -167,6 +171,25 @@ static void *spinner(void *arg)
 	return arg;
 }
 
+static volatile int settled;
+
+/* Holds its object, then runs 20 ms (of wall time) before it waits. */
+static void *settler(void *arg)
+{
+	void *volatile mine = calloc(1, 400);
+	struct timespec t0, t;
+
+	(void)mine;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	settled = 1;
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 20000000L);
+	for (;;)
+		pause();
+	return arg;
+}
+
 static void *sleeper(void *arg)
 {
 	void *volatile mine = calloc(1, 400);
@@ -199,6 +222,13 @@ int main(int argc, char **argv)
 		pool();
 	if (argc > 1 && !strcmp(argv[1], "spin"))
 		return pthread_create(&t, NULL, spinner, NULL) != 0;
+	if (argc > 1 && !strcmp(argv[1], "settle")) {
+		if (pthread_create(&t, NULL, settler, NULL) != 0)
+			return 1;
+		while (!settled)
+			usleep(100);
+		return 0;
+	}
 	if (argc > 1 && !strcmp(argv[1], "thread")) {
 		if (pthread_create(&t, NULL, sleeper, NULL) != 0)
 			return 1;

@@ -250,14 +250,17 @@ static int table_option(int argc, char **argv, int *i, struct tables_opts *o, un
 		if (!alloc_fns)
 			alloc_fns = xcalloc((size_t)argc + 1, sizeof(*alloc_fns));
 		alloc_fns[nalloc_fns++] = a[9] ? a + 10 : argv[++*i];
-	} else if (!strcmp(a, "-depth")) {
+	} else if (!strcmp(a, "-depth") || !strncmp(a, "-depth=", 7)) {
+		/* -depth N, or -depth=N, as the tables take it */
+		const char *v;
 		char *end;
 		long d;
-		if (*i + 1 >= argc)
+		if (!a[6] && *i + 1 >= argc)
 			die("diff: -depth needs a number");
-		d = strtol(argv[++*i], &end, 10);
-		if (*end || d < 1 || d > 1000)
-			die("diff: -depth: '%s' is not a number from 1 to 1000", argv[*i]);
+		v = a[6] ? a + 7 : argv[++*i];
+		d = strtol(v, &end, 10);
+		if (!*v || *end || d < 1 || d > 1000)
+			die("diff: -depth: '%s' is not a number from 1 to 1000", v);
 		o->depth = (int)d;
 	} else
 		return 0;
@@ -314,13 +317,16 @@ int export_diff_main(int argc, char **argv, int tables)
 		    util_progname);
 	b.path = args[nargs - 2];
 	n.path = args[nargs - 1];
+	read_side(&b);
+	read_side(&n);
+	/* A bare name that is no file here is found as the one view finds
+	 * it: the executable either file recorded, or on PATH. */
 	if (nargs == 3) {
-		if (launch_find_exe(args[0], NULL, exebuf, sizeof exebuf, &why) < 0)
+		if (launch_find_exe(args[0], reader_info(&n.p, "exe"), exebuf, sizeof exebuf, &why) < 0 &&
+		    launch_find_exe(args[0], reader_info(&b.p, "exe"), exebuf, sizeof exebuf, &why) < 0)
 			die("%s: %s", args[0], why);
 		exe = exebuf;
 	}
-	read_side(&b);
-	read_side(&n);
 	load(&b, exe, &n, mflags, full, &n.p);
 	load(&n, exe, &n, mflags, full, &b.p);
 	model_tell_apart_like(&b.m, &n.m);

@@ -8,7 +8,7 @@
 # kept; NEW: 810, 44320, 34400.  And a run against itself, --paths, and
 # the refusals.
 . "$(dirname "$0")/../lib.sh"
-plan 25
+plan 27
 cd "$T" || exit 1
 
 cc_prog md_grow md_grow.c || exit 1
@@ -16,6 +16,15 @@ cc_prog md_grow md_grow.c || exit 1
 "$MPROF" run -o new.data ./md_grow 300 > /dev/null 2>&1
 out=$("$MPROF" diff ./md_grow base.data new.data)
 ok $? "diff: exit 0"
+# From another directory, the a.out by its name alone, as `mprof md_grow
+# FILE` finds it: the executable the files recorded (it said "md_grow: No
+# such file or directory"); the same tables, the files named as given.
+mkdir -p elsewhere &&
+	is "$(cd elsewhere && "$MPROF" diff md_grow ../base.data ../new.data 2>&1 | sed 's#\.\./##g')" "$out" \
+		"diff md_grow BASE NEW from another directory: the recorded executable, the same tables"
+# -depth=N as the tables take it (it was an unknown option here).
+like "$("$MPROF" diff --depth=1 ./md_grow base.data new.data)" '^ +\+9600 .* \.\.\. > leaf_keep$' \
+	"diff --depth=1: the leak table's chains one frame deep"
 # A change of 10000% or more, in the header, in full (the tables' columns
 # print "+**", which the header printed too).
 "$MPROF" run -o one.data ./md_grow 1 > /dev/null 2>&1

@@ -340,6 +340,10 @@ void model_add(struct model *m, const char *const *names, uint32_t n, const uint
  * innermost first, in a pool; their count, AC_MARKED if one is main or a
  * top-level form. */
 #define AC_MARKED 0x80000000u
+/* Its one frame is in our runtime (an interposed call's wrapper in
+ * libcpprof.so): left out of a stack but as its innermost frame, where
+ * it stands for the call (the sampler's fold). */
+#define AC_OWN 0x40000000u
 struct addrcache {
 	uint64_t *key; /* addr << 1 | is_ret, + 1 so 0 is empty */
 	uint32_t *start, *count;
@@ -442,7 +446,7 @@ static __attribute__((noinline)) const uint32_t *expand_new(struct model *m, str
 							    uint64_t k)
 {
 	struct sym_frame sf[32];
-	int cnt;
+	int cnt, own = 0;
 
 	if (a->n >= a->max)
 		return NULL;
@@ -508,6 +512,7 @@ static __attribute__((noinline)) const uint32_t *expand_new(struct model *m, str
 		goto cached;
 	}
 	cnt = symbols_resolve(sy, addr, ret, sf, 32);
+	own = cnt == 1 && sf[0].own_runtime;
 	util_grow(&a->pool, &a->cap, a->npool + (size_t)cnt, sizeof(uint32_t));
 	/* mprof.h's always-inline wrapper is not the program's frame: the
 	 * function that reports the object is (its category follows). */
@@ -550,7 +555,7 @@ static __attribute__((noinline)) const uint32_t *expand_new(struct model *m, str
 cached:
 	a->key[j] = k;
 	a->start[j] = (uint32_t)a->npool;
-	a->count[j] = (uint32_t)cnt;
+	a->count[j] = (uint32_t)cnt | (own ? AC_OWN : 0);
 	/* Whether a site of it is main or a top-level form, which own_frames
 	 * looks at: most addresses hold neither.  A language's function named
 	 * main (Python's `def main():`) is not C's: its callers stay. */
@@ -593,7 +598,12 @@ static int own_frames(struct model *m, struct addrcache *ac, struct symbols *sy,
 	for (uint32_t d = nown; d-- > 0;) {
 		const uint32_t *e = ac->pool + at[d];
 
-		k = cnt[d] & ~AC_MARKED;
+		k = cnt[d] & ~(AC_MARKED | AC_OWN);
+		/* Our runtime's wrapper between the program and libc's read
+		 * (`read __read`: its read, then libc's) is not a frame of the
+		 * program's. */
+		if ((cnt[d] & AC_OWN) && d > 0)
+			k = 0;
 		if (!(cnt[d] & AC_MARKED)) {
 			while (k-- > 0) {
 				if (a->n <= 8 && stripped_main(m, ac, a, e[k], frames[d]))

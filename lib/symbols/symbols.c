@@ -896,6 +896,38 @@ static int c_symbol(const char *name)
 	return strncmp(name, "_Z", 2) && strncmp(name, "_R", 2);
 }
 
+/* The DIE a concrete one is an instance of (its abstract origin), or
+ * itself. */
+static Dwarf_Die *origin_of(Dwarf_Die *die, Dwarf_Die *mem)
+{
+	Dwarf_Attribute a;
+
+	return dwarf_attr(die, DW_AT_abstract_origin, &a) && dwarf_formref_die(&a, mem) ? mem : die;
+}
+
+/*
+ * Whether inlined scope in, directly inside scope out, is out itself: an
+ * instance of the same function called from the line that declares it.
+ * GCC splits a function and inlines the part back (glibc's read: the
+ * subprogram __GI___libc_read holds an inlined __GI___libc_read from
+ * read.c:24, its own first line), which read as two frames of one call
+ * (`__read __GI___libc_read`).  Real recursion calls from the body.
+ */
+static int self_inlined(Dwarf_Die *in, Dwarf_Die *out)
+{
+	Dwarf_Die m1, m2, *a, *b;
+	Dwarf_Attribute at;
+	Dwarf_Word call, decl;
+
+	if (!out)
+		return 0;
+	a = origin_of(in, &m1);
+	b = origin_of(out, &m2);
+	return dwarf_dieoffset(a) == dwarf_dieoffset(b) &&
+	       dwarf_formudata(dwarf_attr(in, DW_AT_call_line, &at), &call) == 0 &&
+	       dwarf_formudata(dwarf_attr(a, DW_AT_decl_line, &at), &decl) == 0 && call == decl;
+}
+
 /*
  * Fill f[] (up to SYM_MAX_INLINE) for pc in mod; returns the count (>= 1).
  * addr is the recorded address, for the "+offset" of every frame.
@@ -943,7 +975,8 @@ static int resolve_in_module(struct symbols *s, struct sym_mod *mod, uint64_t ad
 				have_sub = 1;
 				break;
 			}
-			if (tag != DW_TAG_inlined_subroutine || nf == SYM_MAX_INLINE - 1)
+			if (tag != DW_TAG_inlined_subroutine || nf == SYM_MAX_INLINE - 1 ||
+			    self_inlined(&scopes[i], i + 1 < ns ? &scopes[i + 1] : NULL))
 				continue;
 			memset(&f[nf], 0, sizeof(f[nf]));
 			if ((f[nf].sysname = die_raw_name(&scopes[i]))) {
@@ -1022,8 +1055,9 @@ static int resolve_in_module(struct symbols *s, struct sym_mod *mod, uint64_t ad
 		f[i].func_addr = func_addr;
 		f[i].offset = func_addr ? addr - func_addr : 0;
 	}
-	if (nf > 1 && own_runtime(mod->base)) {
+	if (own_runtime(mod->base)) {
 		f[0] = f[nf - 1];
+		f[0].own_runtime = 1;
 		nf = 1;
 	}
 	return nf;

@@ -41,6 +41,8 @@ struct sym_frame {
 			     * which is its last part), else NULL */
 	int external;       /* a C function that is not static: the one of
 			     * its name in the program */
+	int own_runtime;    /* in one of our runtime libraries (libcpprof.so:
+			     * an interposed call's wrapper) */
 };
 
 /*

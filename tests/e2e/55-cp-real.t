@@ -11,7 +11,7 @@
 # thread opens its own as it is set up, before the program runs; threads
 # made after the drop cannot, and cpprof says so.
 . "$(dirname "$0")/../lib.sh"
-plan 28
+plan 29
 CPPROF=$B/bin/cpprof
 cc -O2 -g -o "$T/real2" "$TOP/tests/progs/cp_real.c" || exit 1
 cc -O0 -g -o "$T/real0" "$TOP/tests/progs/cp_real.c" || exit 1
@@ -48,6 +48,15 @@ for o in 2 0; do
 	ok $([ "${n:-0}" -ge 30 ] && [ "${n:-0}" -le $((32 + ${pre:-0})) ]; echo $?) \
 		"-O$o: 30 naps, 30 context switches in doze ($n; preempted ${pre:-?} times)"
 done
+
+# wait_child's read, as the program made it: libc's read, called from
+# wait_child.  It was `wait_child read __read __GI___libc_read`: the
+# sampler's wrapper (libcpprof's read) between them, and libc's read
+# twice (GCC split it and inlined a part back, which DWARF tells as read
+# inlined into itself; libc6-dbg's names).
+is "$("$CPPROF" -c 'resource real; threshold 0; down wait_child' "$T/real2" "$T/r2.data" |
+	sed -n 's/^[0-9.]* (\(wait_child.*read.*\)) \[[0-9]*\]$/\1/p' | tr '\n' '|')" "wait_child __read|" \
+	"wait_child's blocked read: wait_child > __read, one frame, no wrapper"
 
 # A thread that naps 10 ms and works 10 ms (much of it in system calls,
 # where its CPU clock does not signal): its running time since its last

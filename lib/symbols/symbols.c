@@ -322,8 +322,26 @@ static int strip_cold(char *buf)
 static int cmp_elf_sym(const void *a, const void *b)
 {
 	const struct elf_sym *x = a, *y = b;
+	/* An external name before a local one, a PLT stub's last; among
+	 * them, the name a program calls: not glibc's hidden alias, the
+	 * fewest leading underscores, weak or not (read, not __read or
+	 * __GI___libc_read; close, glibc's weak alias of __close; clone3,
+	 * not __GI___clone3), but the vDSO's __vdso_ names. */
+	int cx = x->rank < 2 ? 0 : x->rank, cy = y->rank < 2 ? 0 : y->rank;
+
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
+	if (cx != cy)
+		return cx - cy;
+	if (!strncmp(x->name, "__GI_", 5) != !strncmp(y->name, "__GI_", 5))
+		return !strncmp(x->name, "__GI_", 5) ? 1 : -1;
+	/* The vDSO's own name says where the time went: libc's
+	 * clock_gettime calls it (clock_gettime clock_gettime read as
+	 * recursion). */
+	if (!strncmp(x->name, "__vdso_", 7) != !strncmp(y->name, "__vdso_", 7))
+		return !strncmp(x->name, "__vdso_", 7) ? -1 : 1;
+	if (strspn(x->name, "_") != strspn(y->name, "_"))
+		return strspn(x->name, "_") < strspn(y->name, "_") ? -1 : 1;
 	if (x->rank != y->rank)
 		return x->rank - y->rank;
 	return strcmp(x->name, y->name); /* deterministic among equals */

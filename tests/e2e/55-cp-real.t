@@ -53,10 +53,10 @@ done
 # wait_child.  It was `wait_child read __read __GI___libc_read`: the
 # sampler's wrapper (libcpprof's read) between them, and libc's read
 # twice (GCC split it and inlined a part back, which DWARF tells as read
-# inlined into itself; libc6-dbg's names).
+# inlined into itself; libc6-dbg's names), named by its internal alias.
 is "$("$CPPROF" -c 'resource real; threshold 0; down wait_child' "$T/real2" "$T/r2.data" |
-	sed -n 's/^[0-9.]* (\(wait_child.*read.*\)) \[[0-9]*\]$/\1/p' | tr '\n' '|')" "wait_child __read|" \
-	"wait_child's blocked read: wait_child > __read, one frame, no wrapper"
+	sed -n 's/^[0-9.]* (\(wait_child.*read.*\)) \[[0-9]*\]$/\1/p' | tr '\n' '|')" "wait_child read|" \
+	"wait_child's blocked read: wait_child > read, one frame, no wrapper, named as the program calls it"
 
 # A thread that naps 10 ms and works 10 ms (much of it in system calls,
 # where its CPU clock does not signal): its running time since its last

@@ -83,7 +83,7 @@ if ! missing cgo go golang-go; then
 		GOFLAGS=-buildvcs=false GOPROXY=off GOTOOLCHAIN=local CGO_ENABLED=1 \
 		timeout "$LIMIT" go build -o "$T/corpus_cgo" sig_cgo.go) > "$T/cgo.err" 2>&1; then
 		EXPECT_RE='^total 29999952$'
-		EXE=$T/corpus_cgo M_NAMES='__strdup x_cgo_init' C_NAMES='runtime\.'
+		EXE=$T/corpus_cgo M_NAMES='strdup x_cgo_init' C_NAMES='runtime\.'
 		corpus "$T/corpus_cgo" goexit
 		EXPECT_RE=""
 	else

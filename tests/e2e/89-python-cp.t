@@ -189,7 +189,7 @@ cp "$TOP/tests/progs/cp_pyread.py" .
 head -c 64M /dev/zero > f64 && cat f64 > /dev/null
 "$CPPROF" record -o kread.data "$PY" cp_pyread.py f64 100 100000 > kread.out 2> kread.err
 truth=$(tail -n 1 kread.err)
-r=$(raw kread.data reader) w=$(raw kread.data work) rd=$(raw kread.data __read)
+r=$(raw kread.data reader) w=$(raw kread.data work) rd=$(raw kread.data read)
 got=$(awk -v r="${r:-0}" -v w="${w:-0}" 'BEGIN { printf "%.3f", r + w ? r / (r + w) : 0 }')
 within "$got" "${truth:-9}" 0.05
 ok $? "kernel time: reader's share of reader and work is $got (${r:-0} and ${w:-0} samples), process_time's $truth, within 0.05"

@@ -238,7 +238,7 @@ if command -v go > /dev/null; then
 	./sig_cgo goexit > bare 2>&1
 	"$MPROF" run -o g.data ./sig_cgo goexit > out 2> err
 	is "$?/$(cmp -s bare out && echo same)" "0/same" "cgo, Go's exit: exit status and output are the program's"
-	calls=$(direct g.data __strdup "$T/sig_cgo")
+	calls=$(direct g.data strdup "$T/sig_cgo")
 	is "${calls%% *}/$(ended g.data)" "1200000/exit status 0 without exit handlers (exit_group)" \
 		"cgo, Go's exit: every strdup of the goroutines counted"
 	"$CPPROF" record -o gc.data ./sig_cgo goexit > out 2>/dev/null

@@ -25,6 +25,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -254,12 +255,17 @@ static void flat(struct view *v)
 		char per[32] = "";
 
 		cum += amount(v, self);
-		/* prof's three decimals; a smaller figure in four digits
-		 * rather than 0.000 (test's 5.8e-06 ms a call). */
+		/* prof's three decimals; a smaller figure to its third
+		 * significant digit rather than 0.000, in decimals too
+		 * (test's 0.00000580 ms a call, not 5.8e-06 among 8.476s). */
 		if (c) {
 			double x = v->time ? amount(v, self) * 1000 / (double)c
 					   : amount(v, self) / (double)c;
-			snprintf(per, sizeof per, x >= 0.001 || x == 0 ? "%.3f" : "%.3g", x);
+			int d = 3;
+
+			while (x > 0 && x < 0.001 && d < 12 && x < pow(10, 2 - d))
+				d++;
+			snprintf(per, sizeof per, "%.*f", d, x);
 		}
 		printf("%6.1f %8.2f %9" PRIu64 " %8s  %s\n", pct, cum, c, per,
 		       id == v->g.nids ? "(unprofiled)" : name_of(v, id));

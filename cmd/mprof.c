@@ -31,7 +31,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: mprof [options] [a.out [mprof.data]]   print the four tables\n"
-		"       mprof run [--leaks | --sample[=BYTES]] [-o FILE] [--] PROG [ARGS...]\n"
+		"       mprof run [--leaks | --sample [BYTES]] [-o FILE] [--] PROG [ARGS...]\n"
 		"                                               run PROG under the monitor; --leaks\n"
 		"                                               classifies what is kept at exit,\n"
 		"                                               --sample records one allocation\n"
@@ -44,10 +44,11 @@ static void usage(FILE *f)
 		"                    [--diff-base BASE] [--alloc-fn NAME]... [a.out] [mprof.data]\n"
 		"                                               the profile for other tools\n"
 		"       mprof merge FILES... -o OUT             many profiles of one program as one\n"
-		"       mprof diff [-verbose|-terse] [-noleaktable] [-depth N] [-alloc-fn NAME]...\n"
-		"                  [--full-names] [a.out] BASE NEW\n"
+		"       mprof diff [-verbose|-normal|-terse] [-noleaktable] [-depth N]\n"
+		"                  [-alloc-fn NAME]... [-all-frames] [--full-names] [a.out] BASE NEW\n"
 		"                                               the four tables of NEW minus BASE\n"
-		"       mprof diff --paths [--counter NAME] [--full-names] [a.out] BASE NEW\n"
+		"       mprof diff --paths [--counter NAME] [--root FUNC] [--threshold F]\n"
+		"                  [--full-names] [a.out] BASE NEW\n"
 		"                                               call path fractions side by side\n"
 		"\n"
 		"Display options (one dash or two):\n"

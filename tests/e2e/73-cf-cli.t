@@ -6,7 +6,7 @@
 # (missing, empty, truncated, garbage, mprof's or cpprof's data) is one
 # line on stderr naming the file, exit status 2, nothing on stdout.
 . "$(dirname "$0")/../lib.sh"
-plan 64
+plan 65
 CFPROF=$B/bin/cfprof
 CPPROF=$B/bin/cpprof
 cd "$T" || exit 1
@@ -64,6 +64,14 @@ is "$?/$(truth np.out f)/$([ -e np.data ] && echo data)" "0/50/" \
 	"an exec'd image whose collector did not start: the program's status and output, no file"
 like "$(cat np.err)" 'wrote no profile to .*np\.data \(its collector did not start' \
 	"and record says why"
+
+# --- ms/call under 0.001 ms in decimals, to its third digit: primes'
+# test (64 million calls of a few instructions) printed 4.99e-06 in a
+# column of 0.000 and 8.476.
+cc -O2 -g -finstrument-functions -o primes "$TOP/examples/primes.c" || exit 1
+"$CFPROF" record -o primes.data ./primes > /dev/null || exit 1
+like "$("$CFPROF" -p ./primes primes.data | awk '$NF == "test" { print $4 }')" '^0\.0000*[1-9][0-9][0-9]$' \
+	"-p: test's ms/call in decimals, three significant digits"
 
 # --- the display's options, on the paper's f/g program
 "$CFPROF" record --no-random -e cpu -e real -o fg.data ./cf_fg 500 > fg.out 2> fg.err

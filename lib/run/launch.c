@@ -90,7 +90,12 @@ int launch_find_exe(const char *name, const char *recorded, char *buf, size_t le
 			break;
 		p = end;
 	}
-	*why = strerror(ENOENT);
+	/* Found nowhere: a file of the name here that is not a regular one
+	 * (a FIFO) says so, not "No such file or directory". */
+	if (stat(name, &st) == 0 && !S_ISDIR(st.st_mode))
+		regular(name, why);
+	else
+		*why = strerror(ENOENT);
 	return -1;
 }
 

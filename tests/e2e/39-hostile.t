@@ -5,7 +5,7 @@
 # Counters that add up past 2^64 and INFO numbers that are none (issue
 # 22, item 6): refused in one line, never printed wrapped or as they are.
 . "$(dirname "$0")/../lib.sh"
-plan 42
+plan 43
 CPPROF=$B/bin/cpprof
 H=$B/tests/hostile
 cd "$T" || exit 1
@@ -59,6 +59,10 @@ run "$MPROF" "$T/fifo" mfifo.data
 is "$st/$(cat "$T/err")" "2/mprof: $T/fifo: not a regular file" "mprof FIFO data: the a.out is not a regular file"
 run "$CPPROF" -c function "$T/fifo"
 is "$st/$(cat "$T/err")" "2/cpprof: $T/fifo: not a regular file" "cpprof FIFO: not a regular file"
+# Named without a slash, in the current directory: the same (it said "No
+# such file or directory", searching PATH for it).
+st=0; (cd "$T" && timeout 60 "$MPROF" fifo mfifo.data) > /dev/null 2> "$T/err" || st=$?
+is "$st/$(cat "$T/err")" "2/mprof: fifo: not a regular file" "mprof FIFO by its bare name: not a regular file"
 
 # No stacks, counters all zero, counters in another order: every view.
 "$H" nostacks none.data

@@ -58,6 +58,7 @@ static struct {
 	struct vec threads; /* struct thread: the others */
 	uintptr_t self, alloc;
 	int failed; /* a table could not grow */
+	int running; /* a thread was found running */
 	/* Where the program called exit: its caller's stack pointer and
 	 * callee-saved registers (found: 1). */
 	int at_exit;
@@ -319,41 +320,26 @@ static int open_task_file(long tid, const char *file)
 	return (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 }
 
-/*
- * A thread found running is read again, a millisecond later, for up to
- * THREAD_WAIT_MS in all: a worker that has finished its part and is
- * about to wait for more (xz -T2's, at exit) was caught running in 4
- * runs of 10, and the scan skipped.
- */
-#define THREAD_WAIT_MS 100
-static int thread_waited_ms;
-
-/* One other thread: 0, 1 when it is gone, -1 when it runs or cannot be
- * read. */
+/* One other thread: 0, 1 when it is gone, -1 when it runs (lr.running
+ * set) or cannot be read. */
 static int thread_add(long tid)
 {
 	char buf[256];
 	struct thread t, *p;
 	long n;
-	int fd;
+	int fd = open_task_file(tid, "syscall");
 
-	for (;;) {
-		struct timespec ms = { 0, 1000000 };
-
-		if ((fd = open_task_file(tid, "syscall")) < 0)
-			return errno == ENOENT || errno == ESRCH ? 1 : -1;
-		do
-			n = syscall(SYS_read, fd, buf, sizeof buf);
-		while (n < 0 && errno == EINTR);
-		syscall(SYS_close, fd);
-		if (n <= 0)
-			return -1;
-		if (syscall_line(buf, n, &t) == 0)
-			break;
-		if (n < 7 || memcmp(buf, "running", 7) || thread_waited_ms >= THREAD_WAIT_MS)
-			return -1;
-		thread_waited_ms++;
-		syscall(SYS_nanosleep, &ms, NULL);
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH ? 1 : -1;
+	do
+		n = syscall(SYS_read, fd, buf, sizeof buf);
+	while (n < 0 && errno == EINTR);
+	syscall(SYS_close, fd);
+	if (n <= 0)
+		return -1;
+	if (syscall_line(buf, n, &t) < 0) {
+		lr.running = n >= 7 && !memcmp(buf, "running", 7);
+		return -1;
 	}
 	if ((p = vec_add(&lr.threads, sizeof *p)))
 		*p = t;
@@ -376,6 +362,39 @@ static int threads_read(const char **why)
 	else if (rc)
 		*why = "another thread was running";
 	return rc ? -1 : 0;
+}
+
+/*
+ * The mappings, then every other thread blocked: a pass that found one
+ * running is made again from the start a millisecond later, for up to
+ * THREAD_WAIT_NS in all, so that a worker about to wait is scanned (xz
+ * -T2's, at exit, was caught running in 4 runs of 10, and the scan
+ * skipped).  From the start: meanwhile a thread may have started, on a
+ * stack the maps read before did not have (its pointers were not
+ * scanned, and what only it held was definitely lost), or one read as
+ * blocked may have run.
+ */
+#define THREAD_WAIT_NS 100000000L
+static int maps_threads_read(const char **why)
+{
+	struct timespec t0, t, ms = { 0, 1000000 };
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		lr.maps.n = lr.threads.n = 0;
+		lr.running = 0;
+		if (maps_read() < 0) {
+			*why = lr.failed ? "out of memory" : "/proc/self/maps cannot be read";
+			return -1;
+		}
+		if (threads_read(why) == 0)
+			return 0;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (!lr.running || lr.failed ||
+		    (t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) >= THREAD_WAIT_NS)
+			return -1;
+		syscall(SYS_nanosleep, &ms, NULL);
+	}
 }
 
 /* ---- where the program called exit ---- */
@@ -432,15 +451,10 @@ int leakroots_open(const void *self, const void *alloc, int *others, const char 
 	int nth = 0;
 
 	memset(&lr, 0, sizeof lr);
-	thread_waited_ms = 0;
 	lr.self = (uintptr_t)self;
 	lr.alloc = (uintptr_t)alloc;
 	*others = 0;
-	if (maps_read() < 0) {
-		*why = lr.failed ? "out of memory" : "/proc/self/maps cannot be read";
-		return -1;
-	}
-	if (threads_read(why) < 0)
+	if (maps_threads_read(why) < 0)
 		return -1;
 	dl_iterate_phdr(module_cb, &nth);
 	loader_maps();

@@ -25,6 +25,10 @@
  * With "settle", a thread holding one of 400 is still running at exit, for
  * 20 ms, then waits in pause(), as a worker that finished its part: the
  * scan waits for it, and it is scanned as "thread"'s.
+ * With "late", main's object of 777 (mkx) is handed, 20 ms after exit
+ * began, to a thread started then on a fresh stack, its only holder:
+ * the scan, which waits for the first, reads the maps again and finds
+ * it reachable (a first version read them once, and lost it).
  * With "pool", a malloc'd chunk of 320 bytes kept in a global holds ten
  * objects of 32 reported with mprof_alloc: the first (a pointer to the
  * chunk is one to it) and the second (a global) are reachable, the third
@@ -190,6 +194,44 @@ static void *settler(void *arg)
 	return arg;
 }
 
+static void *volatile handed;
+
+static void *holder(void *arg)
+{
+	void *volatile mine = arg;
+
+	(void)mine;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* Runs 20 ms, then hands `handed` to a thread on a stack of its own. */
+static void *hander(void *arg)
+{
+	struct timespec t0, t;
+	pthread_attr_t a;
+	pthread_t c;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	settled = 1;
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 20000000L);
+	pthread_attr_init(&a);
+	pthread_attr_setstacksize(&a, 1 << 20);
+	if (pthread_create(&c, &a, holder, handed) == 0)
+		handed = NULL;
+	for (;;)
+		pause();
+	return arg;
+}
+
+static __attribute__((noinline)) void mkx(void)
+{
+	handed = calloc(1, 777);
+}
+
 static void *sleeper(void *arg)
 {
 	void *volatile mine = calloc(1, 400);
@@ -222,6 +264,14 @@ int main(int argc, char **argv)
 		pool();
 	if (argc > 1 && !strcmp(argv[1], "spin"))
 		return pthread_create(&t, NULL, spinner, NULL) != 0;
+	if (argc > 1 && !strcmp(argv[1], "late")) {
+		mkx();
+		if (pthread_create(&t, NULL, hander, NULL) != 0)
+			return 1;
+		while (!settled)
+			usleep(100);
+		return 0;
+	}
 	if (argc > 1 && !strcmp(argv[1], "settle")) {
 		if (pthread_create(&t, NULL, settler, NULL) != 0)
 			return 1;

@@ -755,14 +755,39 @@ static int pair_cmp(const void *a, const void *b)
 	return x->decl < y->decl ? -1 : x->decl > y->decl;
 }
 
-/* The name shown for the (function, file) pairs p[0..n) of one function. */
+/* The length of the directory paths[0..n) all begin with ("/x/ck/" of
+ * /x/ck/util.c and /x/ck/sub/util.c), 0 if none. */
+static size_t common_dir(const char *const *paths, size_t n)
+{
+	size_t len = strlen(paths[0]);
+
+	for (size_t i = 1; i < n; i++) {
+		size_t k = 0;
+
+		while (k < len && paths[i][k] == paths[0][k])
+			k++;
+		len = k;
+	}
+	while (len > 0 && paths[0][len - 1] != '/')
+		len--;
+	return len;
+}
+
+/* The name shown for the (function, file) pairs p[0..n) of one function:
+ * its file's last parts that tell it from the others', within their
+ * common directory (util.c and sub/util.c, not ck/util.c after the
+ * checkout's own name, which a second checkout would not share). */
 static void name_pairs(struct model *m, const struct model *peer, struct decl_pair *p, size_t n)
 {
-	const char **paths = xmalloc(n * sizeof(*paths));
+	const char **paths = xmalloc(n * sizeof(*paths)), **rel = xmalloc(n * sizeof(*rel));
 	const char *name = strtab_get(m->fns, p[0].fn);
+	size_t common;
 
 	for (size_t i = 0; i < n; i++)
 		paths[i] = strtab_get(m->decls, p[i].decl);
+	common = n > 1 ? common_dir(paths, n) : 0;
+	for (size_t i = 0; i < n; i++)
+		rel[i] = paths[i] + common;
 	for (size_t i = 0; i < n; i++) {
 		size_t fl;
 		const char *file = peer_file(peer, name, paths[i], &fl);
@@ -770,7 +795,7 @@ static void name_pairs(struct model *m, const struct model *peer, struct decl_pa
 		uint32_t k;
 
 		if (!file) {
-			file = tail_apart(paths[i], paths, n);
+			file = tail_apart(rel[i], rel, n);
 			fl = strlen(file);
 		}
 		both = xasprintf("%.*s:%s", (int)fl, file, name);
@@ -793,6 +818,52 @@ static void name_pairs(struct model *m, const struct model *peer, struct decl_pa
 		m->vkey_fn[k] = p[i].id;
 	}
 	free(paths);
+	free(rel);
+}
+
+/*
+ * In a diff, a function this side already shows after its file, with
+ * fewer of its parts than the other side shows it (util.c:load, where
+ * the other side has a/util.c and b/util.c), takes the other side's
+ * (a/util.c:load): an unchanged function was shown removed and added.
+ * 1 if a site was renamed.
+ */
+static int lengthen_like(struct model *m, const struct model *peer)
+{
+	int renamed = 0;
+
+	for (size_t i = 0; i < m->nsites; i++) {
+		struct model_site *st = &m->sites[i];
+		const char *name, *path, *file, *shown;
+		size_t fl, have;
+		char *both, *key;
+		uint32_t k;
+
+		if (!is_variant(m, st->fn) || st->decl == MODEL_NONE || st->decl == MODEL_EXTERNAL)
+			continue;
+		name = strtab_get(m->fns, m->variant_of[st->fn] - 1);
+		path = strtab_get(m->decls, st->decl);
+		shown = strtab_get(m->fns, st->fn);
+		have = strlen(shown) - strlen(name) - 1;
+		if (!(file = peer_file(peer, name, path, &fl)) || fl <= have)
+			continue;
+		both = xasprintf("%.*s:%s", (int)fl, file, name);
+		k = own_fn(m, both);
+		free(both);
+		if (k >= m->variant_cap) {
+			size_t old = m->variant_cap;
+
+			util_grow(&m->variant_of, &m->variant_cap, (size_t)k + 1, sizeof(uint32_t));
+			memset(m->variant_of + old, 0, (m->variant_cap - old) * sizeof(uint32_t));
+		}
+		m->variant_of[k] = m->variant_of[st->fn];
+		key = xasprintf("%s\n%s", path, name);
+		m->vkey_fn[strtab_intern(m->vkeys, key)] = k;
+		free(key);
+		st->fn = k;
+		renamed = 1;
+	}
+	return renamed;
 }
 
 /* peer, if not NULL: the other side of a diff, whose names shown after
@@ -805,6 +876,7 @@ static void tell_apart(struct model *m, const struct model *peer)
 	uint8_t *clash = xcalloc(nf + 1, 1), *force = xcalloc(nf + 1, 1);
 	struct decl_pair *pairs = NULL;
 	struct sitemap *sm = m->sitemap;
+	int rehash = 0;
 
 	for (size_t f = 0; peer && f < peer->variant_cap; f++) {
 		int64_t id;
@@ -838,6 +910,8 @@ static void tell_apart(struct model *m, const struct model *peer)
 		util_grow(&pairs, &pcap, np + 1, sizeof(*pairs));
 		pairs[np++] = (struct decl_pair){ st->fn, st->decl, 0 };
 	}
+	if (peer && lengthen_like(m, peer))
+		rehash = 1;
 	if (np) {
 		size_t u = 0;
 
@@ -863,6 +937,9 @@ static void tell_apart(struct model *m, const struct model *peer)
 			hit = bsearch(&key, pairs, np, sizeof(*pairs), pair_cmp);
 			st->fn = hit->id;
 		}
+		rehash = 1;
+	}
+	if (rehash) {
 		/* The sites hash by their fields: again, for model_add's. */
 		memset(sm->slot, 0, sm->nslots * sizeof(uint32_t));
 		for (size_t k = 0; k < m->nsites; k++) {
@@ -1109,6 +1186,30 @@ size_t model_find_fns(const struct model *m, const char *name, uint8_t *set)
 		}
 	}
 	free(key);
+	if (!hits && m->vkeys) {
+		/* C's static function by FILE:NAME, FILE any of its path's last
+		 * parts (util.c:load, sub/util.c:load, the whole path), as
+		 * -alloc-fn takes it, not only as shown. */
+		const char *c;
+
+		for (c = strchr(name, ':'); c; c = strchr(c + 1, ':')) {
+			if (c == name || c[1] == ':' || c[-1] == ':')
+				continue;
+			for (uint32_t k = 0; k < strtab_count(m->vkeys); k++) {
+				const char *kp = strtab_get(m->vkeys, k), *nl = strchr(kp, '\n');
+				char *path;
+
+				if (!nl || strcmp(nl + 1, c + 1))
+					continue;
+				path = xasprintf("%.*s", (int)(nl - kp), kp);
+				if (ends_with_parts(path, name, (size_t)(c - name)) && !set[m->vkey_fn[k]]) {
+					set[m->vkey_fn[k]] = 1;
+					hits++;
+				}
+				free(path);
+			}
+		}
+	}
 	if (!hits && m->lang && *name) {
 		/* A Python function, named after its module (langview.c:
 		 * m.load, json.load), by its own qualified name (load). */

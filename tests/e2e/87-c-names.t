@@ -10,7 +10,7 @@
 # names merge by design (87-cxx-names.t), and an external function is the
 # one of its name (glibc's inline realpath and libc's).
 . "$(dirname "$0")/../lib.sh"
-plan 39
+plan 44
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 cd "$T" || exit 1
@@ -105,6 +105,33 @@ d=$("$MPROF" diff ./sb sb1.data sb.data)
 unlike "$d" 'a/util\.c:(load|mk)|[ >](load|mk)$' \
 	"diff of that run and the run of both: a/util.c's load and mk unchanged, no row"
 like "$d" ' b/util\.c:load$' "diff: b/util.c's load is new"
+# Two runs that each tell a/util.c's load apart, from other functions:
+# b/util.c's (a/util.c:load) and three.c's external load (util.c:load,
+# the only static of the name).  The diff names it alike on both sides:
+# it was shown removed and added.
+"$MPROF" run -o sb13.data ./sb 1 3 || exit 1
+unlike "$("$MPROF" diff ./sb sb.data sb13.data)" 'a/util\.c:(load|mk)$|[ >]util\.c:(load|mk)$' \
+	"diff of runs that tell a/util.c's load apart from different functions: unchanged, no row"
+# cpprof reads the mprof file: a function by any of its path's last parts.
+like "$("$CPPROF" -c 'resource bytes; up a/util.c:load' ./sb sb.data)" '\(main part_1 a/util\.c:load\)' \
+	"cpprof up a/util.c:load"
+like "$("$CPPROF" -c "resource bytes; up $PWD/b/util.c:load" ./sb sb.data)" '\(main part_2 b/util\.c:load\)' \
+	"cpprof up FULL-PATH:load: the function of that file"
+# Two checkouts of one program, each with util.c and sub/util.c: named
+# within their common directory (util.c, sub/util.c), not after the
+# checkout's own directory (ckA/util.c, which the other lacks).
+for ck in ckA ckB; do
+	mkdir -p $ck/sub && cp "$TOP/tests/progs/c_statics.c" $ck/util.c && cp $ck/util.c $ck/sub/util.c &&
+		(cd $ck && cc -O2 -g -c -DPART=1 util.c -o one.o && cc -O2 -g -c -DPART=2 sub/util.c -o two.o &&
+			cc -O2 -g -c -DPART=3 -o three.o util.c &&
+			cc -O2 -g -DMAIN -o prog "$TOP/tests/progs/c_statics.c" one.o two.o three.o &&
+			"$MPROF" run -o ../$ck.data ./prog) || exit 1
+done
+is "$("$MPROF" export --format folded ckA/prog ckA.data | sort | tr '\n' '|')" \
+	'main;part_1;util.c:load 2500|main;part_1;util.c:mk 64|main;part_2;sub/util.c:load 20000|main;part_2;sub/util.c:mk 192|' \
+	"util.c and sub/util.c: util.c:load and sub/util.c:load"
+is "$("$MPROF" diff ckA.data ckB.data | sed -n '/^--------- MEMORY LEAKS/,/^--------- DIRECT/p' | grep -c '^ *[+-][0-9]')" 0 \
+	"diff of the two checkouts: no leak chain changed"
 if [ -x "$PPROF" ]; then
 	"$MPROF" export --format pprof -o sb.pb.gz ./sb sb.data
 	like "$("$PPROF" -top -sample_index=alloc_space sb.pb.gz 2>&1)" ' b/util\.c:load$' "pprof -top: b/util.c:load"

@@ -925,17 +925,20 @@ static Dwarf_Die *origin_of(Dwarf_Die *die, Dwarf_Die *mem)
 
 /*
  * Whether inlined scope in, directly inside scope out, is out itself: an
- * instance of the same function called from the line that declares it.
- * GCC splits a function and inlines the part back (glibc's read: the
- * subprogram __GI___libc_read holds an inlined __GI___libc_read from
- * read.c:24, its own first line), which read as two frames of one call
- * (`__read __GI___libc_read`).  Real recursion calls from the body.
+ * instance of the same function "called" from where it is declared, line
+ * and column.  GCC splits a function and inlines the part back (glibc's
+ * read: the subprogram __GI___libc_read holds an inlined
+ * __GI___libc_read from read.c:24:1, its own name's place), which read
+ * as two frames of one call (`__read __GI___libc_read`).  Real recursion
+ * calls from the body: another column, on a line of its own or not
+ * (`long walk(long n) { return n ? walk(n - 1) : 0; }`, inlined into
+ * itself at -O3).  Without columns, nothing is taken for it.
  */
 static int self_inlined(Dwarf_Die *in, Dwarf_Die *out)
 {
 	Dwarf_Die m1, m2, *a, *b;
 	Dwarf_Attribute at;
-	Dwarf_Word call, decl;
+	Dwarf_Word call, decl, ccol, dcol;
 
 	if (!out)
 		return 0;
@@ -943,7 +946,9 @@ static int self_inlined(Dwarf_Die *in, Dwarf_Die *out)
 	b = origin_of(out, &m2);
 	return dwarf_dieoffset(a) == dwarf_dieoffset(b) &&
 	       dwarf_formudata(dwarf_attr(in, DW_AT_call_line, &at), &call) == 0 &&
-	       dwarf_formudata(dwarf_attr(a, DW_AT_decl_line, &at), &decl) == 0 && call == decl;
+	       dwarf_formudata(dwarf_attr(a, DW_AT_decl_line, &at), &decl) == 0 && call == decl &&
+	       dwarf_formudata(dwarf_attr(in, DW_AT_call_column, &at), &ccol) == 0 &&
+	       dwarf_formudata(dwarf_attr(a, DW_AT_decl_column, &at), &dcol) == 0 && ccol == dcol;
 }
 
 /*

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -233,23 +234,48 @@ static void record(struct cp_thread *t, struct caught *c, int col, uint64_t hits
 	cp_sink.stack(t->frames, c->n, c->flags, (uint32_t)t->tid, col, hits);
 }
 
+/* Whether the OS uses protection keys (CPUID 7: ECX bit 4, OSPKE): then
+ * memory may be executable and not readable. */
+static int cp_ospke = -1;
+
+static int ospke(void)
+{
+	unsigned a = 7, b, c = 0, d;
+
+	__asm__ volatile("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
+	return (c >> 4) & 1;
+}
+
 /*
  * Whether the signal came as a system call returned: the interrupted pc
  * is just past a `syscall` instruction (0f 05), or on it (a call the
- * kernel restarts).  The syscalls resource's hits go only there.  The
- * bytes before the pc are read only on its own page (an instruction
- * that began on the page before is too rare to matter: taken as one).
+ * kernel restarts).  The syscalls resource's hits go only there.  Code
+ * is readable where it runs, but for execute-only memory under
+ * protection keys: there it is read by process_vm_readv, which fails
+ * rather than faults.  An instruction across a page's edge is taken as
+ * one (the page before may be gone).
  */
-static int at_syscall(const void *uc)
+static int at_syscall(struct cp_thread *t, const void *uc)
 {
-	const uint8_t *pc;
+	uintptr_t pc;
+	uint8_t b[4];
 
 	if (!uc)
 		return 1;
-	pc = (const uint8_t *)(uintptr_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
-	if (((uintptr_t)pc & 4095) < 2)
+	pc = (uintptr_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+	if ((pc & 4095) < 2 || (pc & 4095) > 4094)
 		return 1;
-	return (pc[-2] == 0x0f && pc[-1] == 0x05) || (pc[0] == 0x0f && pc[1] == 0x05);
+	if (cp_ospke) {
+		struct iovec l = { b, sizeof b }, r = { (void *)(pc - 2), sizeof b };
+
+		t->nsys += 2;
+		if (syscall(SYS_process_vm_readv, syscall(SYS_getpid), &l, 1UL, &r, 1UL, 0UL) !=
+		    (long)sizeof b)
+			return 1;
+	} else {
+		memcpy(b, (const void *)(pc - 2), sizeof b);
+	}
+	return (b[0] == 0x0f && b[1] == 0x05) || (b[2] == 0x0f && b[3] == 0x05);
 }
 
 /* Read resource r's counter, credit its hits, re-arm it. */
@@ -288,25 +314,40 @@ static void take(struct cp_thread *t, int r, struct caught *c)
 	 * system calls in a function that makes none.  (A period set makes
 	 * the event overflow at its next count, a call of the handler's:
 	 * that signal, here, sets nothing more.) */
-	if (r == RES_SYSCALLS && cp.col[r] >= 0) {
-		if (!at_syscall(c->uc)) {
+	if (r == RES_SYSCALLS && cp.col[r] >= 0 && (mine || s->owed)) {
+		if (!at_syscall(t, c->uc)) {
 			s->owed += mine;
-			if (s->owed && !s->owed_armed) {
+			if (!s->owed_armed) {
 				pf_set_period(s->fd, cp.sys_min_period);
 				t->nsys++;
 				s->owed_armed = 1;
 			}
 			return;
 		}
-		if (s->owed) {
-			mine += s->owed;
-			s->owed = 0;
+		mine += s->owed;
+		s->owed = 0;
+		if (s->owed_armed) {
+			/* The kernel's period as it was: the distance to the
+			 * next boundary, or with fixed intervals the interval
+			 * (rearm leaves that to the kernel). */
 			s->owed_armed = 0;
-			crossed = 1; /* the kernel's period: the distance again */
+			if (cp.random)
+				crossed = crossed ? crossed : 1;
+			else
+				pf_set_period(s->fd, cp.interval[r] + 1 < cp.sys_min_period
+							     ? cp.sys_min_period
+							     : cp.interval[r] + 1),
+					t->nsys++;
 		}
 	}
 	if (mine && cp.col[r] >= 0) /* else the clock serves real only */
 		record(t, c, cp.col[r], mine);
+	/* Its stack, for those owed at the thread's end (thread.c). */
+	if (r == RES_SYSCALLS && mine && t->sysframes && c->n > 0) {
+		memcpy(t->sysframes, t->frames, (size_t)c->n * sizeof *t->frames);
+		t->nsysframes = c->n;
+		t->sysflags = c->flags;
+	}
 	if (r == RES_CPU && cp.col[RES_REAL] >= 0 && t->slot)
 		real = __atomic_exchange_n(&t->slot->real_pending, 0, __ATOMIC_ACQ_REL);
 	if (real)
@@ -755,6 +796,7 @@ __attribute__((constructor(101))) static void cp_start(void)
 	cp.root_pid = s && *s ? (pid_t)atol(s) : getpid();
 	cp_pid = getpid();
 	own_text();
+	cp_ospke = ospke();
 	out_path();
 	if (!cp.out[0]) {
 		cp_warn("output file name too long; nothing sampled", NULL, NULL);

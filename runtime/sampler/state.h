@@ -94,6 +94,11 @@ struct cp_thread {
 			      * leaves them out) */
 	uint64_t rng;
 	uint64_t *frames;    /* CP_MAX_DEPTH for the signal handler */
+	uint64_t *sysframes; /* CP_MAX_DEPTH: the last system calls sample's
+			      * stack (with -e syscalls), for those owed at
+			      * the thread's end */
+	int nsysframes;
+	uint32_t sysflags;
 	uint64_t *cframes;   /* CP_MAX_DEPTH for the interposed calls */
 	uint64_t *lframes;   /* 2 x CP_MAX_DEPTH for the Python frames' rewrite (cp.py) */
 	uint64_t *ioframes;  /* 2 x CP_MAX_DEPTH, the same for the interposed calls

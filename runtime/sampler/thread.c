@@ -195,6 +195,8 @@ static void setup_events(struct cp_thread *t)
 		t->r[r].has_timer = 0;
 		t->r[r].consumed = t->r[r].samples = 0;
 		t->r[r].armed = t->r[r].armed_period = 0; /* a fork child's new clock */
+		t->r[r].owed = 0; /* a fork child's are the parent's */
+		t->r[r].owed_armed = 0;
 		t->r[r].next = cp.col[r] >= 0 || (r == RES_CPU && cp.clock_needed)
 				       ? cp_draw_first(t, cp.interval[r])
 				       : UINT64_MAX;
@@ -204,6 +206,7 @@ static void setup_events(struct cp_thread *t)
 		t->r[r].samples = 7;
 	}
 	t->nsys = 0;
+	t->nsysframes = 0;
 	if (cp.clock_needed) {
 		int rc = -1;
 		/* Past the descriptor budget, this thread's clock is a timer:
@@ -310,7 +313,8 @@ int th_setup(void)
 	if (!t->frames) {
 		/* Populated now: a first touch in the handler would count as
 		 * one of the program's page faults. */
-		size_t len = (cp.py ? 6 : 2) * CP_MAX_DEPTH * sizeof(uint64_t);
+		size_t len = ((cp.py ? 6 : 2) + (cp.col[RES_SYSCALLS] >= 0)) * CP_MAX_DEPTH *
+			     sizeof(uint64_t);
 		void *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 		if (m == MAP_FAILED) {
@@ -322,6 +326,9 @@ int th_setup(void)
 		t->cframes = t->frames + CP_MAX_DEPTH;
 		t->lframes = cp.py ? t->cframes + CP_MAX_DEPTH : NULL;
 		t->ioframes = cp.py ? t->lframes + 2 * CP_MAX_DEPTH : NULL;
+		t->sysframes = cp.col[RES_SYSCALLS] >= 0
+				       ? t->frames + (cp.py ? 6 : 2) * CP_MAX_DEPTH
+				       : NULL;
 	}
 	t->slot = claim(t->tid);
 	if (t->slot) {
@@ -370,10 +377,37 @@ void th_quiet_all(void)
  * handler under -e page-faults:10 livelocked (its page's fault counted,
  * every tenth a signal, and the signal, pending, undid the fault).
  */
+/*
+ * The thread ends: the system calls' boundaries crossed since its last
+ * sample, and those owed (sampler.c: found crossed away from a call's
+ * return), go to its last sample's stack, a call of the program's, where
+ * they were lost (a thread of 200 calls lost a fifth of them).
+ */
+static void syscalls_exit(struct cp_thread *t)
+{
+	struct cp_rstate *s = &t->r[RES_SYSCALLS];
+	uint64_t own = t->nsys, raw, hits;
+
+	if (s->fd < 0 || cp.col[RES_SYSCALLS] < 0)
+		return;
+	raw = pf_read(s->fd);
+	t->nsys++;
+	hits = s->owed + (raw >= s->base + own ? cp_credit(t, RES_SYSCALLS, raw - s->base - own) : 0);
+	s->owed = 0;
+	if (!hits)
+		return;
+	if (cp_sink.here)
+		cp_sink.here(0, cp.col[RES_SYSCALLS], hits, 0);
+	else if (t->nsysframes > 0)
+		cp_sink.stack(t->sysframes, t->nsysframes, t->sysflags, (uint32_t)t->tid,
+			      cp.col[RES_SYSCALLS], hits);
+}
+
 static void close_all(struct cp_thread *t)
 {
 	struct cp_rstate *s = &t->r[RES_CPU];
 
+	syscalls_exit(t); /* not ready: no signal reads the count now */
 	if (t->kc) {
 		uint64_t mask = 1ull << (CP_SIG - 1), old;
 
@@ -423,7 +457,7 @@ void th_teardown(void)
 	 * after another held 320 MB of them. */
 	if (t->frames)
 		munmap(t->frames, t->frames_len);
-	t->frames = t->cframes = t->lframes = t->ioframes = NULL;
+	t->frames = t->cframes = t->lframes = t->ioframes = t->sysframes = NULL;
 }
 
 void th_after_fork(void)

@@ -242,6 +242,18 @@ static void *sleeper(void *arg)
 	return arg;
 }
 
+/* Start fn's thread, and exit once it has begun (settled). */
+static int exit_as_it_runs(void *(*fn)(void *))
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, fn, NULL) != 0)
+		return 1;
+	while (!settled)
+		usleep(100);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	pthread_t t;
@@ -266,19 +278,10 @@ int main(int argc, char **argv)
 		return pthread_create(&t, NULL, spinner, NULL) != 0;
 	if (argc > 1 && !strcmp(argv[1], "late")) {
 		mkx();
-		if (pthread_create(&t, NULL, hander, NULL) != 0)
-			return 1;
-		while (!settled)
-			usleep(100);
-		return 0;
+		return exit_as_it_runs(hander);
 	}
-	if (argc > 1 && !strcmp(argv[1], "settle")) {
-		if (pthread_create(&t, NULL, settler, NULL) != 0)
-			return 1;
-		while (!settled)
-			usleep(100);
-		return 0;
-	}
+	if (argc > 1 && !strcmp(argv[1], "settle"))
+		return exit_as_it_runs(settler);
 	if (argc > 1 && !strcmp(argv[1], "thread")) {
 		if (pthread_create(&t, NULL, sleeper, NULL) != 0)
 			return 1;

@@ -9,7 +9,7 @@
 # views and pprof say the figures are estimates; the keep holds a sampled
 # profile too.
 . "$(dirname "$0")/../lib.sh"
-plan 37
+plan 39
 cd "$T" || exit 1
 
 cc -g -O1 -pthread -o share "$TOP/tests/progs/sample_share.c" || exit 1
@@ -101,6 +101,29 @@ MPROF_SAMPLE_SEED=7 "$MPROF" run --sample -o churn.data ./churn || exit 1
 like "$("$MPROF" churn.data | sed -n 1p)" ', peak [0-9]+ bytes live \(rough: about [1-9][0-9]? samples live at the peak; a smaller --sample, or none, for a closer figure\)$' \
 	"a 1.5 MB heap at the default rate: its peak said to be rough"
 unlike "$("$MPROF" ./share s1.data | sed -n 1p)" 'rough' "share's peak, of many samples, is not"
+# The temporaries the same: 50,000 freed at once of 64 bytes (3.2 MB) are
+# a few samples' worth, and said so; 100,000 of 8 KiB (800 MiB, 1,600
+# samples' worth) are not.
+cat > tmps.c <<'CEOF'
+#include <stdlib.h>
+#include <string.h>
+int main(int argc, char **argv)
+{
+	long n = atol(argv[1]), size = atol(argv[2]);
+	for (long i = 0; i < n; i++) {
+		char *p = malloc((size_t)size);
+		memset(p, 1, 8);
+		free(p);
+	}
+	return 0;
+}
+CEOF
+cc -O0 -o tmps tmps.c || exit 1
+MPROF_SAMPLE_SEED=7 "$MPROF" run --sample -o tf.data ./tmps 50000 64 || exit 1
+MPROF_SAMPLE_SEED=7 "$MPROF" run --sample -o tm.data ./tmps 100000 8192 || exit 1
+like "$("$MPROF" ./tmps tf.data | sed -n 3p)" '^  \(the temporaries, rough: about [1-9][0-9]? samples? of them; a smaller --sample, or none, for a closer figure\)$' \
+	"50,000 temporaries of 64 bytes, sampled: said to be rough (a perl script's were 5 to 209,719 of 156,177)"
+unlike "$("$MPROF" ./tmps tm.data | sed -n 1,4p)" 'temporaries, rough' "100,000 of 8 KiB: not rough"
 # Merged sampled runs: the exact totals are the runs' (merge kept the
 # first's, and the header gave one run's allocations beside two runs'
 # peak); runs sampled at two rates, or one not at all, are refused.

@@ -502,6 +502,22 @@ int kc_busy(const struct cp_thread *t)
 	return t->kc && __atomic_load_n(&t->kc->calling, __ATOMIC_RELAXED);
 }
 
+void kc_pin(struct cp_thread *t)
+{
+	struct kc_state *k = t->kc;
+
+	if (k && k->ring.fd >= 0)
+		k->upto = pf_head(&k->ring);
+}
+
+void kc_unpin(struct cp_thread *t)
+{
+	struct kc_state *k = t->kc;
+
+	if (k)
+		k->upto = UINT64_MAX;
+}
+
 void kc_hold(struct cp_thread *t)
 {
 	struct kc_state *k = t->kc;

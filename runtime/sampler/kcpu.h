@@ -22,6 +22,12 @@ void kc_close(struct cp_thread *t);
 /* In t's handler, before its first system call: each kernel-mode sample
  * since the last, a hit on its stack, owed by the CPU clock. */
 void kc_drain(struct cp_thread *t);
+/* In t's handler, before its first system call: the CPU ring's records so
+ * far are the program's, those after (the handler's calls before its
+ * kc_drain) its own, passed over at kc_mark.  kc_drain then drains to
+ * here, and kc_unpin lets the next drain go on to the end. */
+void kc_pin(struct cp_thread *t);
+void kc_unpin(struct cp_thread *t);
 /* Of the CPU clock's `crossed` hits, those left for the interrupted stack
  * once what the kernel-mode samples took is paid. */
 uint64_t kc_settle(struct cp_thread *t, uint64_t crossed);

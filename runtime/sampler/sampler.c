@@ -518,18 +518,22 @@ static __attribute__((noinline)) void handle(int sig, siginfo_t *si, void *uc)
 		goto out; /* its counts are read at the next */
 	/* Its reads are libc's read, the sampler's own (io.c): not sampled. */
 	t->busy = 1;
-	kc_drain(t); /* before any system call of ours */
 	/* The handler's own page faults (its tables and stacks touched the
-	 * first time) are not the program's: each fault event's base moves
-	 * past them, as the CPU clock's does past its time.  Counted, perl
-	 * under -e cpu,page-faults:1 had 44% more faults than bare, and at
-	 * interval 1 each overflowed in the handler, and its signal came
-	 * after it, in the code it interrupted. */
+	 * first time, the kernel-mode records' drain's too) are not the
+	 * program's: each fault event's base moves past them, as the CPU
+	 * clock's does past its time.  Counted, perl under -e
+	 * cpu,page-faults:1 had 44% more faults than bare, and at interval 1
+	 * each overflowed in the handler, and its signal came after it, in
+	 * the code it interrupted.  The counts are read first; the kernel's
+	 * records of the CPU clock made meanwhile are ours (kc_pin). */
+	kc_pin(t);
 	for (int k = RES_PAGE_FAULTS; k <= RES_MAJOR_FAULTS; k++)
 		if (t->r[k].fd >= 0) {
 			c.fault_in[k - RES_PAGE_FAULTS] = pf_read(t->r[k].fd);
 			t->nsys++;
 		}
+	kc_drain(t);
+	kc_unpin(t);
 	/* The handler's own CPU time (the walk, the Python frames' reads)
 	 * is not the program's: its CPU clock leaves it out (the base moves
 	 * past it).  Counted, a sample dearer than the interval (a cold

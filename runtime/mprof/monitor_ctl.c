@@ -135,6 +135,15 @@ static void fork_child(void);
 
 extern char **environ;
 
+/* Why a run that asked for the leak scan (MPROF_LEAKS=scan, --leaks) has
+ * none: it ended without its exit handlers, where the scan runs.  Said
+ * in the file (a Go program, or one that calls _exit, had a plain leak
+ * table and no word why), and in the keep, for a file the launcher
+ * writes. */
+static const char scan_skipped_end[] =
+	"skipped: the program ended without its exit handlers (_exit, exit_group, a signal)";
+static int mon_scan_skipped, mon_scan_kept;
+
 void mon_config(void)
 {
 	int expect = 0;
@@ -165,6 +174,10 @@ void mon_config(void)
 	/* The leak scan classifies every live object: the sampled monitor
 	 * knows only its samples. */
 	mon.leak_scan = s && !strcmp(s, "scan") && !mon.sample;
+	if (mon.leak_scan && !mon_scan_kept) {
+		keep_info("leak_scan", scan_skipped_end);
+		mon_scan_kept = 1;
+	}
 	/* Bytes a thread may hold back from the others' view of the heap
 	 * (peak.h): 0 makes the peak exact with threads too, at a cost. */
 	if (parse_u64(getenv("MPROF_PEAK_SLACK"), &v) == 0 && v <= (uint64_t)INT64_MAX)
@@ -363,6 +376,8 @@ static size_t mon_extra_info(const char *kv[][2], size_t max)
 	const char *st = leakscan_status();
 	size_t n = 0;
 
+	if (!st && mon.leak_scan && mon_scan_skipped)
+		st = scan_skipped_end;
 	if (st && max >= 2) {
 		kv[0][0] = "leak_scan";
 		kv[0][1] = st;
@@ -853,6 +868,7 @@ void mon_exit_now(int status)
 	mon_config();
 	strcat(what, outfile_u64(num, (uint64_t)(status & 0377)));
 	strcat(what, ")");
+	mon_scan_skipped = 1;
 	save("exit", what);
 	__atomic_store_n(&mon.state, MON_STOPPED, __ATOMIC_RELEASE);
 	mon_dispatch();

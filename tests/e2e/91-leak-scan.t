@@ -7,7 +7,7 @@
 # SUMMARY (--leak-check=full --show-leak-kinds=all).  Without the variable
 # nothing is classified and the leak table is as it was.
 . "$(dirname "$0")/../lib.sh"
-plan 43
+plan 46
 cd "$T" || exit 1
 cc_prog ls leakscan.c -pthread || exit 1
 cc_prog leaks leaks.c -pthread || exit 1
@@ -135,6 +135,36 @@ is "$(chains w.data reachable_space | grep -o 'settler [0-9]*')" "settler 400" \
 MPROF_LEAKS=scan "$MPROF" run -o l.data ./ls late > /dev/null
 is "$(chains l.data reachable_space | grep -o 'mkx [0-9]*')/$(chains l.data lost_space | grep -c mkx)" "mkx 777/0" \
 	"a thread started on a new stack while the scan waited: what it holds is reachable"
+# A program that ends without its exit handlers (_exit; exit_group, as
+# every Go program does): no scan, and the table says why (it was a plain
+# leak table, no word of the classes asked for).
+cat > eg.c <<'CEOF'
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+void *keep;
+int main(int argc, char **argv)
+{
+	keep = malloc(100);
+	malloc(50);
+	if (argc > 1 && argv[1][0] == 'g')
+		syscall(SYS_exit_group, 0);
+	if (argc > 1 && argv[1][0] == 'x')
+		_exit(0);
+	return 0;
+}
+CEOF
+cc -g -O0 -o eg eg.c || exit 1
+for how in x g; do
+	"$MPROF" run --leaks -o e$how.data ./eg $how || exit 1
+done
+why='skipped: the program ended without its exit handlers (_exit, exit_group, a signal)'
+is "$(scan_info ex.data leak_scan)/$(scan_info eg.data leak_scan)" "$why/$why" \
+	"--leaks, a program that ends by _exit or exit_group: the scan skipped, and why"
+like "$(leaktable ./eg eg.data)" 'not classified at exit: the program ended without its exit handlers' \
+	"the table says why"
+MPROF_LEAKS=scan MPROF_OUT=en.data LD_PRELOAD="$LIBMPROF/libmprof.so" ./eg x || exit 1
+is "$(scan_info en.data leak_scan)" "$why" "without the launcher too (the runtime's own save at _exit)"
 MPROF_LEAKS=scan "$MPROF" run -o s.data ./ls spin > /dev/null
 is "$(scan_info s.data leak_scan)" "skipped: another thread was running" "a thread running at exit: no scan"
 is "$("$MPROF" dump s.data | grep -c '^counter lost_')" 0 "a skipped scan writes no class counters"

@@ -471,10 +471,15 @@ int export_pprof(const struct export_data *d, size_t dflt, const struct export_d
 		const char *iv;
 		uint64_t t0 = a ? strtoull(a, NULL, 10) : 0, t1 = b ? strtoull(b, NULL, 10) : 0;
 
+		/* A merged file's: its runs' times summed (merge.c). */
+		const char *dur = reader_info(p, "duration_ns");
+
 		if (t0) {
 			pb_int(&hdr, 9, t0); /* time_nanos */
-			if (t1 >= t0)
-				pb_int(&hdr, 10, t1 - t0); /* duration_nanos */
+			if (dur)
+				pb_int(&hdr, 10, strtoull(dur, NULL, 10)); /* duration_nanos */
+			else if (t1 >= t0)
+				pb_int(&hdr, 10, t1 - t0);
 		}
 		snprintf(key, sizeof key, "interval.%s", d->c[dflt].name);
 		if (p->kind != FORMAT_KIND_MPROF && (iv = reader_info(p, key)) != NULL) {

@@ -50,6 +50,7 @@ static const struct {
 	{ "threads_not_profiled", 0, SUM_MAX },
 	{ "max_tree_depth", 0, SUM_MAX },
 	{ "merged_files", 1, SUM_MAX },
+	{ "duration_ns", 0, SUM_MAX },
 };
 
 /* s as a decimal number (digits only: strtoull alone would take a

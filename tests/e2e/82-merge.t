@@ -5,7 +5,7 @@
 # not written.  Peaks add up too: the merged "peak" is the runs' peaks'
 # sum (each run's is exact: widgets has one thread).
 . "$(dirname "$0")/../lib.sh"
-plan 13
+plan 15
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
 cd "$T" || exit 1
@@ -32,6 +32,26 @@ is "$("$MPROF" ./widgets w123.data | head -1 | sed -n 's/.*; \([0-9]*\) runs mer
 is "$("$MPROF" export --format folded --counter alloc_objects ./widgets w.data)" \
 	"$("$MPROF" export --format folded --counter alloc_objects ./widgets w1.data | awk '{ $NF = 3 * $NF; print }')" \
 	"one stack of names per path, three runs' counts summed"
+
+# The runs' time: each one's, summed (INFO duration_ns), pprof's Duration
+# (it was the first run's: 21 compilers of a make, their samples 1,630%
+# of it).  A merge of a merge counts each run once.
+ival() { "$MPROF" dump "$1" | sed -n "s/^info $2 //p"; }
+dur() { d=$(ival "$1" duration_ns); echo "${d:-$(($(ival "$1" end_ns) - $(ival "$1" start_ns)))}"; }
+is "$(dur w123.data)" "$(($(dur w1.data) + $(dur w2.data) + $(dur w3.data)))" \
+	"a merge of a merge: its duration the three runs' summed"
+PPROF=$B/tools/pprof
+if [ -x "$PPROF" ]; then
+	"$MPROF" export --format pprof -o w123.pb.gz ./widgets w123.data
+	d=$("$PPROF" -top w123.pb.gz 2>/dev/null | sed -n 's/^Duration: \([0-9.]*[a-zµ]*\),.*/\1/p')
+	ok "$(awk -v d="$d" -v want="$(dur w123.data)" 'BEGIN {
+		n = d + 0; u = d; sub(/^[0-9.]+/, "", u)
+		f = u == "s" ? 1e9 : u == "ms" ? 1e6 : (u == "us" || u == "µs") ? 1e3 : u == "ns" ? 1 : 0
+		exit !(f && n * f > 0.98 * want && n * f < 1.02 * want) }'; echo $?)" \
+		"pprof's Duration of the merge: $d, the runs' summed ($(dur w123.data) ns)"
+else
+	fail "pprof not built at $PPROF"
+fi
 
 # cfprof: a forked child's FILE.PID joins its parent's file
 cc -O2 -g -finstrument-functions -o cf_fork "$TOP/tests/progs/cf_fork.c" || exit 1

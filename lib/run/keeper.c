@@ -285,6 +285,11 @@ void keeper_put_info(struct salvage *s, const char *const (*kv)[2], size_t n, ui
 		if (ki[good] && vi[good] && !s->ended && !strcmp(ki[good], "cmdline") &&
 		    live_cmdline(h->pid, cmd, sizeof cmd) == 0)
 			vi[good] = cmd;
+		/* The keep's word for a leak scan the program's end skipped
+		 * (--leaks: it died, or ended by _exit) is not a running
+		 * program's: its snapshot has no scan, and did not end. */
+		if (ki[good] && !s->ended && !strcmp(ki[good], "leak_scan"))
+			continue;
 		if (ki[good] && vi[good])
 			good++;
 	}

@@ -142,7 +142,9 @@ extern char **environ;
  * writes. */
 static const char scan_skipped_end[] =
 	"skipped: the program ended without its exit handlers (_exit, exit_group, a signal)";
-static int mon_scan_skipped, mon_scan_kept;
+/* Why this save has no scan (a run that asked for one), or NULL. */
+static const char *mon_scan_skip;
+static int mon_scan_kept;
 
 void mon_config(void)
 {
@@ -376,8 +378,8 @@ static size_t mon_extra_info(const char *kv[][2], size_t max)
 	const char *st = leakscan_status();
 	size_t n = 0;
 
-	if (!st && mon.leak_scan && mon_scan_skipped)
-		st = scan_skipped_end;
+	if (!st && mon.leak_scan)
+		st = mon_scan_skip;
 	if (st && max >= 2) {
 		kv[0][0] = "leak_scan";
 		kv[0][1] = st;
@@ -818,8 +820,12 @@ void rt_exec_save(const char *path)
 	mon_guard = 1;
 	if (writer_trylock() == 0) {
 		st = __atomic_load_n(&mon.state, __ATOMIC_ACQUIRE);
-		if ((mon_on(st) || st == MON_TROUBLE) && !mon.nosave && !mon.tainted)
+		if ((mon_on(st) || st == MON_TROUBLE) && !mon.nosave && !mon.tainted) {
+			/* The image goes on; its file aside has no scan. */
+			mon_scan_skip = "skipped: written as the program exec'd another";
 			save_as("exec", ended, suffix);
+			mon_scan_skip = NULL;
+		}
 		writer_unlock();
 	}
 	mon_guard = g;
@@ -868,7 +874,7 @@ void mon_exit_now(int status)
 	mon_config();
 	strcat(what, outfile_u64(num, (uint64_t)(status & 0377)));
 	strcat(what, ")");
-	mon_scan_skipped = 1;
+	mon_scan_skip = scan_skipped_end;
 	save("exit", what);
 	__atomic_store_n(&mon.state, MON_STOPPED, __ATOMIC_RELEASE);
 	mon_dispatch();

@@ -9,7 +9,7 @@
 # records on.  tests/progs/rt_execs.c: each stage N:SIZE:MS allocates N
 # objects of SIZE bytes and burns MS ms of CPU before it execs the next.
 . "$(dirname "$0")/../lib.sh"
-plan 22
+plan 23
 cd "$T" || exit 1
 CPPROF=$B/bin/cpprof
 CFPROF=$B/bin/cfprof
@@ -34,6 +34,11 @@ is "$(info reason a.data.exec1)/$(info ended a.data.exec1)/$(info cmdline a.data
 	"exec/exec'd ./execs/./execs 200:66:60 7:77:0" "chain: INFO says the image exec'd, and which image it was"
 like "$("$MPROF" a.data.exec1 | head -1)" "^mprof: \\./execs 300:55:60 200:66:60 7:77:0 \\(pid [0-9]+; exec'd \\./execs\\): " \
 	"chain: the tables' first line says how the image ended"
+# With --leaks, a file aside has no scan, and says why; the last image's
+# end has its scan.
+"$MPROF" run --leaks -o lk.data ./execs 300:55:60 7:77:0 > /dev/null 2>&1
+is "$(info leak_scan lk.data.exec1)/$(info leak_scan lk.data)" "skipped: written as the program exec'd another/complete" \
+	"--leaks: the image that exec'd, no scan and why; the last one's, complete"
 "$MPROF" export --format pprof -o a.pb.gz a.data.exec1 && [ -s a.pb.gz ]
 ok $? "chain: the file aside exports"
 

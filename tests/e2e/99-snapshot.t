@@ -5,7 +5,7 @@
 # Go's heap profile endpoint does.  Files numbered FILE.snapshot.N, each
 # read by the tables and every export; sampled or exact.
 . "$(dirname "$0")/../lib.sh"
-plan 22
+plan 24
 cd "$T" || exit 1
 cc -g -O0 -o server "$TOP/tests/progs/rt_server.c" || exit 1
 
@@ -135,4 +135,17 @@ is "$?/$(cat err)" "2/mprof: snapshot: no process $srv" "a process gone: said so
 like "$?/$(cat err)" "^2/mprof: snapshot: process 1 has no keep" "a process with no keep: said so"
 "$MPROF" snapshot 2> err
 is "$?/$(wc -l < err)" "2/1" "no pid: usage in one line, exit 2"
+# A run with --leaks: its snapshot has no scan and says nothing of one (it
+# said the program had ended without its exit handlers: the keep's word
+# for a salvage).
+rm -f go stop out
+"$MPROF" run --leaks -o lk.data ./server > out 2> err &
+launcher=$!
+until_line out "phase 1"
+snap=$("$MPROF" snapshot "$(child_of $launcher)")
+touch go stop
+wait $launcher
+is "$("$MPROF" dump "$snap" | grep -c '^info leak_scan ')/$("$MPROF" ./server "$snap" | grep -c 'not classified')" "0/0" \
+	"--leaks, a snapshot of the running program: no word of a scan"
+is "$("$MPROF" dump lk.data | sed -n 's/^info leak_scan //p')" "complete" "its end: the scan, complete"
 done_testing

@@ -170,9 +170,9 @@ ok $(within "$n" 350 470; echo $?) "40,000 calls at interval 100: ~400 hits in d
 # first touches in its handler and in the drain of its kernel-mode
 # records) are not the program's: none in spin, and the total that of
 # page faults alone (before: ~200 of ~4,000 more, in spin).
-cc -O2 -g -fno-optimize-sibling-calls -o "$T/cp_ownfaults" "$TOP/tests/progs/cp_ownfaults.c" || exit 1
-"$CPPROF" record -e page-faults:1 -o "$T/of1.data" "$T/cp_ownfaults" > /dev/null
-"$CPPROF" record -e cpu:100us,page-faults:1 -o "$T/of2.data" "$T/cp_ownfaults" > /dev/null
+cc -O2 -g -fno-optimize-sibling-calls -o "$T/cp_ownfaults" "$TOP/tests/progs/cp_mixres.c" || exit 1
+"$CPPROF" record -e page-faults:1 -o "$T/of1.data" "$T/cp_ownfaults" chains > /dev/null
+"$CPPROF" record -e cpu:100us,page-faults:1 -o "$T/of2.data" "$T/cp_ownfaults" chains > /dev/null
 alone=$("$CPPROF" -c 'resource page-faults; function' "$T/cp_ownfaults" "$T/of1.data" | sed -n 's/^\([0-9]*\) samples.*/\1/p')
 both=$("$CPPROF" -c 'resource page-faults; function' "$T/cp_ownfaults" "$T/of2.data" | sed -n 's/^\([0-9]*\) samples.*/\1/p')
 ok $([ -n "$alone" ] && [ -n "$both" ] && [ "$both" -le $((alone + 20)) ] && [ "$both" -ge $((alone - 20)) ]; echo $?) \
